@@ -1,0 +1,121 @@
+/* profile.h - the problem a schedule is made for: ranks, chunks,
+ * microbatches, per-stage pass times, communication and memory.
+ *
+ * Input arrives as a draft (from JSON and/or flags, every field optional)
+ * and becomes a checked struct zb_profile through zb_profile_build(), the
+ * one place where values are validated. Ownership: a profile owns its
+ * arrays; zb_profile_release() frees them. */
+#ifndef ZBSCHED_PROFILE_H
+#define ZBSCHED_PROFILE_H
+
+#include <stdbool.h>
+#include "zbsched/error.h"
+
+enum zb_placement {
+    ZB_PLACEMENT_LOOP,  /* stage s on rank s % p (Megatron interleaving) */
+    ZB_PLACEMENT_V      /* chunk 0 of rank r is stage r, chunk 1 is 2p-1-r */
+};
+
+struct zb_stage_times {
+    double f;           /* forward */
+    double b;           /* gradient w.r.t. the stage input */
+    double w;           /* gradient w.r.t. the weights */
+};
+
+struct zb_profile {
+    int pp;                          /* ranks */
+    int vpp;                         /* chunks per rank */
+    int microbatches;                /* m */
+    enum zb_placement placement;
+    struct zb_stage_times *stage;    /* pp*vpp entries, by stage */
+    double comm;                     /* transfer time on a cross-rank edge */
+    double m_b;                      /* activation memory an F allocates */
+    double m_w;                      /* part of it W releases (B the rest) */
+    double *mem_limit;               /* pp entries; INFINITY = unlimited */
+};
+
+/* ---- Draft: what the user said, before checking -------------------- */
+
+struct zb_opt {
+    double value;
+    bool set;
+};
+
+enum zb_limit_kind {
+    ZB_LIMIT_NONE,      /* unlimited */
+    ZB_LIMIT_VALUE,     /* one number for every rank */
+    ZB_LIMIT_ARRAY,     /* one number per rank */
+    ZB_LIMIT_TIMES_P    /* "Np": N * p * M_B */
+};
+
+struct zb_draft_stage {
+    struct zb_opt f, b, w;
+};
+
+#define ZB_DRAFT_WARN_MAX 512
+
+struct zb_profile_draft {
+    struct zb_opt pp, vpp, microbatches;
+    bool placement_set;
+    enum zb_placement placement;
+    struct zb_opt f, b, w, comm;         /* the "time" object or flags */
+    bool time_given;                     /* a "time" object was present:
+                                            then F, B and W are required */
+    bool flag_times[3];                  /* f/b/w came from a flag: they
+                                            override "stages" entries */
+    struct zb_draft_stage *stages;       /* the "stages" array, or NULL */
+    int n_stages;
+    struct zb_opt m_b, m_w;
+    enum zb_limit_kind limit_kind;
+    double limit;                        /* VALUE, or N for TIMES_P */
+    double *limits;                      /* ARRAY */
+    int n_limits;
+    char warnings[ZB_DRAFT_WARN_MAX];    /* "unknown key 'x'; ..." or "" */
+};
+
+void zb_profile_draft_init(struct zb_profile_draft *d);
+void zb_profile_draft_release(struct zb_profile_draft *d);
+
+/* Append a warning (several are joined with "; "). */
+void zb_profile_draft_warn(struct zb_profile_draft *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Apply a command-line override: name is the flag without dashes
+ * ("pp", "vpp", "mb", "f", "b", "w", "comm", "m-b", "m-w", "mem-limit",
+ * "placement"), value its text. Returns ZB_EINVAL naming the flag on a
+ * value that is not a number (or not "Np" for mem-limit). */
+int zb_profile_draft_set(struct zb_profile_draft *d, const char *name,
+                         const char *value, struct zb_error *err);
+
+/* Check every field and materialise the profile. Defaults: pp 8, vpp 1,
+ * microbatches 32 only when nothing set them; F=B=W=1 and comm 0 when
+ * "time" and flags are absent; M_B 1, M_W = M_B; no limit. Errors name
+ * the field: "time.F must be a finite number >= 0, got -1". */
+int zb_profile_build(const struct zb_profile_draft *d, struct zb_profile *out,
+                     struct zb_error *err);
+
+/* ---- Profile -------------------------------------------------------- */
+
+void zb_profile_release(struct zb_profile *p);
+int zb_profile_copy(struct zb_profile *dst, const struct zb_profile *src);
+
+static inline int zb_profile_stages(const struct zb_profile *p)
+{
+    return p->pp * p->vpp;
+}
+
+/* Rank that holds a stage under the profile's placement. */
+int zb_profile_stage_rank(const struct zb_profile *p, int stage);
+
+/* Chunk index (0..vpp-1) of a stage on its rank. */
+int zb_profile_stage_chunk(const struct zb_profile *p, int stage);
+
+/* The stage of chunk c on rank r. */
+int zb_profile_rank_stage(const struct zb_profile *p, int rank, int chunk);
+
+bool zb_profile_has_limit(const struct zb_profile *p);
+
+const char *zb_placement_name(enum zb_placement pl);
+int zb_placement_parse(const char *s, enum zb_placement *out);
+
+#endif

@@ -1,0 +1,51 @@
+/* families.h - building blocks shared by the generator files: the order
+ * transforms and the greedy list scheduler. Not part of the public API. */
+#ifndef ZBSCHED_FAMILIES_H
+#define ZBSCHED_FAMILIES_H
+
+#include "zbsched/error.h"
+#include "zbsched/profile.h"
+#include "zbsched/schedule.h"
+
+/* Split every BW into B and W and defer the W passes (ZB-H1's idea): a
+ * rank runs a W only when the next F would otherwise hold more than `cap`
+ * microbatches' activations (F done, W not), and after its last F it keeps
+ * the number of deferred W passes it had then, so the tail's B passes run
+ * back to back while W passes fill the gaps. Oldest W first. */
+void zb_split_deferred(struct zb_schedule *s, int cap);
+
+/* Most microbatches in flight (F done, W or BW not yet) on any rank. */
+int zb_max_in_flight(const struct zb_schedule *s);
+
+enum zb_greedy_priority {
+    ZB_GREEDY_B_FIRST,     /* among passes ready first: B, then F, then W */
+    ZB_GREEDY_F_FIRST      /* F, then B, then W */
+};
+
+struct zb_greedy_policy {
+    enum zb_greedy_priority priority;
+    /* A W ready now runs only if no B or F becomes ready before
+     * now + w_patience * T_W: 0 fills every gap with W, 1 never lets a W
+     * delay a pass of the critical path. */
+    double w_patience;
+};
+
+/* Memory-aware list scheduler (the Zero Bubble paper's automatic
+ * scheduling, section 3, in our own form): simulates time and, whenever a
+ * rank can start something, picks the pass that can start first under the
+ * policy; F passes only when the rank's memory limit allows (keeping room
+ * for the microbatch's later chunks on the same rank), passes of one kind
+ * and stage in microbatch order. Fills s with the compute order.
+ * ZB_ENOMEM_LIMIT when the limit stalls it. */
+int zb_greedy(const struct zb_profile *p, const struct zb_greedy_policy *pol,
+              struct zb_schedule *s, struct zb_error *err);
+
+/* A copy of p with unit times (F = B = W = 1, comm 0) and M_W = M_B = 1,
+ * for families whose shape is defined at unit times. */
+void zb_unit_profile(const struct zb_profile *p, struct zb_profile *out,
+                     double limit);
+
+/* Copy the compute order of src into dst (same pp), replacing dst's. */
+void zb_copy_order(struct zb_schedule *dst, const struct zb_schedule *src);
+
+#endif

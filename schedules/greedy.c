@@ -1,0 +1,187 @@
+/* greedy.c - the memory-aware list scheduler behind `zb`, `zb-h2` and
+ * `zb-v` (see families.h for the contract).
+ *
+ * Time is simulated exactly as sim.c does. Each rank has at most three
+ * candidates per chunk: its next F, B and W (same-kind passes in
+ * microbatch order, as in the Zero Bubble reference code). A candidate's
+ * ready time is when its rank is free and its inputs have arrived. Each
+ * step commits the rank whose chosen pass starts first; only the ranks
+ * next to the committed stage can change their choice, so the cost per
+ * step is one scan over the ranks. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "families.h"
+#include "zbsched/passes.h"
+#include "zbsched/xalloc.h"
+
+struct choice {
+    bool valid;
+    double t;               /* start time */
+    enum zb_op_kind kind;
+    int stage;
+};
+
+struct greedy {
+    const struct zb_profile *p;
+    const struct zb_greedy_policy *pol;
+    int nstages;
+    int *next[ZB_PASS_COUNT]; /* per stage: next microbatch of each kind */
+    double *end;              /* per pass; NAN until committed */
+    double *clock, *mem;      /* per rank */
+    struct choice *choice;    /* per rank, cached */
+    bool *stale;
+};
+
+/* When the input of the next pass of kind k at stage s arrives, or NAN. */
+static double input_ready(struct greedy *g, enum zb_pass k, int s, int r)
+{
+    int mb = g->next[k][s];
+    struct zb_dep deps[2];
+    enum zb_op_kind op = k == ZB_PASS_F ? ZB_OP_F
+                       : k == ZB_PASS_B ? ZB_OP_B : ZB_OP_W;
+    double t = 0;
+    int n = zb_op_deps(g->p, op, s, mb, deps);
+
+    for (int i = 0; i < n; i++) {
+        double e = g->end[zb_pass_index(g->p, deps[i].pass, deps[i].stage,
+                                        deps[i].mb)];
+        if (isnan(e))
+            return NAN;
+        if (zb_profile_stage_rank(g->p, deps[i].stage) != r)
+            e += g->p->comm;
+        t = fmax(t, e);
+    }
+    return t;
+}
+
+static int rank_of_priority(const struct greedy *g, enum zb_op_kind k)
+{
+    if (k == ZB_OP_W)
+        return 2;
+    if (g->pol->priority == ZB_GREEDY_F_FIRST)
+        return k == ZB_OP_F ? 0 : 1;
+    return k == ZB_OP_B ? 0 : 1;
+}
+
+static void choose(struct greedy *g, int r)
+{
+    const struct zb_profile *p = g->p;
+    const int m = p->microbatches;
+    struct choice best = { 0 }, best_w = { 0 };
+    double soonest_bf = INFINITY;
+
+    for (int c = 0; c < p->vpp; c++) {
+        int s = zb_profile_rank_stage(p, r, c);
+        struct choice cand[3];
+        int n = 0;
+        /* F: keep room for this microbatch's F on the rank's later
+         * chunks, or a rank full of early-chunk activations could never
+         * reach a B that frees them. */
+        if (g->next[ZB_PASS_F][s] < m &&
+            g->mem[r] + (p->vpp - c) * p->m_b <= p->mem_limit[r] * (1 + 1e-9))
+            cand[n++] = (struct choice){ true,
+                                         input_ready(g, ZB_PASS_F, s, r),
+                                         ZB_OP_F, s };
+        if (g->next[ZB_PASS_B][s] < g->next[ZB_PASS_F][s])
+            cand[n++] = (struct choice){ true,
+                                         input_ready(g, ZB_PASS_B, s, r),
+                                         ZB_OP_B, s };
+        if (g->next[ZB_PASS_W][s] < g->next[ZB_PASS_B][s])
+            cand[n++] = (struct choice){ true, g->clock[r], ZB_OP_W, s };
+        for (int i = 0; i < n; i++) {
+            struct choice *x = &cand[i];
+            if (isnan(x->t))
+                continue;
+            x->t = fmax(x->t, g->clock[r]);
+            if (x->kind == ZB_OP_W) {
+                if (!best_w.valid || x->t < best_w.t)
+                    best_w = *x;
+                continue;
+            }
+            soonest_bf = fmin(soonest_bf, x->t);
+            if (!best.valid || x->t < best.t ||
+                (x->t == best.t &&
+                 rank_of_priority(g, x->kind) <
+                     rank_of_priority(g, best.kind)))
+                best = *x;
+        }
+    }
+    /* A W goes first only if it does not hold up a B or F by more than
+     * the policy's patience allows. */
+    if (best_w.valid) {
+        double tw = p->stage[best_w.stage].w;
+        if (!best.valid || best_w.t + g->pol->w_patience * tw < soonest_bf)
+            best = best_w;
+    }
+    g->choice[r] = best;
+    g->stale[r] = false;
+}
+
+static void mark_stale(struct greedy *g, int stage)
+{
+    g->stale[zb_profile_stage_rank(g->p, stage)] = true;
+    if (stage + 1 < g->nstages)
+        g->stale[zb_profile_stage_rank(g->p, stage + 1)] = true;
+    if (stage > 0)
+        g->stale[zb_profile_stage_rank(g->p, stage - 1)] = true;
+}
+
+int zb_greedy(const struct zb_profile *p, const struct zb_greedy_policy *pol,
+              struct zb_schedule *s, struct zb_error *err)
+{
+    struct greedy g = { .p = p, .pol = pol, .nstages = zb_profile_stages(p) };
+    long npass = zb_pass_count(p), left = npass;
+    int rc = 0;
+
+    for (int k = 0; k < ZB_PASS_COUNT; k++)
+        g.next[k] = xcalloc((size_t)g.nstages, sizeof(int));
+    g.end = xmalloc((size_t)npass * sizeof(double));
+    for (long i = 0; i < npass; i++)
+        g.end[i] = NAN;
+    g.clock = xcalloc((size_t)p->pp, sizeof(double));
+    g.mem = xcalloc((size_t)p->pp, sizeof(double));
+    g.choice = xcalloc((size_t)p->pp, sizeof(*g.choice));
+    g.stale = xmalloc((size_t)p->pp * sizeof(bool));
+    for (int r = 0; r < p->pp; r++)
+        g.stale[r] = true;
+
+    while (left > 0) {
+        int r_best = -1;
+        for (int r = 0; r < p->pp; r++) {
+            if (g.stale[r])
+                choose(&g, r);
+            if (g.choice[r].valid &&
+                (r_best < 0 || g.choice[r].t < g.choice[r_best].t))
+                r_best = r;
+        }
+        if (r_best < 0) {
+            rc = zb_error_set(err, ZB_ENOMEM_LIMIT,
+                              "the memory limit stalls the schedule with "
+                              "%ld of %ld passes placed", npass - left,
+                              npass);
+            goto out;
+        }
+        struct choice c = g.choice[r_best];
+        enum zb_pass k = zb_op_pass(c.kind);
+        int mb = g.next[k][c.stage]++;
+        double d = c.kind == ZB_OP_F ? p->stage[c.stage].f
+                 : c.kind == ZB_OP_B ? p->stage[c.stage].b
+                                     : p->stage[c.stage].w;
+        g.end[zb_pass_index(p, k, c.stage, mb)] = c.t + d;
+        g.clock[r_best] = c.t + d;
+        g.mem[r_best] += zb_op_memory_delta(p, c.kind);
+        zb_schedule_push(s, r_best, c.kind, c.stage, mb);
+        mark_stale(&g, c.stage);
+        left--;
+    }
+out:
+    for (int k = 0; k < ZB_PASS_COUNT; k++)
+        free(g.next[k]);
+    free(g.end);
+    free(g.clock);
+    free(g.mem);
+    free(g.choice);
+    free(g.stale);
+    return rc;
+}

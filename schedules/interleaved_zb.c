@@ -1,0 +1,23 @@
+/* interleaved_zb.c - interleaving combined with the B/W split: the
+ * interleaved 1F1B order with each backward split into B and W and the W
+ * passes deferred within interleaved 1F1B's own peak memory, as ZB-H1 does
+ * for 1F1B. The Zero Bubble authors call the two ideas orthogonal and
+ * leave the combination open; this is the direct one. */
+#include "families.h"
+#include "onef1b.h"
+
+static int gen_interleaved_zb(const struct zb_profile *p,
+                              struct zb_schedule *s, struct zb_error *err)
+{
+    (void)err;
+    zb_order_interleaved(p, s);
+    zb_split_deferred(s, zb_max_in_flight(s));
+    return 0;
+}
+
+const struct zb_generator zb_gen_interleaved_zb = {
+    .name = "interleaved-zb",
+    .summary = "interleaved 1F1B with B/W split and deferred W (ZB-H1 idea)",
+    .placements = ZB_PLACES_LOOP, .min_vpp = 2, .max_vpp = 64,
+    .generate = gen_interleaved_zb,
+};

@@ -1,0 +1,34 @@
+/* cmd_list.c - `zbsched list`: the generator table, as the code sees it. */
+#include <stdio.h>
+#include "cli.h"
+#include "commands.h"
+#include "zbsched/generator.h"
+
+int cmd_list(int argc, char **argv)
+{
+    static const struct cli_opt opts[] = { { "help", false }, { NULL, 0 } };
+    struct cli_args a;
+    int rc;
+
+    if ((rc = cli_parse(argc, argv, "list", opts, &a)) != CLI_OK)
+        return rc;
+    if (cli_has(&a, "help")) {
+        cli_usage(stdout);
+        return CLI_OK;
+    }
+    printf("%-15s %-9s %-6s %s\n", "name", "placement", "vpp", "summary");
+    for (int i = 0; zb_generators[i]; i++) {
+        const struct zb_generator *g = zb_generators[i];
+        char vpp[16];
+        if (g->min_vpp == g->max_vpp)
+            snprintf(vpp, sizeof(vpp), "%d", g->min_vpp);
+        else
+            snprintf(vpp, sizeof(vpp), "%d-%d", g->min_vpp, g->max_vpp);
+        printf("%-15s %-9s %-6s %s\n", g->name,
+               g->placements == (ZB_PLACES_LOOP | ZB_PLACES_V) ? "loop,v"
+               : g->placements == ZB_PLACES_V                  ? "v"
+                                                               : "loop",
+               vpp, g->summary);
+    }
+    return CLI_OK;
+}

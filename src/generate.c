@@ -1,0 +1,55 @@
+/* generate.c - the pipeline every generator's output goes through:
+ * generate (compute order) -> simulate -> lower -> simulate -> validate. */
+#include "zbsched/generator.h"
+
+int zb_generator_accepts(const struct zb_generator *g,
+                         const struct zb_profile *prof, struct zb_error *err)
+{
+    if (!(g->placements & (1u << prof->placement)))
+        return zb_error_set(err, ZB_EUNSUPPORTED,
+                            "%s does not support placement '%s'", g->name,
+                            zb_placement_name(prof->placement));
+    if (prof->vpp < g->min_vpp || prof->vpp > g->max_vpp) {
+        if (g->min_vpp == g->max_vpp)
+            return zb_error_set(err, ZB_EUNSUPPORTED,
+                                "%s needs vpp = %d, got %d", g->name,
+                                g->min_vpp, prof->vpp);
+        return zb_error_set(err, ZB_EUNSUPPORTED,
+                            "%s needs vpp between %d and %d, got %d",
+                            g->name, g->min_vpp, g->max_vpp, prof->vpp);
+    }
+    return 0;
+}
+
+int zb_generate(const struct zb_generator *g, const struct zb_profile *prof,
+                struct zb_schedule *out, struct zb_error *err)
+{
+    int rc;
+
+    zb_schedule_init(out, g->name, prof);
+    if ((rc = zb_generator_accepts(g, prof, err)) < 0 ||
+        (rc = g->generate(prof, out, err)) < 0)
+        goto fail;
+    /* The first run orders the compute ops in time for lowering; the
+     * second times the lowered lists, which is what a reader re-simulates. */
+    if ((rc = zb_sim_run(out, err)) < 0 || (rc = zb_lower(out, err)) < 0 ||
+        (rc = zb_sim_run(out, err)) < 0)
+        goto internal;
+    /* Whether a fixed family fits the limit is a property of the choice,
+     * reported as fits_memory; every other rule is legality. */
+    if ((rc = zb_schedule_validate_order(out, err)) < 0)
+        goto internal;
+    return 0;
+internal:
+    zb_error_prefix(err, "%s produced an illegal schedule (a bug)", g->name);
+fail:
+    zb_schedule_release(out);
+    return rc;
+}
+
+int zb_generate_best(const struct zb_profile *prof, struct zb_schedule *out,
+                     struct zb_error *err)
+{
+    const struct zb_generator *g = zb_generator_find("zb");
+    return zb_generate(g, prof, out, err);
+}

@@ -1,0 +1,569 @@
+/* json.c - the profile and schedule JSON formats (docs/formats.md).
+ *
+ * The only file that includes cJSON: trees are parsed into our structs and
+ * deleted here. Output is written by hand (one op per line) so that large
+ * schedules stay readable and diffable. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "strbuf.h"
+#include "zbsched/io.h"
+#include "zbsched/xalloc.h"
+
+/* ---- Parsing helpers -------------------------------------------------- */
+
+static cJSON *parse_text(const char *text, struct zb_error *err)
+{
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+
+    if (!root) {
+        int line = 1, col = 1;
+        if (!end)
+            end = text;
+        for (const char *c = text; c < end && *c; c++) {
+            if (*c == '\n') {
+                line++;
+                col = 1;
+            } else {
+                col++;
+            }
+        }
+        zb_error_set(err, ZB_EPARSE, "malformed JSON at line %d, column %d",
+                     line, col);
+    }
+    return root;
+}
+
+static int want_number(const cJSON *item, const char *path, struct zb_opt *o,
+                       struct zb_error *err)
+{
+    if (!cJSON_IsNumber(item))
+        return zb_error_set(err, ZB_EPARSE, "%s must be a number", path);
+    o->value = item->valuedouble;
+    o->set = true;
+    return 0;
+}
+
+struct key_rule {
+    const char *key;
+    int (*parse)(const cJSON *item, struct zb_profile_draft *d,
+                 struct zb_error *err);
+};
+
+/* Unknown keys are a warning, not an error: newer files stay readable. */
+static int parse_object(const cJSON *obj, const char *path,
+                        const struct key_rule *rules,
+                        struct zb_profile_draft *d, struct zb_error *err)
+{
+    const cJSON *item;
+
+    if (!cJSON_IsObject(obj))
+        return zb_error_set(err, ZB_EPARSE, "%s must be an object", path);
+    cJSON_ArrayForEach(item, obj) {
+        const struct key_rule *r = rules;
+        int rc;
+        while (r->key && strcmp(r->key, item->string))
+            r++;
+        if (!r->key) {
+            zb_profile_draft_warn(d, "unknown key '%s%s%s' ignored", path,
+                                  *path ? "." : "", item->string);
+            continue;
+        }
+        if (r->parse && (rc = r->parse(item, d, err)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+#define NUMBER_FIELD(fn, path, field)                                       \
+    static int fn(const cJSON *it, struct zb_profile_draft *d,              \
+                  struct zb_error *err)                                     \
+    {                                                                       \
+        return want_number(it, path, &d->field, err);                       \
+    }
+
+NUMBER_FIELD(p_pp, "pp", pp)
+NUMBER_FIELD(p_vpp, "vpp", vpp)
+NUMBER_FIELD(p_mb, "microbatches", microbatches)
+NUMBER_FIELD(p_f, "time.F", f)
+NUMBER_FIELD(p_b, "time.B", b)
+NUMBER_FIELD(p_w, "time.W", w)
+NUMBER_FIELD(p_comm, "time.comm", comm)
+NUMBER_FIELD(p_mb_mem, "memory.M_B", m_b)
+NUMBER_FIELD(p_mw_mem, "memory.M_W", m_w)
+
+static int p_placement(const cJSON *it, struct zb_profile_draft *d,
+                       struct zb_error *err)
+{
+    if (!cJSON_IsString(it) ||
+        zb_placement_parse(it->valuestring, &d->placement) < 0)
+        return zb_error_set(err, ZB_EPARSE,
+                            "placement must be \"loop\" or \"v\"");
+    d->placement_set = true;
+    return 0;
+}
+
+static int p_time(const cJSON *it, struct zb_profile_draft *d,
+                  struct zb_error *err)
+{
+    static const struct key_rule rules[] = {
+        { "F", p_f }, { "B", p_b }, { "W", p_w }, { "comm", p_comm },
+        { NULL, NULL },
+    };
+    d->time_given = true;
+    return parse_object(it, "time", rules, d, err);
+}
+
+static int p_stages(const cJSON *it, struct zb_profile_draft *d,
+                    struct zb_error *err)
+{
+    static const char *const names[3] = { "F", "B", "W" };
+    const cJSON *st;
+    int i = 0;
+
+    if (!cJSON_IsArray(it))
+        return zb_error_set(err, ZB_EPARSE, "stages must be an array");
+    d->n_stages = cJSON_GetArraySize(it);
+    d->stages = xcalloc((size_t)d->n_stages + 1, sizeof(*d->stages));
+    cJSON_ArrayForEach(st, it) {
+        struct zb_opt *dst[3] = { &d->stages[i].f, &d->stages[i].b,
+                                  &d->stages[i].w };
+        const cJSON *field;
+        char path[48];
+        int rc;
+
+        if (!cJSON_IsObject(st))
+            return zb_error_set(err, ZB_EPARSE,
+                                "stages[%d] must be an object", i);
+        cJSON_ArrayForEach(field, st) {
+            int k = 0;
+            while (k < 3 && strcmp(names[k], field->string))
+                k++;
+            if (k == 3) {
+                zb_profile_draft_warn(d, "unknown key 'stages[%d].%s' "
+                                      "ignored", i, field->string);
+                continue;
+            }
+            snprintf(path, sizeof(path), "stages[%d].%s", i, names[k]);
+            if ((rc = want_number(field, path, dst[k], err)) < 0)
+                return rc;
+        }
+        i++;
+    }
+    return 0;
+}
+
+static int p_limit(const cJSON *it, struct zb_profile_draft *d,
+                   struct zb_error *err)
+{
+    const cJSON *x;
+    int i = 0;
+
+    if (cJSON_IsNumber(it)) {
+        d->limit_kind = ZB_LIMIT_VALUE;
+        d->limit = it->valuedouble;
+        return 0;
+    }
+    if (cJSON_IsString(it)) {
+        /* "2p" as on the command line */
+        struct zb_error e2;
+        if (zb_profile_draft_set(d, "mem-limit", it->valuestring, &e2) < 0 ||
+            d->limit_kind != ZB_LIMIT_TIMES_P)
+            return zb_error_set(err, ZB_EPARSE,
+                                "memory.limit must be a number, an array or "
+                                "\"Np\", got \"%s\"", it->valuestring);
+        return 0;
+    }
+    if (!cJSON_IsArray(it))
+        return zb_error_set(err, ZB_EPARSE,
+                            "memory.limit must be a number or an array");
+    d->limit_kind = ZB_LIMIT_ARRAY;
+    d->n_limits = cJSON_GetArraySize(it);
+    d->limits = xcalloc((size_t)d->n_limits + 1, sizeof(double));
+    cJSON_ArrayForEach(x, it) {
+        if (cJSON_IsNull(x)) {
+            d->limits[i++] = INFINITY;      /* this rank is unlimited */
+            continue;
+        }
+        if (!cJSON_IsNumber(x))
+            return zb_error_set(err, ZB_EPARSE,
+                                "memory.limit[%d] must be a number or null",
+                                i);
+        d->limits[i++] = x->valuedouble;
+    }
+    return 0;
+}
+
+static int p_memory(const cJSON *it, struct zb_profile_draft *d,
+                    struct zb_error *err)
+{
+    static const struct key_rule rules[] = {
+        { "M_B", p_mb_mem }, { "M_W", p_mw_mem }, { "limit", p_limit },
+        { NULL, NULL },
+    };
+    return parse_object(it, "memory", rules, d, err);
+}
+
+static const struct key_rule profile_rules[] = {
+    { "pp", p_pp },
+    { "vpp", p_vpp },
+    { "microbatches", p_mb },
+    { "placement", p_placement },
+    { "time", p_time },
+    { "stages", p_stages },
+    { "memory", p_memory },
+    { NULL, NULL },
+};
+
+int zb_json_parse_profile(const char *text, struct zb_profile_draft *d,
+                          struct zb_error *err)
+{
+    cJSON *root = parse_text(text, err);
+    int rc;
+
+    if (!root)
+        return ZB_EPARSE;
+    rc = parse_object(root, "", profile_rules, d, err);
+    cJSON_Delete(root);
+    return rc;
+}
+
+/* ---- Schedule reader ---------------------------------------------------- */
+
+static int get_int(const cJSON *obj, const char *key, int *out)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) ||
+        fabs(it->valuedouble) > 1e9)
+        return -1;
+    *out = (int)it->valuedouble;
+    return 0;
+}
+
+static int parse_op(const cJSON *o, int r, int i, struct zb_op *op,
+                    struct zb_error *err)
+{
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(o, "op");
+    const cJSON *pv;
+
+    *op = (struct zb_op){ .stage = -1, .mb = -1, .peer = -1, .seq = -1 };
+    if (!cJSON_IsString(kind))
+        return zb_error_set(err, ZB_EPARSE,
+                            "rank %d op %d: missing \"op\"", r, i);
+    if (zb_op_kind_parse(kind->valuestring, &op->kind) < 0)
+        return zb_error_set(err, ZB_EPARSE, "rank %d op %d: unknown op '%s'",
+                            r, i, kind->valuestring);
+    if (op->kind == ZB_OP_STEP)
+        return 0;
+    if (get_int(o, "stage", &op->stage) < 0 || get_int(o, "mb", &op->mb) < 0)
+        return zb_error_set(err, ZB_EPARSE,
+                            "rank %d op %d (%s): \"stage\" and \"mb\" must be "
+                            "integers", r, i, kind->valuestring);
+    if (zb_op_is_comm(op->kind) && get_int(o, "peer", &op->peer) < 0)
+        return zb_error_set(err, ZB_EPARSE,
+                            "rank %d op %d (%s): \"peer\" must be an integer",
+                            r, i, kind->valuestring);
+    pv = cJSON_GetObjectItemCaseSensitive(o, "start");
+    if (cJSON_IsNumber(pv))
+        op->start = pv->valuedouble;
+    pv = cJSON_GetObjectItemCaseSensitive(o, "end");
+    if (cJSON_IsNumber(pv))
+        op->end = pv->valuedouble;
+    return 0;
+}
+
+static int parse_ranks(const cJSON *ranks, struct zb_schedule *s,
+                       struct zb_error *err)
+{
+    const cJSON *rk;
+    int r = 0, rc;
+
+    if (!cJSON_IsArray(ranks) || cJSON_GetArraySize(ranks) != s->profile.pp)
+        return zb_error_set(err, ZB_EPARSE,
+                            "\"ranks\" must be an array of pp = %d entries",
+                            s->profile.pp);
+    cJSON_ArrayForEach(rk, ranks) {
+        const cJSON *ops = cJSON_GetObjectItemCaseSensitive(rk, "ops");
+        const cJSON *o;
+        int id, i = 0;
+
+        if (get_int(rk, "rank", &id) < 0 || id != r)
+            return zb_error_set(err, ZB_EPARSE,
+                                "ranks[%d] must have \"rank\": %d", r, r);
+        if (!cJSON_IsArray(ops))
+            return zb_error_set(err, ZB_EPARSE,
+                                "rank %d: \"ops\" must be an array", r);
+        cJSON_ArrayForEach(o, ops) {
+            struct zb_op op;
+            const cJSON *pv;
+            if ((rc = parse_op(o, r, i, &op, err)) < 0)
+                return rc;
+            pv = cJSON_GetObjectItemCaseSensitive(o, "post_validation");
+            if (op.kind == ZB_OP_STEP && cJSON_IsTrue(pv))
+                s->post_validation = true;
+            zb_op_list_push(&s->ranks[r], &op);
+            i++;
+        }
+        r++;
+    }
+    return 0;
+}
+
+static void parse_solver(const cJSON *so, struct zb_solver_info *info)
+{
+    const cJSON *x;
+
+    if (!cJSON_IsObject(so))
+        return;
+    info->present = true;
+    x = cJSON_GetObjectItemCaseSensitive(so, "status");
+    if (cJSON_IsString(x))
+        snprintf(info->status, sizeof(info->status), "%s", x->valuestring);
+#define NUM(name, field)                                                   \
+    x = cJSON_GetObjectItemCaseSensitive(so, name);                        \
+    if (cJSON_IsNumber(x))                                                 \
+        info->field = x->valuedouble;
+    NUM("objective", objective)
+    NUM("bound", bound)
+    NUM("gap", gap)
+    NUM("seconds", seconds)
+#undef NUM
+    x = cJSON_GetObjectItemCaseSensitive(so, "nodes");
+    if (cJSON_IsNumber(x))
+        info->nodes = (long)x->valuedouble;
+}
+
+int zb_json_parse_schedule(const char *text, struct zb_schedule *out,
+                           struct zb_error *err)
+{
+    struct zb_profile_draft d;
+    struct zb_profile prof = { 0 };
+    cJSON *root = parse_text(text, err);
+    const cJSON *x, *name;
+    int rc, v;
+
+    memset(out, 0, sizeof(*out));
+    if (!root)
+        return ZB_EPARSE;
+    zb_profile_draft_init(&d);
+    x = cJSON_GetObjectItemCaseSensitive(root, "format");
+    if (!cJSON_IsString(x) || strcmp(x->valuestring, "zbsched-schedule")) {
+        rc = zb_error_set(err, ZB_EPARSE,
+                          "not a schedule: \"format\" must be "
+                          "\"zbsched-schedule\"");
+        goto out;
+    }
+    if (get_int(root, "version", &v) < 0 || v != 1) {
+        rc = zb_error_set(err, ZB_EPARSE,
+                          "unsupported schedule version (this reader knows "
+                          "version 1)");
+        goto out;
+    }
+    x = cJSON_GetObjectItemCaseSensitive(root, "profile");
+    if (!x) {
+        rc = zb_error_set(err, ZB_EPARSE, "schedule has no \"profile\"");
+        goto out;
+    }
+    if ((rc = parse_object(x, "profile", profile_rules, &d, err)) < 0 ||
+        (rc = zb_profile_build(&d, &prof, err)) < 0) {
+        zb_error_prefix(err, "profile");
+        goto out;
+    }
+    name = cJSON_GetObjectItemCaseSensitive(root, "schedule");
+    zb_schedule_init(out, cJSON_IsString(name) ? name->valuestring : "custom",
+                     &prof);
+    if ((get_int(root, "pp", &v) == 0 && v != prof.pp) ||
+        (get_int(root, "vpp", &v) == 0 && v != prof.vpp) ||
+        (get_int(root, "microbatches", &v) == 0 && v != prof.microbatches)) {
+        rc = zb_error_set(err, ZB_EPARSE,
+                          "pp, vpp or microbatches differ from the profile's");
+        goto out;
+    }
+    if ((rc = parse_ranks(cJSON_GetObjectItemCaseSensitive(root, "ranks"), out,
+                          err)) < 0)
+        goto out;
+    parse_solver(cJSON_GetObjectItemCaseSensitive(root, "solver"),
+                 &out->solver);
+out:
+    if (rc < 0)
+        zb_schedule_release(out);
+    zb_profile_release(&prof);
+    zb_profile_draft_release(&d);
+    cJSON_Delete(root);
+    return rc;
+}
+
+/* ---- Writers -------------------------------------------------------------- */
+
+static void add_key_num(struct strbuf *sb, const char *key, double v)
+{
+    sb_addf(sb, "\"%s\": ", key);
+    sb_add_num(sb, v);
+}
+
+static void add_profile(struct strbuf *sb, const struct zb_profile *p,
+                        const char *indent)
+{
+    const int n = zb_profile_stages(p);
+    bool uniform = true;
+
+    for (int s = 1; s < n; s++)
+        if (memcmp(&p->stage[s], &p->stage[0], sizeof(p->stage[0])))
+            uniform = false;
+    sb_addf(sb, "{\n%s  \"pp\": %d, \"vpp\": %d, \"microbatches\": %d, "
+            "\"placement\": \"%s\",\n%s  \"time\": {", indent, p->pp, p->vpp,
+            p->microbatches, zb_placement_name(p->placement), indent);
+    add_key_num(sb, "F", p->stage[0].f);
+    sb_addf(sb, ", ");
+    add_key_num(sb, "B", p->stage[0].b);
+    sb_addf(sb, ", ");
+    add_key_num(sb, "W", p->stage[0].w);
+    sb_addf(sb, ", ");
+    add_key_num(sb, "comm", p->comm);
+    sb_addf(sb, "},\n");
+    if (!uniform) {
+        sb_addf(sb, "%s  \"stages\": [", indent);
+        for (int s = 0; s < n; s++) {
+            sb_addf(sb, "%s\n%s    {", s ? "," : "", indent);
+            add_key_num(sb, "F", p->stage[s].f);
+            sb_addf(sb, ", ");
+            add_key_num(sb, "B", p->stage[s].b);
+            sb_addf(sb, ", ");
+            add_key_num(sb, "W", p->stage[s].w);
+            sb_addf(sb, "}");
+        }
+        sb_addf(sb, "\n%s  ],\n", indent);
+    }
+    sb_addf(sb, "%s  \"memory\": {", indent);
+    add_key_num(sb, "M_B", p->m_b);
+    sb_addf(sb, ", ");
+    add_key_num(sb, "M_W", p->m_w);
+    if (zb_profile_has_limit(p)) {
+        bool same = true;
+        for (int r = 1; r < p->pp; r++)
+            if (p->mem_limit[r] != p->mem_limit[0])
+                same = false;
+        sb_addf(sb, ", \"limit\": ");
+        if (same) {
+            sb_add_num(sb, p->mem_limit[0]);
+        } else {
+            sb_addf(sb, "[");
+            for (int r = 0; r < p->pp; r++) {
+                sb_addf(sb, r ? ", " : "");
+                if (isfinite(p->mem_limit[r]))
+                    sb_add_num(sb, p->mem_limit[r]);
+                else
+                    sb_addf(sb, "null");    /* unlimited rank */
+            }
+            sb_addf(sb, "]");
+        }
+    }
+    sb_addf(sb, "}\n%s}", indent);
+}
+
+char *zb_json_format_profile(const struct zb_profile *p)
+{
+    struct strbuf sb;
+    sb_init(&sb);
+    add_profile(&sb, p, "");
+    sb_addf(&sb, "\n");
+    return sb_detach(&sb);
+}
+
+static void add_predicted(struct strbuf *sb, const struct zb_schedule *s)
+{
+    const struct zb_measures *m = &s->predicted;
+
+    sb_addf(sb, "  \"predicted\": {");
+    add_key_num(sb, "cost", m->cost);
+    sb_addf(sb, ", ");
+    add_key_num(sb, "makespan", m->makespan);
+    sb_addf(sb, ", ");
+    add_key_num(sb, "bubble_ratio", m->bubble_ratio);
+    sb_addf(sb, ", ");
+    add_key_num(sb, "sync_bubble_ratio", m->sync_bubble_ratio);
+    sb_addf(sb, ",\n    ");
+    add_key_num(sb, "lower_bound", m->lower_bound);
+    sb_addf(sb, ", ");
+    add_key_num(sb, "gap", m->lower_bound > 0
+                               ? m->cost / m->lower_bound - 1 : 0);
+    sb_addf(sb, ", ");
+    add_key_num(sb, "makespan_lower_bound", m->makespan_bound);
+    sb_addf(sb, ", \"fits_memory\": %s,\n    \"ranks\": [",
+            m->fits_memory ? "true" : "false");
+    for (int r = 0; r < s->profile.pp; r++) {
+        sb_addf(sb, "%s\n      {", r ? "," : "");
+        add_key_num(sb, "busy", m->ranks[r].busy);
+        sb_addf(sb, ", ");
+        add_key_num(sb, "span", m->ranks[r].span);
+        sb_addf(sb, ", ");
+        add_key_num(sb, "peak_memory", m->ranks[r].peak_memory);
+        sb_addf(sb, "}");
+    }
+    sb_addf(sb, "\n    ]\n  },\n");
+}
+
+static void add_op(struct strbuf *sb, const struct zb_schedule *s,
+                   const struct zb_op *op)
+{
+    sb_addf(sb, "{\"op\": \"%s\"", zb_op_kind_name(op->kind));
+    if (op->kind == ZB_OP_STEP) {
+        if (s->post_validation)
+            sb_addf(sb, ", \"post_validation\": true");
+    } else {
+        sb_addf(sb, ", \"stage\": %d, \"mb\": %d", op->stage, op->mb);
+        if (zb_op_is_comm(op->kind)) {
+            sb_addf(sb, ", \"peer\": %d", op->peer);
+        } else {
+            sb_addf(sb, ", ");
+            add_key_num(sb, "start", op->start);
+            sb_addf(sb, ", ");
+            add_key_num(sb, "end", op->end);
+        }
+    }
+    sb_addf(sb, "}");
+}
+
+char *zb_json_format_schedule(const struct zb_schedule *s)
+{
+    const struct zb_profile *p = &s->profile;
+    struct strbuf sb;
+
+    sb_init(&sb);
+    sb_addf(&sb, "{\n  \"format\": \"zbsched-schedule\", \"version\": 1,\n"
+            "  \"schedule\": \"%s\", \"pp\": %d, \"vpp\": %d, "
+            "\"microbatches\": %d,\n  \"placement\": \"%s\", "
+            "\"stage_rank\": [", s->name, p->pp, p->vpp, p->microbatches,
+            zb_placement_name(p->placement));
+    for (int st = 0; st < zb_profile_stages(p); st++)
+        sb_addf(&sb, "%s%d", st ? ", " : "", zb_profile_stage_rank(p, st));
+    sb_addf(&sb, "],\n  \"profile\": ");
+    add_profile(&sb, p, "  ");
+    sb_addf(&sb, ",\n");
+    add_predicted(&sb, s);
+    if (s->solver.present) {
+        sb_addf(&sb, "  \"solver\": {\"status\": \"%s\", ", s->solver.status);
+        add_key_num(&sb, "objective", s->solver.objective);
+        sb_addf(&sb, ", ");
+        add_key_num(&sb, "bound", s->solver.bound);
+        sb_addf(&sb, ", ");
+        add_key_num(&sb, "gap", s->solver.gap);
+        sb_addf(&sb, ", ");
+        add_key_num(&sb, "seconds", s->solver.seconds);
+        sb_addf(&sb, ", \"nodes\": %ld},\n", s->solver.nodes);
+    }
+    sb_addf(&sb, "  \"ranks\": [");
+    for (int r = 0; r < p->pp; r++) {
+        sb_addf(&sb, "%s\n    {\"rank\": %d, \"ops\": [", r ? "," : "", r);
+        for (int i = 0; i < s->ranks[r].n; i++) {
+            sb_addf(&sb, "%s\n      ", i ? "," : "");
+            add_op(&sb, s, &s->ranks[r].ops[i]);
+        }
+        sb_addf(&sb, "\n    ]}");
+    }
+    sb_addf(&sb, "\n  ]\n}\n");
+    return sb_detach(&sb);
+}

@@ -1,0 +1,355 @@
+/* profile.c - profile drafts (user input) and their checked form.
+ *
+ * zb_profile_build() is the only place that validates profile values, so
+ * JSON files and flags get the same one-line errors naming the field. */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "zbsched/profile.h"
+#include "zbsched/xalloc.h"
+
+/* Guards against allocations no real pipeline needs (and against typos
+ * such as --mb 1e9): checked with a clear message instead of an abort. */
+#define MAX_RANKS 4096
+#define MAX_VPP 64
+#define MAX_PASSES 50000000.0
+
+void zb_profile_draft_init(struct zb_profile_draft *d)
+{
+    memset(d, 0, sizeof(*d));
+    d->limit_kind = ZB_LIMIT_NONE;
+}
+
+void zb_profile_draft_release(struct zb_profile_draft *d)
+{
+    if (!d)
+        return;
+    free(d->stages);
+    free(d->limits);
+    d->stages = NULL;
+    d->limits = NULL;
+}
+
+void zb_profile_draft_warn(struct zb_profile_draft *d, const char *fmt, ...)
+{
+    size_t len = strlen(d->warnings);
+    va_list ap;
+
+    if (len && len + 2 < sizeof(d->warnings)) {
+        strcpy(d->warnings + len, "; ");
+        len += 2;
+    }
+    va_start(ap, fmt);
+    vsnprintf(d->warnings + len, sizeof(d->warnings) - len, fmt, ap);
+    va_end(ap);
+}
+
+static int parse_number(const char *text, double *out)
+{
+    char *end;
+
+    if (!*text)
+        return -1;
+    *out = strtod(text, &end);
+    return *end ? -1 : 0;
+}
+
+static void set_opt(struct zb_opt *o, double v)
+{
+    o->value = v;
+    o->set = true;
+}
+
+int zb_profile_draft_set(struct zb_profile_draft *d, const char *name,
+                         const char *value, struct zb_error *err)
+{
+    static const struct {
+        const char *flag;
+        size_t offset;
+    } numeric[] = {
+        { "pp", offsetof(struct zb_profile_draft, pp) },
+        { "vpp", offsetof(struct zb_profile_draft, vpp) },
+        { "mb", offsetof(struct zb_profile_draft, microbatches) },
+        { "f", offsetof(struct zb_profile_draft, f) },
+        { "b", offsetof(struct zb_profile_draft, b) },
+        { "w", offsetof(struct zb_profile_draft, w) },
+        { "comm", offsetof(struct zb_profile_draft, comm) },
+        { "m-b", offsetof(struct zb_profile_draft, m_b) },
+        { "m-w", offsetof(struct zb_profile_draft, m_w) },
+    };
+    double v;
+
+    if (!strcmp(name, "placement"))
+        return zb_placement_parse(value, &d->placement) < 0
+            ? zb_error_set(err, ZB_EINVAL,
+                           "--placement must be 'loop' or 'v', got '%s'",
+                           value)
+            : (d->placement_set = true, 0);
+    if (!strcmp(name, "mem-limit")) {
+        size_t n = strlen(value);
+        if (n > 1 && value[n - 1] == 'p') {
+            char *num = xstrdup(value);
+            int rc;
+            num[n - 1] = '\0';
+            rc = parse_number(num, &v);
+            free(num);
+            if (rc < 0)
+                goto bad;
+            d->limit_kind = ZB_LIMIT_TIMES_P;
+        } else {
+            if (parse_number(value, &v) < 0)
+                goto bad;
+            d->limit_kind = ZB_LIMIT_VALUE;
+        }
+        d->limit = v;
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(numeric) / sizeof(numeric[0]); i++) {
+        if (strcmp(name, numeric[i].flag))
+            continue;
+        if (parse_number(value, &v) < 0)
+            goto bad;
+        set_opt((struct zb_opt *)((char *)d + numeric[i].offset), v);
+        if (i >= 3 && i <= 5)
+            d->flag_times[i - 3] = true;
+        return 0;
+    }
+    return zb_error_set(err, ZB_EINVAL, "unknown profile flag '--%s'", name);
+bad:
+    return zb_error_set(err, ZB_EINVAL, "--%s: '%s' is not a number%s",
+                        name, value,
+                        strcmp(name, "mem-limit") ? "" : " (or Np)");
+}
+
+static int get_count(const struct zb_opt *o, const char *field, int dflt,
+                     int max, int *out, struct zb_error *err)
+{
+    if (!o->set) {
+        *out = dflt;
+        return 0;
+    }
+    if (!isfinite(o->value) || o->value != floor(o->value) || o->value < 1)
+        return zb_error_set(err, ZB_EINVAL,
+                            "%s must be an integer >= 1, got %g",
+                            field, o->value);
+    if (o->value > max)
+        return zb_error_set(err, ZB_EINVAL, "%s must be at most %d, got %g",
+                            field, max, o->value);
+    *out = (int)o->value;
+    return 0;
+}
+
+/* A time: finite, and > 0 (F, B) or >= 0 (W, comm: a W-free stage or a
+ * shared-memory link are real cases; an F or B of zero is a profiling
+ * mistake). */
+static int get_time(const struct zb_opt *o, double dflt, bool positive,
+                    const char *field, double *out, struct zb_error *err)
+{
+    double v = o->set ? o->value : dflt;
+
+    if (!isfinite(v) || v < 0 || (positive && v == 0))
+        return zb_error_set(err, ZB_EINVAL,
+                            "%s must be a finite number %s 0, got %g",
+                            field, positive ? ">" : ">=", v);
+    *out = v;
+    return 0;
+}
+
+static int build_times(const struct zb_profile_draft *d, struct zb_profile *p,
+                       struct zb_error *err)
+{
+    static const char *const names[3] = { "F", "B", "W" };
+    const struct zb_opt *common[3] = { &d->f, &d->b, &d->w };
+    int n = zb_profile_stages(p);
+    int rc;
+
+    if ((rc = get_time(&d->comm, 0, false, "time.comm", &p->comm, err)) < 0)
+        return rc;
+    for (int k = 0; k < 3; k++)
+        if (d->time_given && !common[k]->set)
+            return zb_error_set(err, ZB_EINVAL, "time.%s is missing",
+                                names[k]);
+    if (d->stages && d->n_stages != n)
+        return zb_error_set(err, ZB_EINVAL,
+                            "stages has %d entries, expected pp*vpp = %d",
+                            d->n_stages, n);
+    p->stage = xcalloc((size_t)n, sizeof(*p->stage));
+    for (int s = 0; s < n; s++) {
+        double *dst[3] = { &p->stage[s].f, &p->stage[s].b, &p->stage[s].w };
+        for (int k = 0; k < 3; k++) {
+            const struct zb_opt *o = common[k];
+            char field[48];
+
+            snprintf(field, sizeof(field), "time.%s", names[k]);
+            if (d->stages && !d->flag_times[k]) {
+                const struct zb_draft_stage *ds = &d->stages[s];
+                const struct zb_opt *so = k == 0 ? &ds->f
+                                        : k == 1 ? &ds->b : &ds->w;
+                if (so->set || !o->set) {
+                    o = so;
+                    snprintf(field, sizeof(field), "stages[%d].%s", s,
+                             names[k]);
+                }
+                if (!o->set)
+                    return zb_error_set(err, ZB_EINVAL, "%s is missing",
+                                        field);
+            }
+            /* Without a file, flags or the default 1 give the times. */
+            if ((rc = get_time(o, 1.0, k < 2, field, dst[k], err)) < 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+static int build_memory(const struct zb_profile_draft *d, struct zb_profile *p,
+                        struct zb_error *err)
+{
+    p->m_b = d->m_b.set ? d->m_b.value : 1.0;
+    if (!isfinite(p->m_b) || p->m_b <= 0)
+        return zb_error_set(err, ZB_EINVAL,
+                            "memory.M_B must be a finite number > 0, got %g",
+                            p->m_b);
+    p->m_w = d->m_w.set ? d->m_w.value : p->m_b;
+    if (!isfinite(p->m_w) || p->m_w < 0 || p->m_w > p->m_b)
+        return zb_error_set(err, ZB_EINVAL,
+                            "memory.M_W must be between 0 and M_B = %g, "
+                            "got %g", p->m_b, p->m_w);
+    p->mem_limit = xmalloc((size_t)p->pp * sizeof(double));
+    if (d->limit_kind == ZB_LIMIT_ARRAY && d->n_limits != p->pp)
+        return zb_error_set(err, ZB_EINVAL,
+                            "memory.limit has %d entries, expected pp = %d",
+                            d->n_limits, p->pp);
+    for (int r = 0; r < p->pp; r++) {
+        double v;
+        switch (d->limit_kind) {
+        case ZB_LIMIT_VALUE: v = d->limit; break;
+        case ZB_LIMIT_ARRAY: v = d->limits[r]; break;
+        case ZB_LIMIT_TIMES_P: v = d->limit * p->pp * p->m_b; break;
+        default: v = INFINITY; break;
+        }
+        /* An array entry may be null (INFINITY): that rank is unlimited. */
+        bool bad = !(v > 0) ||
+                   (!isfinite(v) && d->limit_kind != ZB_LIMIT_ARRAY);
+        if (d->limit_kind != ZB_LIMIT_NONE && bad)
+            return zb_error_set(err, ZB_EINVAL,
+                                "memory.limit must be a finite number > 0, "
+                                "got %g", v);
+        /* A rank holds every chunk of a microbatch before its first B. */
+        if (v < p->vpp * p->m_b) {
+            char field[32] = "memory.limit";
+            if (d->limit_kind == ZB_LIMIT_ARRAY)
+                snprintf(field, sizeof(field), "memory.limit[%d]", r);
+            return zb_error_set(err, ZB_ENOMEM_LIMIT,
+                                "%s = %g is below one microbatch's "
+                                "activations (%s = %g)", field, v,
+                                p->vpp > 1 ? "vpp*M_B" : "M_B",
+                                p->vpp * p->m_b);
+        }
+        p->mem_limit[r] = v;
+    }
+    return 0;
+}
+
+int zb_profile_build(const struct zb_profile_draft *d, struct zb_profile *out,
+                     struct zb_error *err)
+{
+    struct zb_profile p = { 0 };
+    int rc;
+
+    if ((rc = get_count(&d->pp, "pp", 8, MAX_RANKS, &p.pp, err)) < 0 ||
+        (rc = get_count(&d->vpp, "vpp", 1, MAX_VPP, &p.vpp, err)) < 0 ||
+        (rc = get_count(&d->microbatches, "microbatches", 32, INT32_MAX,
+                        &p.microbatches, err)) < 0)
+        goto fail;
+    p.placement = d->placement_set ? d->placement : ZB_PLACEMENT_LOOP;
+    if (p.placement == ZB_PLACEMENT_V && p.vpp != 2) {
+        rc = zb_error_set(err, ZB_EINVAL,
+                          "placement 'v' needs vpp = 2, got %d", p.vpp);
+        goto fail;
+    }
+    if (3.0 * p.pp * p.vpp * (double)p.microbatches > MAX_PASSES) {
+        rc = zb_error_set(err, ZB_EINVAL,
+                          "pp*vpp*microbatches = %.0f is too large (at most "
+                          "%.0f passes)", (double)p.pp * p.vpp *
+                          p.microbatches, MAX_PASSES / 3);
+        goto fail;
+    }
+    if ((rc = build_times(d, &p, err)) < 0 ||
+        (rc = build_memory(d, &p, err)) < 0)
+        goto fail;
+    *out = p;
+    return 0;
+fail:
+    zb_profile_release(&p);
+    return rc;
+}
+
+void zb_profile_release(struct zb_profile *p)
+{
+    if (!p)
+        return;
+    free(p->stage);
+    free(p->mem_limit);
+    p->stage = NULL;
+    p->mem_limit = NULL;
+}
+
+int zb_profile_copy(struct zb_profile *dst, const struct zb_profile *src)
+{
+    size_t ns = (size_t)zb_profile_stages(src);
+
+    *dst = *src;
+    dst->stage = xmalloc(ns * sizeof(*dst->stage));
+    memcpy(dst->stage, src->stage, ns * sizeof(*dst->stage));
+    dst->mem_limit = xmalloc((size_t)src->pp * sizeof(double));
+    memcpy(dst->mem_limit, src->mem_limit, (size_t)src->pp * sizeof(double));
+    return 0;
+}
+
+int zb_profile_stage_rank(const struct zb_profile *p, int stage)
+{
+    if (p->placement == ZB_PLACEMENT_V && stage >= p->pp)
+        return 2 * p->pp - 1 - stage;
+    return stage % p->pp;
+}
+
+int zb_profile_stage_chunk(const struct zb_profile *p, int stage)
+{
+    return stage / p->pp;
+}
+
+int zb_profile_rank_stage(const struct zb_profile *p, int rank, int chunk)
+{
+    if (p->placement == ZB_PLACEMENT_V && chunk == 1)
+        return 2 * p->pp - 1 - rank;
+    return chunk * p->pp + rank;
+}
+
+bool zb_profile_has_limit(const struct zb_profile *p)
+{
+    for (int r = 0; r < p->pp; r++)
+        if (isfinite(p->mem_limit[r]))
+            return true;
+    return false;
+}
+
+const char *zb_placement_name(enum zb_placement pl)
+{
+    return pl == ZB_PLACEMENT_V ? "v" : "loop";
+}
+
+int zb_placement_parse(const char *s, enum zb_placement *out)
+{
+    if (!strcmp(s, "loop"))
+        *out = ZB_PLACEMENT_LOOP;
+    else if (!strcmp(s, "v"))
+        *out = ZB_PLACEMENT_V;
+    else
+        return -1;
+    return 0;
+}

@@ -1,0 +1,24 @@
+/* report.h - printing measures for people (tables) and scripts (JSON
+ * lines), shared by generate, eval and compare. */
+#ifndef ZBSCHED_REPORT_H
+#define ZBSCHED_REPORT_H
+
+#include <stdio.h>
+#include "zbsched/schedule.h"
+
+/* Largest peak memory over ranks. */
+double report_max_peak(const struct zb_schedule *s);
+
+/* cost / lower_bound - 1 (0 when the bound is 0). */
+double report_gap(const struct zb_measures *m);
+
+/* One line: "zb-h1: cost 103, bubble_ratio 0.0680, ..." (no newline). */
+void report_summary(FILE *out, const struct zb_schedule *s);
+
+/* The measures of one schedule, overall and per rank. */
+void report_measures(FILE *out, const struct zb_schedule *s);
+
+/* The same as a JSON object (one line, newline-terminated). */
+void report_measures_json(FILE *out, const struct zb_schedule *s);
+
+#endif

@@ -1,0 +1,259 @@
+/* sim.c - the simulator: times any schedule's compute ops and derives the
+ * measures of DESIGN.md.
+ *
+ * Event-driven list simulation: every rank runs its compute ops in list
+ * order, one at a time; an op starts when its rank is free and its inputs
+ * have arrived (producer end, plus `comm` when the producer sits on another
+ * rank). A min-heap of ranks keyed by the ready time of their next op pops
+ * ops in nondecreasing start time, so the pop count (`seq`) is a
+ * topological order of the whole schedule that follows time; lowering uses
+ * it. Communication is assumed to overlap compute and not to contend. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "zbsched/bound.h"
+#include "zbsched/passes.h"
+#include "zbsched/schedule.h"
+#include "zbsched/xalloc.h"
+
+struct heap_item {
+    double t;
+    int rank;
+};
+
+struct sim {
+    struct zb_schedule *s;
+    const struct zb_profile *p;
+    double *end;              /* per pass; NAN until it ran */
+    int *pos;                 /* per rank: index of its next op */
+    double *clock;            /* per rank: when it is free */
+    bool *queued;
+    struct heap_item *heap;
+    int heap_n;
+};
+
+static bool item_less(const struct heap_item *a, const struct heap_item *b)
+{
+    return a->t < b->t || (a->t == b->t && a->rank < b->rank);
+}
+
+static void heap_push(struct sim *m, double t, int rank)
+{
+    int i = m->heap_n++;
+
+    m->heap[i] = (struct heap_item){ t, rank };
+    while (i > 0 && item_less(&m->heap[i], &m->heap[(i - 1) / 2])) {
+        struct heap_item tmp = m->heap[i];
+        m->heap[i] = m->heap[(i - 1) / 2];
+        m->heap[(i - 1) / 2] = tmp;
+        i = (i - 1) / 2;
+    }
+}
+
+static struct heap_item heap_pop(struct sim *m)
+{
+    struct heap_item top = m->heap[0];
+    int i = 0;
+
+    m->heap[0] = m->heap[--m->heap_n];
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, min = i;
+        if (l < m->heap_n && item_less(&m->heap[l], &m->heap[min]))
+            min = l;
+        if (r < m->heap_n && item_less(&m->heap[r], &m->heap[min]))
+            min = r;
+        if (min == i)
+            break;
+        struct heap_item tmp = m->heap[i];
+        m->heap[i] = m->heap[min];
+        m->heap[min] = tmp;
+        i = min;
+    }
+    return top;
+}
+
+/* Skip non-compute ops; queue the rank if its next compute op can start. */
+static void try_queue(struct sim *m, int r)
+{
+    const struct zb_op_list *l = &m->s->ranks[r];
+    struct zb_dep deps[2];
+    double ready;
+    int n;
+
+    if (m->queued[r])
+        return;
+    while (m->pos[r] < l->n && !zb_op_is_compute(l->ops[m->pos[r]].kind))
+        m->pos[r]++;
+    if (m->pos[r] == l->n)
+        return;
+    const struct zb_op *op = &l->ops[m->pos[r]];
+    ready = m->clock[r];
+    n = zb_op_deps(m->p, op->kind, op->stage, op->mb, deps);
+    for (int i = 0; i < n; i++) {
+        double e = m->end[zb_pass_index(m->p, deps[i].pass, deps[i].stage,
+                                        deps[i].mb)];
+        if (isnan(e))
+            return;
+        if (zb_profile_stage_rank(m->p, deps[i].stage) != r)
+            e += m->p->comm;
+        if (e > ready)
+            ready = e;
+    }
+    m->queued[r] = true;
+    heap_push(m, ready, r);
+}
+
+/* Ops must name existing stages of their own rank before we index by them. */
+static int check_ranges(const struct zb_schedule *s, struct zb_error *err)
+{
+    const struct zb_profile *p = &s->profile;
+    char buf[96];
+
+    for (int r = 0; r < p->pp; r++)
+        for (int i = 0; i < s->ranks[r].n; i++) {
+            const struct zb_op *op = &s->ranks[r].ops[i];
+            if (op->kind == ZB_OP_STEP)
+                continue;
+            if (op->stage < 0 || op->stage >= zb_profile_stages(p) ||
+                op->mb < 0 || op->mb >= p->microbatches)
+                return zb_error_set(err, ZB_EILLEGAL,
+                                    "rank %d op %d (%s): stage or "
+                                    "microbatch out of range", r, i,
+                                    zb_op_describe(op, buf, sizeof(buf)));
+            if (zb_profile_stage_rank(p, op->stage) != r)
+                return zb_error_set(err, ZB_EILLEGAL,
+                                    "rank %d op %d (%s): stage %d belongs "
+                                    "to rank %d", r, i,
+                                    zb_op_describe(op, buf, sizeof(buf)),
+                                    op->stage,
+                                    zb_profile_stage_rank(p, op->stage));
+        }
+    return 0;
+}
+
+static int report_stuck(struct sim *m, struct zb_error *err)
+{
+    char buf[96];
+
+    for (int r = 0; r < m->p->pp; r++) {
+        const struct zb_op_list *l = &m->s->ranks[r];
+        if (m->pos[r] == l->n)
+            continue;
+        const struct zb_op *op = &l->ops[m->pos[r]];
+        struct zb_dep deps[2];
+        int n = zb_op_deps(m->p, op->kind, op->stage, op->mb, deps);
+        for (int i = 0; i < n; i++)
+            if (isnan(m->end[zb_pass_index(m->p, deps[i].pass,
+                                           deps[i].stage, deps[i].mb)]))
+                return zb_error_set(err, ZB_EILLEGAL,
+                                    "rank %d op %d (%s) waits forever for "
+                                    "%s stage %d mb %d", r, m->pos[r],
+                                    zb_op_describe(op, buf, sizeof(buf)),
+                                    deps[i].pass == ZB_PASS_F ? "F" : "B",
+                                    deps[i].stage, deps[i].mb);
+    }
+    return zb_error_set(err, ZB_EILLEGAL, "simulation stalled");
+}
+
+static void measure(struct zb_schedule *s)
+{
+    const struct zb_profile *p = &s->profile;
+    struct zb_measures *ms = &s->predicted;
+    double busy = 0, first = INFINITY, last = -INFINITY;
+
+    ms->cost = 0;
+    ms->fits_memory = true;
+    for (int r = 0; r < p->pp; r++) {
+        struct zb_rank_measures *rm = &ms->ranks[r];
+        double mem = 0;
+
+        memset(rm, 0, sizeof(*rm));
+        rm->first_start = INFINITY;
+        rm->last_end = -INFINITY;
+        for (int i = 0; i < s->ranks[r].n; i++) {
+            const struct zb_op *op = &s->ranks[r].ops[i];
+            if (!zb_op_is_compute(op->kind))
+                continue;
+            rm->busy += op->end - op->start;
+            rm->first_start = fmin(rm->first_start, op->start);
+            rm->last_end = fmax(rm->last_end, op->end);
+            mem += zb_op_memory_delta(p, op->kind);
+            rm->peak_memory = fmax(rm->peak_memory, mem);
+        }
+        if (rm->last_end < rm->first_start)
+            rm->first_start = rm->last_end = 0;
+        rm->span = rm->last_end - rm->first_start;
+        /* A tiny tolerance: memory sums of fractions such as 0.1 round. */
+        if (rm->peak_memory > p->mem_limit[r] * (1 + 1e-9))
+            ms->fits_memory = false;
+        busy += rm->busy;
+        ms->cost = fmax(ms->cost, rm->span);
+        first = fmin(first, rm->first_start);
+        last = fmax(last, rm->last_end);
+    }
+    ms->makespan = last > first ? last - first : 0;
+    ms->bubble_ratio = ms->cost > 0 ? 1 - busy / (p->pp * ms->cost) : 0;
+    ms->sync_bubble_ratio =
+        ms->makespan > 0 ? 1 - busy / (p->pp * ms->makespan) : 0;
+    ms->lower_bound = zb_bound_cost(p);
+    ms->makespan_bound = zb_bound_makespan(p);
+}
+
+int zb_sim_run(struct zb_schedule *s, struct zb_error *err)
+{
+    const struct zb_profile *p = &s->profile;
+    struct sim m = { .s = s, .p = p };
+    long npass = zb_pass_count(p);
+    int rc = 0, seq = 0;
+
+    if ((rc = check_ranges(s, err)) < 0)
+        return rc;
+    m.end = xmalloc((size_t)npass * sizeof(double));
+    for (long i = 0; i < npass; i++)
+        m.end[i] = NAN;
+    m.pos = xcalloc((size_t)p->pp, sizeof(int));
+    m.clock = xcalloc((size_t)p->pp, sizeof(double));
+    m.queued = xcalloc((size_t)p->pp, sizeof(bool));
+    m.heap = xmalloc((size_t)p->pp * sizeof(*m.heap));
+
+    for (int r = 0; r < p->pp; r++)
+        try_queue(&m, r);
+    while (m.heap_n > 0) {
+        struct heap_item it = heap_pop(&m);
+        int r = it.rank;
+        struct zb_op *op = &s->ranks[r].ops[m.pos[r]];
+        double d = zb_op_duration(p, op);
+
+        m.queued[r] = false;
+        op->start = it.t;
+        op->end = it.t + d;
+        op->seq = seq++;
+        m.end[zb_pass_index(p, zb_op_pass(op->kind), op->stage, op->mb)] =
+            op->end;
+        if (op->kind == ZB_OP_BW)
+            m.end[zb_pass_index(p, ZB_PASS_W, op->stage, op->mb)] = op->end;
+        m.clock[r] = op->end;
+        m.pos[r]++;
+        /* Only this rank and the ranks of the neighbouring stages can have
+         * been waiting for this pass. */
+        try_queue(&m, r);
+        if (op->stage + 1 < zb_profile_stages(p))
+            try_queue(&m, zb_profile_stage_rank(p, op->stage + 1));
+        if (op->stage > 0)
+            try_queue(&m, zb_profile_stage_rank(p, op->stage - 1));
+    }
+    for (int r = 0; r < p->pp; r++)
+        if (m.pos[r] < s->ranks[r].n) {
+            rc = report_stuck(&m, err);
+            goto out;
+        }
+    measure(s);
+out:
+    free(m.end);
+    free(m.pos);
+    free(m.clock);
+    free(m.queued);
+    free(m.heap);
+    return rc;
+}

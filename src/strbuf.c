@@ -1,0 +1,59 @@
+/* strbuf.c - growable string (see strbuf.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "strbuf.h"
+#include "zbsched/xalloc.h"
+
+void sb_init(struct strbuf *sb)
+{
+    sb->cap = 256;
+    sb->len = 0;
+    sb->buf = xmalloc(sb->cap);
+    sb->buf[0] = '\0';
+}
+
+void sb_addf(struct strbuf *sb, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(sb->buf + sb->len, sb->cap - sb->len, fmt, ap);
+    va_end(ap);
+    if ((size_t)n >= sb->cap - sb->len) {
+        while (sb->cap - sb->len <= (size_t)n)
+            sb->cap *= 2;
+        sb->buf = xrealloc(sb->buf, sb->cap);
+        va_start(ap, fmt);
+        vsnprintf(sb->buf + sb->len, sb->cap - sb->len, fmt, ap);
+        va_end(ap);
+    }
+    sb->len += (size_t)n;
+}
+
+void sb_add_num(struct strbuf *sb, double v)
+{
+    char tmp[32];
+
+    if (v == 0)
+        v = 0;      /* no "-0" */
+    snprintf(tmp, sizeof(tmp), "%.15g", v);
+    if (strtod(tmp, NULL) != v)
+        snprintf(tmp, sizeof(tmp), "%.17g", v);
+    sb_addf(sb, "%s", tmp);
+}
+
+char *sb_detach(struct strbuf *sb)
+{
+    char *b = sb->buf;
+    sb->buf = NULL;
+    sb->len = sb->cap = 0;
+    return b;
+}
+
+void sb_release(struct strbuf *sb)
+{
+    free(sb->buf);
+    sb->buf = NULL;
+}

@@ -1,0 +1,53 @@
+/* xalloc.c - allocation wrappers that abort on exhaustion (see xalloc.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "zbsched/xalloc.h"
+
+static void die_oom(size_t size)
+{
+    fprintf(stderr, "zbsched: out of memory allocating %zu bytes\n", size);
+    abort();
+}
+
+void *xmalloc(size_t size)
+{
+    void *p = malloc(size ? size : 1);
+    if (!p)
+        die_oom(size);
+    return p;
+}
+
+void *xcalloc(size_t count, size_t size)
+{
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    if (!p)
+        die_oom(count * size);
+    return p;
+}
+
+void *xrealloc(void *ptr, size_t size)
+{
+    void *p = realloc(ptr, size ? size : 1);
+    if (!p)
+        die_oom(size);
+    return p;
+}
+
+char *xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    return memcpy(xmalloc(n), s, n);
+}
+
+void xgrow(void **items, int *cap, int need, size_t elem_size)
+{
+    int c = *cap;
+
+    if (need <= c)
+        return;
+    while (c < need)
+        c = c ? c * 2 : 16;
+    *items = xrealloc(*items, (size_t)c * elem_size);
+    *cap = c;
+}
