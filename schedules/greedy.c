@@ -64,6 +64,16 @@ static int rank_of_priority(const struct greedy *g, enum zb_op_kind k)
     return k == ZB_OP_B ? 0 : 1;
 }
 
+/* Among passes ready at the same time: the policy's kind order, then the
+ * later stage (its microbatch is closer to the turn or to the end, so the
+ * pipeline drains sooner and frees memory first). */
+static bool better_tie(const struct greedy *g, const struct choice *x,
+                       const struct choice *best)
+{
+    int px = rank_of_priority(g, x->kind), pb = rank_of_priority(g, best->kind);
+    return px < pb || (px == pb && x->stage > best->stage);
+}
+
 static void choose(struct greedy *g, int r)
 {
     const struct zb_profile *p = g->p;
@@ -101,9 +111,7 @@ static void choose(struct greedy *g, int r)
             }
             soonest_bf = fmin(soonest_bf, x->t);
             if (!best.valid || x->t < best.t ||
-                (x->t == best.t &&
-                 rank_of_priority(g, x->kind) <
-                     rank_of_priority(g, best.kind)))
+                (x->t == best.t && better_tie(g, x, &best)))
                 best = *x;
         }
     }

@@ -3,8 +3,10 @@
  * through chunk 0, then the same group through chunk 1, and so on;
  * backwards take the chunks in reverse. Rank r warms up with
  * 2(p-r-1) + (v-1)p forwards, then alternates one forward and one fused
- * backward. A last group smaller than p (m not a multiple of p) keeps the
- * same order with fewer microbatches. */
+ * backward. When p does not divide m, the last group is short, and so
+ * many forwards may not be enough for a backward to find its inputs: the
+ * generator then raises every rank's warm-up by one until the order runs
+ * (what Megatron's table with a short group would need). */
 #include "onef1b.h"
 #include "zbsched/xalloc.h"
 #include <stdlib.h>
@@ -29,13 +31,16 @@ static struct vmb *virtual_order(const struct zb_profile *p, bool backward)
     return t;
 }
 
-void zb_order_interleaved(const struct zb_profile *p, struct zb_schedule *s)
+/* extra: forwards added to every rank's warm-up beyond Megatron's. */
+static void order_with_warmup(const struct zb_profile *p,
+                              struct zb_schedule *s, int extra)
 {
     const int total = p->microbatches * p->vpp;
     struct vmb *fwd = virtual_order(p, false), *bwd = virtual_order(p, true);
 
     for (int r = 0; r < p->pp; r++) {
-        int warmup = 2 * (p->pp - r - 1) + (p->vpp - 1) * p->pp;
+        int warmup = 2 * (p->pp - r - 1) + (p->vpp - 1) * p->pp + extra;
+        s->ranks[r].n = 0;
         if (warmup > total)
             warmup = total;
 #define STAGE(x) zb_profile_rank_stage(p, r, (x).chunk)
@@ -52,6 +57,17 @@ void zb_order_interleaved(const struct zb_profile *p, struct zb_schedule *s)
     }
     free(fwd);
     free(bwd);
+}
+
+void zb_order_interleaved(const struct zb_profile *p, struct zb_schedule *s)
+{
+    /* Terminates: with the warm-up at every forward the order is GPipe's
+     * per chunk, which always runs. */
+    for (int extra = 0;; extra++) {
+        order_with_warmup(p, s, extra);
+        if (p->microbatches % p->pp == 0 || zb_sim_run(s, NULL) == 0)
+            return;
+    }
 }
 
 static int gen_interleaved(const struct zb_profile *p, struct zb_schedule *s,
