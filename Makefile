@@ -2,7 +2,6 @@
 #   make            build/zbsched (and the executor, see tools/zbexec)
 #   make test       unit tests (Criterion), CLI tests; SAN=1 for ASan+UBSan
 #   make bench      generation benchmark -> docs/bench.md
-#   make regen      rewrite the golden files under tests/data
 #   make clean
 
 SAN ?= 0
@@ -38,7 +37,7 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 TEST_RUNNER := $(BUILD)/tests/unit
 
-.PHONY: all test test-unit test-cli bench regen clean
+.PHONY: all test test-unit test-cli bench clean
 all: $(ZBSCHED)
 
 # Objects depend on the flags they were built with (git's GIT-CFLAGS).
@@ -65,28 +64,33 @@ $(TEST_RUNNER): $(TEST_OBJ) $(LIB)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ -lcriterion $(LIBS)
 
-# The runner's summary line ends the run. With SAN=1 a leak report fails
-# the run even though Criterion 2.4 exits 0 after one.
-test: test-cli test-unit
-
-test-unit: $(TEST_RUNNER)
-	$(Q)ZBSCHED_DATA=tests/data $(TEST_RUNNER) -j2 2>&1 | tee $(BUILD)/unit.log; \
+# The unit runner goes last, so its summary line ends the run (other
+# suites hang theirs on `test` as prerequisites). With SAN=1 a leak report
+# fails the run even though Criterion 2.4 exits 0 after one.
+test: test-cli $(TEST_RUNNER)
+	$(Q)$(TEST_RUNNER) -j2 2>&1 | tee $(BUILD)/unit.log; \
 	status=$${PIPESTATUS[0]}; \
 	if grep -q 'ERROR: LeakSanitizer' $(BUILD)/unit.log; then \
 	    echo 'LeakSanitizer reported a leak' >&2; exit 1; fi; \
 	exit $$status
 
+test-unit: $(TEST_RUNNER)
+	$(Q)$(TEST_RUNNER) -j2
+
 test-cli: $(ZBSCHED)
 	$(Q)ZBSCHED=$(ZBSCHED) bash tests/cli/run.sh
 
-bench: $(ZBSCHED)
-	$(Q)bash tools/bench.sh $(ZBSCHED) docs/bench.md
+BENCH := $(BUILD)/tools/bench
+$(BENCH): $(BUILD)/tools/bench.o $(LIB)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 
-regen: $(ZBSCHED)
-	$(Q)bash tools/regen.sh $(ZBSCHED)
+bench: $(BENCH)
+	$(Q)bash tools/bench.sh $(BENCH) docs/bench.md
 
 clean:
 	rm -rf build build-san
 
 SHELL := /bin/bash
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/main.d
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/main.d \
+         $(BUILD)/tools/bench.d

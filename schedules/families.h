@@ -3,6 +3,7 @@
 #ifndef ZBSCHED_FAMILIES_H
 #define ZBSCHED_FAMILIES_H
 
+#include <stdbool.h>
 #include "zbsched/error.h"
 #include "zbsched/profile.h"
 #include "zbsched/schedule.h"
@@ -39,6 +40,16 @@ struct zb_greedy_policy {
  * ZB_ENOMEM_LIMIT when the limit stalls it. */
 int zb_greedy(const struct zb_profile *p, const struct zb_greedy_policy *pol,
               struct zb_schedule *s, struct zb_error *err);
+
+/* zb_greedy() under each policy in a fixed table; s gets the order with
+ * the lowest simulated cost (then makespan, then peak memory), timed. */
+int zb_greedy_best(const struct zb_profile *p, struct zb_schedule *s,
+                   struct zb_error *err);
+
+/* Whether schedule measures x beat y: cost, then makespan, then the
+ * largest peak memory. */
+bool zb_measures_better(const struct zb_measures *x,
+                        const struct zb_measures *y, int pp);
 
 /* A copy of p with unit times (F = B = W = 1, comm 0) and M_W = M_B = 1,
  * for families whose shape is defined at unit times. */

@@ -193,3 +193,57 @@ out:
     free(g.stale);
     return rc;
 }
+
+bool zb_measures_better(const struct zb_measures *x,
+                        const struct zb_measures *y, int pp)
+{
+    const double eps = 1e-9;
+    double px = 0, py = 0;
+
+    if (fabs(x->cost - y->cost) > eps * fmax(1, y->cost))
+        return x->cost < y->cost;
+    if (fabs(x->makespan - y->makespan) > eps * fmax(1, y->makespan))
+        return x->makespan < y->makespan;
+    for (int r = 0; r < pp; r++) {
+        px = fmax(px, x->ranks[r].peak_memory);
+        py = fmax(py, y->ranks[r].peak_memory);
+    }
+    return px < py - eps;
+}
+
+int zb_greedy_best(const struct zb_profile *p, struct zb_schedule *s,
+                   struct zb_error *err)
+{
+    static const struct zb_greedy_policy policies[] = {
+        { ZB_GREEDY_B_FIRST, 0 },   { ZB_GREEDY_B_FIRST, 0.5 },
+        { ZB_GREEDY_B_FIRST, 1 },   { ZB_GREEDY_F_FIRST, 0 },
+        { ZB_GREEDY_F_FIRST, 0.5 }, { ZB_GREEDY_F_FIRST, 1 },
+    };
+    struct zb_schedule best, c;
+    bool have = false;
+    int rc = 0;
+
+    for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++) {
+        zb_schedule_init(&c, s->name, p);
+        if ((rc = zb_greedy(p, &policies[i], &c, err)) < 0 ||
+            (rc = zb_sim_run(&c, err)) < 0) {
+            zb_schedule_release(&c);
+            continue;
+        }
+        if (have && !zb_measures_better(&c.predicted, &best.predicted,
+                                        p->pp)) {
+            zb_schedule_release(&c);
+            continue;
+        }
+        if (have)
+            zb_schedule_release(&best);
+        best = c;
+        have = true;
+    }
+    if (!have)
+        return rc;      /* every policy stalled: the last one's error */
+    zb_copy_order(s, &best);
+    zb_sim_run(s, NULL);
+    zb_schedule_release(&best);
+    return 0;
+}

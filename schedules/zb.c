@@ -1,9 +1,9 @@
 /* zb.c - `zb`: the memory-aware heuristic. It reads the real per-stage
  * times, comm and per-rank limits, runs the list scheduler (greedy.c)
  * under several policies, and also considers every fixed family that
- * serves the same placement; it keeps the cheapest schedule that fits the
- * limit (cost, then makespan). So `zb` is never worse than a fixed family
- * that fits, and equals ZB-H1 at 1F1B's memory. */
+ * serves the same placement; it keeps the best schedule that fits the
+ * limit (cost, then makespan, then memory). So `zb` is never worse than a
+ * fixed family that fits, and equals ZB-H1 at 1F1B's memory. */
 #include <string.h>
 #include "families.h"
 #include "zbsched/generator.h"
@@ -19,9 +19,7 @@ static void consider(struct best *b, struct zb_schedule *cand)
 
     if (!x->fits_memory)
         goto drop;
-    if (b->have && (x->cost > y->cost + 1e-9 ||
-                    (x->cost > y->cost - 1e-9 &&
-                     x->makespan >= y->makespan - 1e-9)))
+    if (b->have && !zb_measures_better(x, y, cand->profile.pp))
         goto drop;
     if (b->have)
         zb_schedule_release(&b->sched);
@@ -35,32 +33,26 @@ drop:
 static int gen_zb(const struct zb_profile *p, struct zb_schedule *s,
                   struct zb_error *err)
 {
-    static const struct zb_greedy_policy policies[] = {
-        { ZB_GREEDY_B_FIRST, 0 },   { ZB_GREEDY_B_FIRST, 0.5 },
-        { ZB_GREEDY_B_FIRST, 1 },   { ZB_GREEDY_F_FIRST, 0 },
-        { ZB_GREEDY_F_FIRST, 0.5 }, { ZB_GREEDY_F_FIRST, 1 },
-    };
     struct best b = { .have = false };
+    struct zb_schedule c;
 
-    for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++) {
-        struct zb_schedule c;
+    /* Timing an order is enough to compare; the winner is lowered and
+     * validated by zb_generate() like any generator's order. */
+    zb_schedule_init(&c, "zb", p);
+    if (zb_greedy_best(p, &c, NULL) == 0)
+        consider(&b, &c);
+    else
+        zb_schedule_release(&c);
+    /* The fixed families as candidates: their order, timed. */
+    for (int i = 0; zb_generators[i]; i++) {
+        const struct zb_generator *g = zb_generators[i];
+        if (g->memory_aware || zb_generator_accepts(g, p, NULL) < 0)
+            continue;
         zb_schedule_init(&c, "zb", p);
-        /* Timing the compute order is enough to compare; the winner is
-         * lowered and validated by zb_generate() like any order. */
-        if (zb_greedy(p, &policies[i], &c, NULL) < 0 ||
-            zb_sim_run(&c, NULL) < 0) {
+        if (g->generate(p, &c, NULL) < 0 || zb_sim_run(&c, NULL) < 0) {
             zb_schedule_release(&c);
             continue;
         }
-        consider(&b, &c);
-    }
-    for (int i = 0; zb_generators[i]; i++) {
-        const struct zb_generator *g = zb_generators[i];
-        struct zb_schedule c;
-        if (g->memory_aware || zb_generator_accepts(g, p, NULL) < 0)
-            continue;
-        if (zb_generate(g, p, &c, NULL) < 0)
-            continue;
         consider(&b, &c);
     }
     if (!b.have)

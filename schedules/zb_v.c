@@ -1,25 +1,29 @@
 /* zb_v.c - ZB-V (Qi et al., "Pipeline parallelism with controllable
  * memory"): two chunks per rank in V placement (rank r holds stages r and
  * 2p-1-r), so the turn at the last stage and the start of the backward
- * stay on one rank without communication. With the B/W split it reaches
- * zero bubble at unit times within 1F1B's activation memory (p full
- * stages = 2p chunk activations).
+ * stay on one rank without communication; with the B/W split its bubble
+ * nearly vanishes within 1F1B's activation memory (p full stages = 2p
+ * chunk activations).
  *
- * Like ZB-H2 the shape is fixed at unit times: the list scheduler on a
- * unit-time copy of the profile limited to 2p chunk activations. */
+ * We place the passes with the list scheduler (greedy.c), on the profile's
+ * own times, capped at 2p chunk activations per rank whatever the limit:
+ * the family's memory is 1F1B's by definition. Measured against the
+ * handcrafted ZB-V this is not yet its equal: at unit times the bubble is
+ * about 1.2p passes (4x8: 49 against the optimum 48; 16x32: 211 vs 192). */
 #include "families.h"
 #include "zbsched/generator.h"
 
 static int gen_zb_v(const struct zb_profile *p, struct zb_schedule *s,
                     struct zb_error *err)
 {
-    struct zb_greedy_policy pol = { ZB_GREEDY_B_FIRST, 0 };
-    struct zb_profile unit;
+    struct zb_profile capped;
     int rc;
 
-    zb_unit_profile(p, &unit, 2.0 * p->pp);
-    rc = zb_greedy(&unit, &pol, s, err);
-    zb_profile_release(&unit);
+    zb_profile_copy(&capped, p);
+    for (int r = 0; r < p->pp; r++)
+        capped.mem_limit[r] = 2.0 * p->pp * p->m_b;
+    rc = zb_greedy_best(&capped, s, err);
+    zb_profile_release(&capped);
     return rc;
 }
 

@@ -61,7 +61,8 @@ static int parse_object(const cJSON *obj, const char *path,
     const cJSON *item;
 
     if (!cJSON_IsObject(obj))
-        return zb_error_set(err, ZB_EPARSE, "%s must be an object", path);
+        return zb_error_set(err, ZB_EPARSE, "%s must be an object",
+                            *path ? path : "the profile");
     cJSON_ArrayForEach(item, obj) {
         const struct key_rule *r = rules;
         int rc;

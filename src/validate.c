@@ -2,10 +2,11 @@
  *
  * Checks, in order, each failing with a message that names rank, op index
  * and op: ops well formed (stage on its rank, peer the neighbouring
- * stage's rank, one STEP at the end); every pass exactly once; every op
- * after what it needs in its own list (same-rank producers, the RECV that
- * brings a remote input, the producer before its SEND); sends and receives
- * paired in the same order on both sides of every rank pair; no deadlock,
+ * stage's rank, one STEP at the end); every pass exactly once; sends and
+ * receives paired in the same order on both sides of every rank pair;
+ * every op after what it needs in its own list (same-rank producers, the
+ * RECV that brings a remote input, the producer before its SEND); no
+ * deadlock,
  * proved by running the lists under rendezvous semantics (a SEND and its
  * RECV complete together, each blocks until the other is reached: the
  * strictest NCCL reading, so a pass here holds for any weaker one); memory
@@ -362,7 +363,7 @@ int zb_schedule_validate_order(const struct zb_schedule *s,
     int rc;
 
     if ((rc = check_shape(&v)) < 0 || (rc = check_once(&v)) < 0 ||
-        (rc = check_order(&v)) < 0 || (rc = check_pairing(&v)) < 0 ||
+        (rc = check_pairing(&v)) < 0 || (rc = check_order(&v)) < 0 ||
         (rc = check_deadlock(&v)) < 0)
         return rc;
     return 0;

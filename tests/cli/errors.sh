@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Bad input: one clear line on stderr, the right exit status, no output
+# file left behind.
+. "$(dirname "$0")/lib.sh"
+
+run "$ZBSCHED" generate --pp 4 --mb 8 --frobnicate
+expect_status 2 "unknown flag"
+expect_err "unknown option '--frobnicate'"
+expect_err_lines 1
+
+run "$ZBSCHED" frobnicate
+expect_status 2 "unknown command"
+
+run "$ZBSCHED" generate --pp 0
+expect_status 1 "pp 0"
+expect_err "zbsched: pp must be an integer >= 1, got 0"
+expect_err_lines 1
+
+run "$ZBSCHED" generate --pp 4 --f -1
+expect_status 1 "negative time"
+expect_err "time.F must be a finite number > 0, got -1"
+
+run "$ZBSCHED" generate --pp 4 --mem-limit 0.5
+expect_status 1 "limit below M_B"
+expect_err "memory.limit = 0.5 is below one microbatch's activations"
+
+run "$ZBSCHED" generate --pp 4 --mb 8 --schedule interleaved
+expect_status 1 "vpp refusal"
+expect_err "interleaved needs vpp between 2 and 64, got 1"
+
+run "$ZBSCHED" generate --pp 4 --mb 8 --schedule nope
+expect_status 2 "unknown schedule"
+expect_err "unknown schedule 'nope'"
+
+printf '{\n  "pp": 4,\n  "microbatches" 8\n}\n' >"$tmp/bad.json"
+run "$ZBSCHED" generate --profile "$tmp/bad.json" -o "$tmp/out.json"
+expect_status 1 "malformed JSON"
+expect_err "'$tmp/bad.json': malformed JSON at line 3, column 18"
+[ ! -e "$tmp/out.json" ] || fail "a failed generate left $tmp/out.json"
+
+printf '{"pp": 4, "microbatches": 8, "colour": "red"}\n' >"$tmp/unk.json"
+run "$ZBSCHED" generate --profile "$tmp/unk.json" -q -o "$tmp/out.json"
+expect_status 0 "unknown key is a warning"
+expect_err "warning: unknown key 'colour' ignored"
+
+# A fixed family over the limit is refused, not written.
+run "$ZBSCHED" generate --pp 4 --mb 8 --schedule gpipe --mem-limit 1p \
+    -o "$tmp/gpipe.json"
+expect_status 1 "gpipe over the limit"
+expect_err "gpipe needs 8 memory on rank 0, above its limit 4"
+[ ! -e "$tmp/gpipe.json" ] || fail "refused schedule was written"
+
+run "$ZBSCHED" validate "$tmp/missing.json"
+expect_status 1 "missing file"
+expect_err "cannot open '$tmp/missing.json'"
+
+run "$ZBSCHED" generate --profile /dev/null
+expect_status 1 "empty profile"
+expect_err "malformed JSON at line 1, column 1"
+finish

@@ -1,0 +1,182 @@
+/* test_profile.c - profile input: JSON and flags, and the one-line errors
+ * that name the field. */
+#include <string.h>
+#include "helpers.h"
+#include "zbsched/io.h"
+
+/* Parse text, apply flags ("name=value" strings), build. */
+static int load(const char *text, const char *const *flags,
+                struct zb_profile *out, struct zb_error *err,
+                char *warnings, size_t wsize)
+{
+    struct zb_profile_draft d;
+    int rc = 0;
+
+    zb_profile_draft_init(&d);
+    if (text)
+        rc = zb_json_parse_profile(text, &d, err);
+    for (int i = 0; rc == 0 && flags && flags[i]; i++) {
+        char name[32];
+        const char *eq = strchr(flags[i], '=');
+        snprintf(name, sizeof(name), "%.*s", (int)(eq - flags[i]), flags[i]);
+        rc = zb_profile_draft_set(&d, name, eq + 1, err);
+    }
+    if (warnings)
+        snprintf(warnings, wsize, "%s", d.warnings);
+    if (rc == 0)
+        rc = zb_profile_build(&d, out, err);
+    zb_profile_draft_release(&d);
+    return rc;
+}
+
+static void assert_error(const char *text, const char *const *flags,
+                         const char *expect)
+{
+    struct zb_profile p = { 0 };
+    struct zb_error err = { 0 };
+    int rc = load(text, flags, &p, &err, NULL, 0);
+    cr_assert_lt(rc, 0, "accepted: %s", text ? text : flags[0]);
+    cr_assert_str_eq(err.msg, expect);
+}
+
+Test(profile, reads_every_field_of_the_design_example)
+{
+    const char *text =
+        "{\"pp\": 4, \"vpp\": 1, \"microbatches\": 16, \"placement\": \"loop\","
+        " \"time\": {\"F\": 18.5, \"B\": 18.1, \"W\": 9.3, \"comm\": 0.6},"
+        " \"stages\": [{\"F\": 20.1, \"B\": 19, \"W\": 9.9}, {}, {\"W\": 1},"
+        " {\"F\": 2}],"
+        " \"memory\": {\"M_B\": 1.0, \"M_W\": 0.4, \"limit\": 8.0}}";
+    struct zb_profile p;
+    struct zb_error err = { 0 };
+
+    cr_assert_eq(load(text, NULL, &p, &err, NULL, 0), 0, "%s", err.msg);
+    cr_assert_eq(p.pp, 4);
+    cr_assert_eq(p.microbatches, 16);
+    assert_near(p.stage[0].f, 20.1, "stage 0 F");
+    assert_near(p.stage[1].b, 18.1, "stage 1 B from time");
+    assert_near(p.stage[2].w, 1, "stage 2 W");
+    assert_near(p.stage[3].f, 2, "stage 3 F");
+    assert_near(p.comm, 0.6, "comm");
+    assert_near(p.m_w, 0.4, "M_W");
+    for (int r = 0; r < 4; r++)
+        assert_near(p.mem_limit[r], 8, "limit");
+    zb_profile_release(&p);
+}
+
+Test(profile, flags_override_the_file_and_np_scales_by_p)
+{
+    const char *text = "{\"pp\": 4, \"microbatches\": 16, \"time\": {\"F\": 1, "
+                       "\"B\": 2, \"W\": 1}, \"stages\": [{\"F\": 5}, {}, {}, "
+                       "{}], \"memory\": {\"M_B\": 2}}";
+    static const char *const flags[] = { "pp=4", "f=3", "mem-limit=1.5p",
+                                         NULL };
+    struct zb_profile p;
+    struct zb_error err = { 0 };
+
+    cr_assert_eq(load(text, flags, &p, &err, NULL, 0), 0, "%s", err.msg);
+    assert_near(p.stage[0].f, 3, "--f overrides stages[0].F");
+    assert_near(p.stage[0].b, 2, "B from file");
+    assert_near(p.mem_limit[3], 1.5 * 4 * 2, "1.5p = 1.5 * p * M_B");
+    assert_near(p.m_w, 2, "M_W defaults to M_B");
+    zb_profile_release(&p);
+}
+
+Test(profile, per_rank_limits_and_unlimited_ranks)
+{
+    const char *text = "{\"pp\": 2, \"microbatches\": 4, "
+                       "\"memory\": {\"limit\": [3, null]}}";
+    struct zb_profile p;
+    struct zb_error err = { 0 };
+
+    cr_assert_eq(load(text, NULL, &p, &err, NULL, 0), 0, "%s", err.msg);
+    assert_near(p.mem_limit[0], 3, "rank 0");
+    cr_assert(isinf(p.mem_limit[1]));
+    zb_profile_release(&p);
+}
+
+Test(profile, rejects_bad_times_naming_the_field)
+{
+    static const char *const neg[] = { "b=-1", NULL };
+    static const char *const nan_f[] = { "f=nan", NULL };
+    static const char *const inf_w[] = { "w=inf", NULL };
+    static const char *const bad[] = { "comm=fast", NULL };
+
+    assert_error("{\"time\": {\"F\": 1, \"B\": 1}}", NULL,
+                 "time.W is missing");
+    assert_error("{\"time\": {\"F\": -2, \"B\": 1, \"W\": 1}}", NULL,
+                 "time.F must be a finite number > 0, got -2");
+    assert_error("{\"time\": {\"F\": 1, \"B\": 1, \"W\": 1e999}}", NULL,
+                 "time.W must be a finite number >= 0, got inf");
+    assert_error("{\"pp\": 2, \"stages\": [{\"F\": 1, \"B\": 1, \"W\": 1}, "
+                 "{\"F\": 1, \"B\": -3, \"W\": 1}]}", NULL,
+                 "stages[1].B must be a finite number > 0, got -3");
+    assert_error("{\"pp\": 2, \"stages\": [{\"F\": 1, \"B\": 1, \"W\": 1}, "
+                 "{\"F\": 1, \"B\": 1}]}", NULL, "stages[1].W is missing");
+    assert_error(NULL, neg, "time.B must be a finite number > 0, got -1");
+    assert_error(NULL, nan_f, "time.F must be a finite number > 0, got nan");
+    assert_error(NULL, inf_w, "time.W must be a finite number >= 0, got inf");
+    assert_error(NULL, bad, "--comm: 'fast' is not a number");
+    assert_error("{\"time\": {\"F\": \"1\", \"B\": 1, \"W\": 1}}", NULL,
+                 "time.F must be a number");
+}
+
+Test(profile, rejects_bad_counts_and_shapes)
+{
+    static const char *const vpp0[] = { "vpp=0", NULL };
+    static const char *const mb_frac[] = { "mb=2.5", NULL };
+    static const char *const v3[] = { "vpp=3", "placement=v", NULL };
+
+    assert_error("{\"pp\": 0}", NULL, "pp must be an integer >= 1, got 0");
+    assert_error(NULL, vpp0, "vpp must be an integer >= 1, got 0");
+    assert_error(NULL, mb_frac,
+                 "microbatches must be an integer >= 1, got 2.5");
+    assert_error(NULL, v3, "placement 'v' needs vpp = 2, got 3");
+    assert_error("{\"pp\": 4, \"stages\": [{}, {}, {}]}", NULL,
+                 "stages has 3 entries, expected pp*vpp = 4");
+    assert_error("{\"pp\": 100000, \"microbatches\": 100000}", NULL,
+                 "pp must be at most 4096, got 100000");
+    assert_error("{\"pp\": 4000, \"microbatches\": 100000}", NULL,
+                 "pp*vpp*microbatches = 400000000 is too large (at most "
+                 "16666667 passes)");
+}
+
+Test(profile, rejects_a_limit_below_one_microbatch)
+{
+    static const char *const low[] = { "mem-limit=0.5", NULL };
+    static const char *const low_v[] = { "vpp=2", "mem-limit=1.5", NULL };
+
+    assert_error(NULL, low, "memory.limit = 0.5 is below one microbatch's "
+                            "activations (M_B = 1)");
+    assert_error(NULL, low_v, "memory.limit = 1.5 is below one microbatch's "
+                              "activations (vpp*M_B = 2)");
+    assert_error("{\"pp\": 2, \"memory\": {\"limit\": [4, 0.2]}}", NULL,
+                 "memory.limit[1] = 0.2 is below one microbatch's "
+                 "activations (M_B = 1)");
+    assert_error("{\"pp\": 2, \"memory\": {\"limit\": [4]}}", NULL,
+                 "memory.limit has 1 entries, expected pp = 2");
+    assert_error("{\"memory\": {\"M_W\": 2}}", NULL,
+                 "memory.M_W must be between 0 and M_B = 1, got 2");
+}
+
+Test(profile, warns_on_unknown_keys)
+{
+    struct zb_profile p;
+    struct zb_error err = { 0 };
+    char warnings[ZB_DRAFT_WARN_MAX];
+
+    cr_assert_eq(load("{\"pp\": 2, \"colour\": 1, \"time\": {\"F\": 1, "
+                      "\"B\": 1, \"W\": 1, \"X\": 2}}", NULL, &p, &err,
+                      warnings, sizeof(warnings)), 0, "%s", err.msg);
+    cr_assert_str_eq(warnings, "unknown key 'colour' ignored; unknown key "
+                               "'time.X' ignored");
+    zb_profile_release(&p);
+}
+
+Test(profile, malformed_json_gives_line_and_column)
+{
+    assert_error("{\n  \"pp\": 4,\n  \"microbatches\" 8\n}", NULL,
+                 "malformed JSON at line 3, column 18");
+    assert_error("", NULL, "malformed JSON at line 1, column 1");
+    assert_error("[1, 2]", NULL, "the profile must be an object");
+}
