@@ -1,9 +1,10 @@
 /* io.c - whole-file reads and atomic writes: a failed command never leaves
- * a half-written output behind. */
+ * a half-written regular file behind (temporary file, then rename). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "zbsched/io.h"
 #include "zbsched/xalloc.h"
@@ -43,6 +44,15 @@ int zb_io_slurp(const char *path, char **out, struct zb_error *err)
     return 0;
 }
 
+static int write_stream(FILE *f, const char *name, const char *data,
+                        size_t len, struct zb_error *err)
+{
+    if (fwrite(data, 1, len, f) != len || fflush(f) != 0)
+        return zb_error_set(err, ZB_EIO, "cannot write to %s: %s", name,
+                            strerror(errno));
+    return 0;
+}
+
 int zb_io_write_file(const char *path, const char *data, size_t len,
                      struct zb_error *err)
 {
@@ -50,11 +60,22 @@ int zb_io_write_file(const char *path, const char *data, size_t len,
     FILE *f;
     int ok;
 
-    if (!strcmp(path, "-")) {
-        if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0)
-            return zb_error_set(err, ZB_EIO, "cannot write to stdout: %s",
+    struct stat st;
+
+    if (!strcmp(path, "-"))
+        return write_stream(stdout, "stdout", data, len, err);
+    /* A device or pipe (/dev/null, /dev/stdout, a FIFO) is written in
+     * place: renaming a temporary file over it would replace it. */
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        f = fopen(path, "wb");
+        if (!f)
+            return zb_error_set(err, ZB_EIO, "cannot open '%s': %s", path,
                                 strerror(errno));
-        return 0;
+        int rc = write_stream(f, path, data, len, err);
+        return fclose(f) != 0 && rc == 0
+            ? zb_error_set(err, ZB_EIO, "cannot write '%s': %s", path,
+                           strerror(errno))
+            : rc;
     }
     tmp = xmalloc(strlen(path) + 16);
     sprintf(tmp, "%s.tmp%ld", path, (long)getpid());
