@@ -50,4 +50,17 @@ run "$ZBSCHED" generate --pp 8 --mb 3 -q
 expect_status 0 "m < p"
 run "$ZBSCHED" generate --pp 4 --mb 100000 --schedule 1f1b -q -o "$tmp/big.json"
 expect_status 0 "huge m"
+# An output that is not a regular file is written in place, not replaced.
+mkfifo "$tmp/fifo"
+cat "$tmp/fifo" >"$tmp/from_fifo" &
+run "$ZBSCHED" generate --pp 2 --mb 2 -q -o "$tmp/fifo"
+wait
+expect_status 0 "write to a FIFO"
+[ -p "$tmp/fifo" ] || fail "the FIFO was replaced by a file"
+grep -q '"zbsched-schedule"' "$tmp/from_fifo" || fail "nothing came through"
+
+# Memory no schedule can meet: zb says what the leanest one needs.
+run "$ZBSCHED" generate --pp 4 --vpp 2 --placement v --mb 8 --mem-limit 2
+expect_status 1 "impossible limit"
+expect_err "no schedule fits the memory limit: the leanest found needs"
 finish
