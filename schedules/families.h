@@ -18,17 +18,17 @@ void zb_split_deferred(struct zb_schedule *s, int cap);
 /* Most microbatches in flight (F done, W or BW not yet) on any rank. */
 int zb_max_in_flight(const struct zb_schedule *s);
 
-enum zb_greedy_priority {
-    ZB_GREEDY_B_FIRST,     /* among passes ready first: B, then F, then W */
-    ZB_GREEDY_F_FIRST      /* F, then B, then W */
-};
-
+/* A rank's choice among the passes it can start: the one ready first; on
+ * a tie B, then F, then W, then the later stage. The patience values bend
+ * that rule toward the critical path (B passes flowing back to rank 0). */
 struct zb_greedy_policy {
-    enum zb_greedy_priority priority;
     /* A W ready now runs only if no B or F becomes ready before
      * now + w_patience * T_W: 0 fills every gap with W, 1 never lets a W
-     * delay a pass of the critical path. */
+     * delay a pass that is about to be ready. */
     double w_patience;
+    /* An F ready now waits for a B that becomes ready before
+     * now + f_patience * T_F: 0 never waits. */
+    double f_patience;
 };
 
 /* Memory-aware list scheduler (the Zero Bubble paper's automatic

@@ -12,7 +12,7 @@
 static int gen_zb_h2(const struct zb_profile *p, struct zb_schedule *s,
                      struct zb_error *err)
 {
-    struct zb_greedy_policy pol = { ZB_GREEDY_B_FIRST, 0 };
+    struct zb_greedy_policy pol = { 0, 0 };
     struct zb_profile unit;
     int rc;
 
