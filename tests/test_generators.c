@@ -298,3 +298,19 @@ Test(generators, handles_many_microbatches)
     assert_near(gen_cost("zb", &sh), 3.0 * 4096, "zb at m 4096");
     assert_near(gen_cost("1f1b", &sh), 3.0 * (4096 + 3), "1f1b at m 4096");
 }
+
+/* The open case of ../shared/notes/ilp.md (F 1, B 1.2, W 0.8, comm 0.05,
+ * M_W = M_B/2, limit 2p): GLPK's best known schedules were 25.3 at 4x8
+ * (after search) and 98.7 at 8x32; `zb` must not fall behind them. */
+Test(generators, zb_meets_the_best_known_schedules_with_memory_2p)
+{
+    static const int sizes[][2] = { { 4, 8 }, { 8, 32 } };
+    static const double best_known[] = { 25.3, 98.7 };
+    for (int i = 0; i < 2; i++) {
+        int p = sizes[i][0], m = sizes[i][1];
+        struct shape sh = { p, 1, m, ZB_PLACEMENT_LOOP, 1, 1.2, 0.8, 0.05,
+                            1, 0.5, 2.0 * p };
+        cr_assert_leq(gen_cost("zb", &sh), best_known[i] + 1e-9,
+                      "p %d m %d", p, m);
+    }
+}
