@@ -42,7 +42,7 @@ int zb_greedy(const struct zb_profile *p, const struct zb_greedy_policy *pol,
               struct zb_schedule *s, struct zb_error *err);
 
 /* zb_greedy() under each policy in a fixed table; s gets the order with
- * the lowest simulated cost (then makespan, then peak memory), timed. */
+ * the lowest simulated cost (then makespan, then peak memory). */
 int zb_greedy_best(const struct zb_profile *p, struct zb_schedule *s,
                    struct zb_error *err);
 

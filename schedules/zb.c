@@ -61,7 +61,7 @@ static int gen_zb(const struct zb_profile *p, struct zb_schedule *s,
     /* Timing an order is enough to compare; the winner is lowered and
      * validated by zb_generate() like any generator's order. */
     zb_schedule_init(&c, "zb", p);
-    if (zb_greedy_best(p, &c, NULL) == 0)
+    if (zb_greedy_best(p, &c, NULL) == 0 && zb_sim_run(&c, NULL) == 0)
         consider(&b, &c);
     else
         zb_schedule_release(&c);

@@ -311,25 +311,6 @@ int zb_profile_copy(struct zb_profile *dst, const struct zb_profile *src)
     return 0;
 }
 
-int zb_profile_stage_rank(const struct zb_profile *p, int stage)
-{
-    if (p->placement == ZB_PLACEMENT_V && stage >= p->pp)
-        return 2 * p->pp - 1 - stage;
-    return stage % p->pp;
-}
-
-int zb_profile_stage_chunk(const struct zb_profile *p, int stage)
-{
-    return stage / p->pp;
-}
-
-int zb_profile_rank_stage(const struct zb_profile *p, int rank, int chunk)
-{
-    if (p->placement == ZB_PLACEMENT_V && chunk == 1)
-        return 2 * p->pp - 1 - rank;
-    return chunk * p->pp + rank;
-}
-
 bool zb_profile_has_limit(const struct zb_profile *p)
 {
     for (int r = 0; r < p->pp; r++)

@@ -104,14 +104,30 @@ static inline int zb_profile_stages(const struct zb_profile *p)
     return p->pp * p->vpp;
 }
 
-/* Rank that holds a stage under the profile's placement. */
-int zb_profile_stage_rank(const struct zb_profile *p, int stage);
+/* Rank that holds a stage under the profile's placement (inline: the
+ * simulator and the list scheduler ask for every pass). */
+static inline int zb_profile_stage_rank(const struct zb_profile *p, int stage)
+{
+    if (p->placement == ZB_PLACEMENT_V && stage >= p->pp)
+        return 2 * p->pp - 1 - stage;
+    return stage % p->pp;
+}
 
 /* Chunk index (0..vpp-1) of a stage on its rank. */
-int zb_profile_stage_chunk(const struct zb_profile *p, int stage);
+static inline int zb_profile_stage_chunk(const struct zb_profile *p,
+                                         int stage)
+{
+    return stage / p->pp;
+}
 
 /* The stage of chunk c on rank r. */
-int zb_profile_rank_stage(const struct zb_profile *p, int rank, int chunk);
+static inline int zb_profile_rank_stage(const struct zb_profile *p, int rank,
+                                        int chunk)
+{
+    if (p->placement == ZB_PLACEMENT_V && chunk == 1)
+        return 2 * p->pp - 1 - rank;
+    return chunk * p->pp + rank;
+}
 
 bool zb_profile_has_limit(const struct zb_profile *p);
 
