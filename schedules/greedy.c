@@ -9,6 +9,7 @@
  * of ranks); only the ranks of the committed stage and its neighbours can
  * change their choice, so a step costs O(log p). */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "families.h"
@@ -273,6 +274,34 @@ bool zb_measures_better(const struct zb_measures *x,
     return px < py - eps;
 }
 
+struct policy_run {
+    const struct zb_profile *p;
+    const struct zb_greedy_policy *pol;
+    const char *name;
+    struct zb_schedule sched;   /* timed order, valid when rc == 0 */
+    int rc;
+    struct zb_error err;
+};
+
+static void run_policy(struct policy_run *run)
+{
+    zb_schedule_init(&run->sched, run->name, run->p);
+    run->rc = zb_greedy(run->p, run->pol, &run->sched, &run->err);
+    if (run->rc == 0)
+        run->rc = zb_sim_run(&run->sched, &run->err);
+    if (run->rc < 0)
+        zb_schedule_release(&run->sched);
+}
+
+/* The second core takes every other policy. */
+static void *run_odd_policies(void *arg)
+{
+    struct policy_run *runs = arg;
+    for (size_t i = 1; runs[i].p; i += 2)
+        run_policy(&runs[i]);
+    return NULL;
+}
+
 int zb_greedy_best(const struct zb_profile *p, struct zb_schedule *s,
                    struct zb_error *err)
 {
@@ -284,30 +313,38 @@ int zb_greedy_best(const struct zb_profile *p, struct zb_schedule *s,
         { 0, 0 }, { 0.5, 0 }, { 0, 0.5 }, { 0.5, 0.5 }, { 1, 0 }, { 1, 0.5 },
     };
     const size_t n = p->placement == ZB_PLACEMENT_V ? 4 : 6;
-    struct zb_schedule best, c;
-    bool have = false;
-    int rc = 0;
+    struct policy_run runs[sizeof(policies) / sizeof(policies[0]) + 2];
+    struct policy_run *best = NULL;
+    pthread_t helper;
+    bool threaded;
 
+    /* Zeroed tail: runs[n].p and runs[n + 1].p are NULL, ending the
+     * helper's walk over the odd entries. */
+    memset(runs, 0, sizeof(runs));
+    for (size_t i = 0; i < n; i++)
+        runs[i] = (struct policy_run){ .p = p, .pol = &policies[i],
+                                       .name = s->name };
+    threaded = pthread_create(&helper, NULL, run_odd_policies, runs) == 0;
+    for (size_t i = 0; i < n; i++)
+        if (i % 2 == 0 || !threaded)
+            run_policy(&runs[i]);
+    if (threaded)
+        pthread_join(helper, NULL);
+
+    /* In policy order, so the choice does not depend on thread timing. */
     for (size_t i = 0; i < n; i++) {
-        zb_schedule_init(&c, s->name, p);
-        if ((rc = zb_greedy(p, &policies[i], &c, err)) < 0 ||
-            (rc = zb_sim_run(&c, err)) < 0) {
-            zb_schedule_release(&c);
+        if (runs[i].rc < 0)
             continue;
-        }
-        if (have && !zb_measures_better(&c.predicted, &best.predicted,
-                                        p->pp)) {
-            zb_schedule_release(&c);
-            continue;
-        }
-        if (have)
-            zb_schedule_release(&best);
-        best = c;
-        have = true;
+        if (!best || zb_measures_better(&runs[i].sched.predicted,
+                                        &best->sched.predicted, p->pp))
+            best = &runs[i];
     }
-    if (!have)
-        return rc;      /* every policy stalled: the last one's error */
-    zb_copy_order(s, &best);
-    zb_schedule_release(&best);
-    return 0;
+    if (best)
+        zb_copy_order(s, &best->sched);
+    else if (err)
+        *err = runs[n - 1].err;     /* every policy stalled: say why */
+    for (size_t i = 0; i < n; i++)
+        if (runs[i].rc == 0)
+            zb_schedule_release(&runs[i].sched);
+    return best ? 0 : runs[n - 1].rc;
 }
