@@ -192,6 +192,9 @@ void cli_usage(FILE *out)
 "  validate   check that a schedule file is legal\n"
 "  compare    every family side by side for one profile\n"
 "  list       the schedule families\n"
+"  render     draw schedule files: SVG, terminal, Chrome trace (Perfetto)\n"
+"  export     write a schedule file as PyTorch pipelining CSV\n"
+"  import     read PyTorch pipelining CSV into a schedule file\n"
 "\n"
 "profile options (generate, compare; flags override the file):\n"
 "  --profile FILE      profile JSON (docs/formats.md)\n"
@@ -206,6 +209,13 @@ void cli_usage(FILE *out)
 "eval:     FILE [--json]\n"
 "validate: FILE\n"
 "compare:  [--json]\n"
+"render:   FILE [-o OUT.svg] [--ascii] [--width N] [--trace OUT.json]\n"
+"          [--realized ZBEXEC_TRACE_OR_REPORT [--iter N]] [--unit us|ms|s]\n"
+"          --compare FILE FILE...  (several schedules, one time axis)\n"
+"export:   FILE --to torch-csv [--format compute_only|compute_comms]\n"
+"          [-o OUT]\n"
+"import:   --from torch-csv FILE [profile options] [--name NAME] [-o OUT]\n"
+"          [-q]  (the CSV gives pp, vpp, mb and placement)\n"
 "\n"
 "exit status: 0 ok, 1 failure, 2 usage error\n", out);
 }

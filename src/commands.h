@@ -7,5 +7,8 @@ int cmd_eval(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_render(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 
 #endif

@@ -1,7 +1,7 @@
 /* json.c - the profile and schedule JSON formats (docs/formats.md).
  *
- * The only file that includes cJSON: trees are parsed into our structs and
- * deleted here. Output is written by hand (one op per line) so that large
+ * With json_trace.c (traces and reports) the only files that include
+ * cJSON: trees are parsed into our structs and deleted here. Output is written by hand (one op per line) so that large
  * schedules stay readable and diffable. */
 #include <cjson/cJSON.h>
 #include <math.h>

@@ -13,6 +13,9 @@ static const struct command {
     { "validate", cmd_validate },
     { "compare", cmd_compare },
     { "list", cmd_list },
+    { "render", cmd_render },
+    { "export", cmd_export },
+    { "import", cmd_import },
     { NULL, NULL },
 };
 

@@ -156,13 +156,13 @@ static int report_stuck(struct sim *m, struct zb_error *err)
     return zb_error_set(err, ZB_EILLEGAL, "simulation stalled");
 }
 
-static void measure(struct zb_schedule *s)
+void zb_measures_from_times(const struct zb_profile *p,
+                            const struct zb_op_list *ranks,
+                            struct zb_measures *ms)
 {
-    const struct zb_profile *p = &s->profile;
-    struct zb_measures *ms = &s->predicted;
     double busy = 0, first = INFINITY, last = -INFINITY;
 
-    ms->cost = 0;
+    ms->cost = ms->lower_bound = ms->makespan_bound = 0;
     ms->fits_memory = true;
     for (int r = 0; r < p->pp; r++) {
         struct zb_rank_measures *rm = &ms->ranks[r];
@@ -171,8 +171,8 @@ static void measure(struct zb_schedule *s)
         memset(rm, 0, sizeof(*rm));
         rm->first_start = INFINITY;
         rm->last_end = -INFINITY;
-        for (int i = 0; i < s->ranks[r].n; i++) {
-            const struct zb_op *op = &s->ranks[r].ops[i];
+        for (int i = 0; i < ranks[r].n; i++) {
+            const struct zb_op *op = &ranks[r].ops[i];
             if (!zb_op_is_compute(op->kind))
                 continue;
             rm->busy += op->end - op->start;
@@ -196,8 +196,6 @@ static void measure(struct zb_schedule *s)
     ms->bubble_ratio = ms->cost > 0 ? 1 - busy / (p->pp * ms->cost) : 0;
     ms->sync_bubble_ratio =
         ms->makespan > 0 ? 1 - busy / (p->pp * ms->makespan) : 0;
-    ms->lower_bound = zb_bound_cost(p);
-    ms->makespan_bound = zb_bound_makespan(p);
 }
 
 int zb_sim_run(struct zb_schedule *s, struct zb_error *err)
@@ -248,7 +246,9 @@ int zb_sim_run(struct zb_schedule *s, struct zb_error *err)
             rc = report_stuck(&m, err);
             goto out;
         }
-    measure(s);
+    zb_measures_from_times(p, s->ranks, &s->predicted);
+    s->predicted.lower_bound = zb_bound_cost(p);
+    s->predicted.makespan_bound = zb_bound_makespan(p);
 out:
     free(m.end);
     free(m.pos);

@@ -4,7 +4,7 @@
 set -eu
 packages=(build-essential pkg-config libglpk-dev glpk-utils libcjson-dev
           libcriterion-dev libopenmpi-dev openmpi-bin libopenblas-dev
-          librsvg2-bin libxml2-utils)
+          librsvg2-bin libxml2-utils jq)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

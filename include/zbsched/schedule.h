@@ -127,6 +127,13 @@ int zb_lower(struct zb_schedule *s, struct zb_error *err);
  * ZB_EILLEGAL if a pass waits on a pass that never runs (cycle, missing). */
 int zb_sim_run(struct zb_schedule *s, struct zb_error *err);
 
+/* Every measure but the bounds (left 0), from the start/end of the
+ * compute ops in ranks (pp lists): the simulator's, or a realized run's.
+ * ms->ranks must hold pp entries. */
+void zb_measures_from_times(const struct zb_profile *p,
+                            const struct zb_op_list *ranks,
+                            struct zb_measures *ms);
+
 /* The legal-schedule definition: passes exactly once, dependencies,
  * send/recv pairing and order, no deadlock under blocking semantics,
  * memory within limits. Messages name rank, op index and op. */

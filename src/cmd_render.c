@@ -1,0 +1,229 @@
+/* cmd_render.c - `zbsched render`: SVG (default), terminal (--ascii) and
+ * predicted Chrome trace (--trace) of schedule files; --compare stacks
+ * several, --realized draws a zbexec run above the prediction. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include "cli.h"
+#include "commands.h"
+#include "zbsched/io.h"
+#include "zbsched/render.h"
+#include "zbsched/xalloc.h"
+
+static const struct cli_opt opts[] = {
+    { "o", true }, { "output", true }, { "ascii", false },
+    { "trace", true }, { "compare", false }, { "realized", true },
+    { "iter", true }, { "width", true }, { "unit", true },
+    { "help", false }, { NULL, 0 },
+};
+
+struct render {
+    struct zb_schedule sched[CLI_MAX_ARGS];
+    int n;                          /* schedules read */
+    struct zb_timeline real;        /* --realized, if given */
+    struct zb_measures real_m;
+    struct zb_panel panels[CLI_MAX_ARGS + 1];
+    int npanels;
+};
+
+/* Read, check (all rules but memory, as `eval` does) and re-simulate, so
+ * a hand-written or imported file is drawn with times of its profile. */
+static int load_schedule(const char *path, struct zb_schedule *s)
+{
+    struct zb_error err = { 0 };
+    int rc;
+
+    if ((rc = cli_read_schedule(path, s)) != CLI_OK)
+        return rc;
+    if (zb_schedule_validate_order(s, &err) < 0 || zb_sim_run(s, &err) < 0) {
+        zb_error_prefix(&err, "'%s'", path);
+        zb_schedule_release(s);
+        return cli_fail(&err);
+    }
+    return CLI_OK;
+}
+
+static int load_realized(const char *path, const struct zb_schedule *s,
+                         double us_per_unit, int iter, struct render *v)
+{
+    struct zb_error err = { 0 };
+    char *text;
+    int rc;
+
+    v->real_m.ranks = xcalloc((size_t)s->profile.pp,
+                              sizeof(*v->real_m.ranks));
+    if ((rc = zb_io_slurp(path, &text, &err)) == 0) {
+        rc = zb_timeline_parse(text, &s->profile, us_per_unit, iter,
+                               &v->real, &err);
+        free(text);
+    }
+    if (rc < 0) {
+        zb_error_prefix(&err, "'%s'", path);
+        return cli_fail(&err);
+    }
+    zb_measures_from_times(&s->profile, v->real.ranks, &v->real_m);
+    return CLI_OK;
+}
+
+/* The profile's time unit in microseconds (trace timestamps are us). */
+static int unit_scale(const struct cli_args *a, double *out)
+{
+    static const struct { const char *name; double us; } units[] = {
+        { "us", 1 }, { "ms", 1e3 }, { "s", 1e6 },
+    };
+    const char *u = cli_get(a, "unit") ? cli_get(a, "unit") : "ms";
+
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+        if (!strcmp(u, units[i].name)) {
+            *out = units[i].us;
+            return CLI_OK;
+        }
+    cli_error("render: --unit: '%s' is not one of us, ms, s", u);
+    return CLI_USAGE;
+}
+
+static int int_option(const struct cli_args *a, const char *name, int dflt,
+                      int min, int *out)
+{
+    double v;
+    int rc = cli_number(a, name, dflt, &v);
+
+    if (rc != CLI_OK)
+        return rc;
+    if (v != floor(v) || v < min || v > 1e6) {
+        cli_error("render: --%s: expected an integer >= %d, got '%s'", name,
+                  min, cli_get(a, name));
+        return CLI_USAGE;
+    }
+    *out = (int)v;
+    return CLI_OK;
+}
+
+/* Columns of the terminal on stdout; 100 when it is not one. */
+static int terminal_width(void)
+{
+    struct winsize ws;
+    const char *env = getenv("COLUMNS");
+
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 &&
+        ws.ws_col >= ZB_ASCII_MIN_WIDTH)
+        return ws.ws_col;
+    if (env && atoi(env) >= ZB_ASCII_MIN_WIDTH)
+        return atoi(env);
+    return 100;
+}
+
+static int write_text(const char *path, char *text)
+{
+    struct zb_error err = { 0 };
+    int rc = zb_io_write_file(path, text, strlen(text), &err);
+
+    free(text);
+    return rc < 0 ? cli_fail(&err) : CLI_OK;
+}
+
+static int check_usage(const struct cli_args *a)
+{
+    if (a->npos == 0) {
+        cli_error("render: expected a schedule file");
+        return CLI_USAGE;
+    }
+    if (a->npos > 1 && !cli_has(a, "compare")) {
+        cli_error("render: several schedules need --compare");
+        return CLI_USAGE;
+    }
+    if (cli_has(a, "compare") && (cli_has(a, "realized") ||
+                                  cli_has(a, "trace"))) {
+        cli_error("render: --compare takes neither --realized nor --trace");
+        return CLI_USAGE;
+    }
+    if (cli_has(a, "iter") && !cli_has(a, "realized")) {
+        cli_error("render: --iter selects an iteration of --realized");
+        return CLI_USAGE;
+    }
+    return CLI_OK;
+}
+
+/* Compared panels are told apart by file name, without its folders. */
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+
+    return slash ? slash + 1 : path;
+}
+
+static void add_panel(struct render *v, const char *label,
+                      const struct zb_schedule *s,
+                      const struct zb_op_list *ranks,
+                      const struct zb_measures *m)
+{
+    v->panels[v->npanels++] = (struct zb_panel){ label, s, ranks, m };
+}
+
+/* Pictures go to -o, else stdout; a --trace alone draws no picture. */
+static int draw(const struct cli_args *a, struct render *v, int width)
+{
+    const char *out = cli_get(a, "o") ? cli_get(a, "o")
+                                      : cli_get(a, "output");
+    bool ascii = cli_has(a, "ascii");
+
+    if (!out && cli_has(a, "trace") && !ascii)
+        return CLI_OK;
+    return write_text(out ? out : "-",
+                      ascii ? zb_render_ascii(v->panels, v->npanels, width)
+                            : zb_render_svg(v->panels, v->npanels, width));
+}
+
+int cmd_render(int argc, char **argv)
+{
+    struct render *v = xcalloc(1, sizeof(*v));
+    struct cli_args a;
+    double us_per_unit;
+    int rc, width, iter = -1;
+    bool ascii;
+
+    if ((rc = cli_parse(argc, argv, "render", opts, &a)) != CLI_OK)
+        goto out;
+    if (cli_has(&a, "help")) {
+        cli_usage(stdout);
+        goto out;
+    }
+    ascii = cli_has(&a, "ascii");
+    if ((rc = check_usage(&a)) != CLI_OK ||
+        (rc = unit_scale(&a, &us_per_unit)) != CLI_OK ||
+        (rc = int_option(&a, "width", ascii ? terminal_width() : 1200,
+                         ascii ? ZB_ASCII_MIN_WIDTH : ZB_SVG_MIN_WIDTH,
+                         &width)) != CLI_OK ||
+        (cli_has(&a, "iter") &&
+         (rc = int_option(&a, "iter", 0, 0, &iter)) != CLI_OK))
+        goto out;
+    for (; v->n < a.npos; v->n++)
+        if ((rc = load_schedule(a.pos[v->n], &v->sched[v->n])) != CLI_OK)
+            goto out;
+    if (cli_has(&a, "realized")) {
+        if ((rc = load_realized(cli_get(&a, "realized"), &v->sched[0],
+                                us_per_unit, iter, v)) != CLI_OK)
+            goto out;
+        add_panel(v, "realized", &v->sched[0], v->real.ranks, &v->real_m);
+    }
+    for (int k = 0; k < v->n; k++)
+        add_panel(v, cli_has(&a, "realized") ? "predicted"
+                     : cli_has(&a, "compare") ? base_name(a.pos[k]) : NULL,
+                  &v->sched[k], v->sched[k].ranks, &v->sched[k].predicted);
+    if (cli_has(&a, "trace") &&
+        (rc = write_text(cli_get(&a, "trace"),
+                         zb_trace_format(&v->sched[0], us_per_unit))) !=
+            CLI_OK)
+        goto out;
+    rc = draw(&a, v, width);
+out:
+    for (int k = 0; k < v->n; k++)
+        zb_schedule_release(&v->sched[k]);
+    zb_timeline_release(&v->real);
+    free(v->real_m.ranks);
+    free(v);
+    return rc;
+}
