@@ -179,6 +179,22 @@ int cli_read_schedule(const char *path, struct zb_schedule *out)
     return CLI_OK;
 }
 
+int cli_load_schedule(const char *path, struct zb_schedule *out)
+{
+    struct zb_error err = { 0 };
+    int rc;
+
+    if ((rc = cli_read_schedule(path, out)) != CLI_OK)
+        return rc;
+    if (zb_schedule_validate_order(out, &err) < 0 ||
+        zb_sim_run(out, &err) < 0) {
+        zb_error_prefix(&err, "'%s'", path);
+        zb_schedule_release(out);
+        return cli_fail(&err);
+    }
+    return CLI_OK;
+}
+
 void cli_usage(FILE *out)
 {
     fputs(

@@ -57,6 +57,11 @@ struct zb_schedule;
 /* Read and parse a schedule file; prints the error itself. */
 int cli_read_schedule(const char *path, struct zb_schedule *out);
 
+/* Read, check every rule but memory (as `eval` does) and re-simulate, so a
+ * hand-written or imported file gets the times of its own profile. Prints
+ * the error itself; on failure *out holds nothing to release. */
+int cli_load_schedule(const char *path, struct zb_schedule *out);
+
 /* Usage text of the whole tool (also `zbsched --help`). */
 void cli_usage(FILE *out);
 

@@ -13,7 +13,6 @@ int cmd_eval(int argc, char **argv)
         { "json", false }, { "help", false }, { NULL, 0 },
     };
     struct zb_schedule s;
-    struct zb_error err = { 0 };
     struct cli_args a;
     int rc;
 
@@ -27,14 +26,8 @@ int cmd_eval(int argc, char **argv)
         cli_error("eval: expected one schedule file");
         return CLI_USAGE;
     }
-    if ((rc = cli_read_schedule(a.pos[0], &s)) != CLI_OK)
+    if ((rc = cli_load_schedule(a.pos[0], &s)) != CLI_OK)
         return rc;
-    if (zb_schedule_validate_order(&s, &err) < 0 ||
-        zb_sim_run(&s, &err) < 0) {
-        zb_error_prefix(&err, "'%s'", a.pos[0]);
-        rc = cli_fail(&err);
-        goto out;
-    }
     if (cli_has(&a, "json"))
         report_measures_json(stdout, &s);
     else
@@ -43,7 +36,6 @@ int cmd_eval(int argc, char **argv)
         cli_error("'%s': peak memory exceeds the limit", a.pos[0]);
         rc = CLI_FAIL;
     }
-out:
     zb_schedule_release(&s);
     return rc;
 }

@@ -53,22 +53,15 @@ int cmd_export(int argc, char **argv)
         cli_error("export: --to torch-csv is the one format");
         return CLI_USAGE;
     }
-    if ((rc = parse_form(&a, &form)) != CLI_OK ||
-        (rc = cli_read_schedule(a.pos[0], &s)) != CLI_OK)
-        return rc;
     /* The compute_only grid follows the simulator's order: re-simulate. */
-    if (zb_schedule_validate_order(&s, &err) < 0 ||
-        zb_sim_run(&s, &err) < 0) {
-        zb_error_prefix(&err, "'%s'", a.pos[0]);
-        rc = cli_fail(&err);
-        goto out;
-    }
+    if ((rc = parse_form(&a, &form)) != CLI_OK ||
+        (rc = cli_load_schedule(a.pos[0], &s)) != CLI_OK)
+        return rc;
     out = cli_get(&a, "o") ? cli_get(&a, "o") : cli_get(&a, "output");
     text = zb_torch_csv_format(&s, form);
     if (zb_io_write_file(out ? out : "-", text, strlen(text), &err) < 0)
         rc = cli_fail(&err);
     free(text);
-out:
     zb_schedule_release(&s);
     return rc;
 }

@@ -29,23 +29,6 @@ struct render {
     int npanels;
 };
 
-/* Read, check (all rules but memory, as `eval` does) and re-simulate, so
- * a hand-written or imported file is drawn with times of its profile. */
-static int load_schedule(const char *path, struct zb_schedule *s)
-{
-    struct zb_error err = { 0 };
-    int rc;
-
-    if ((rc = cli_read_schedule(path, s)) != CLI_OK)
-        return rc;
-    if (zb_schedule_validate_order(s, &err) < 0 || zb_sim_run(s, &err) < 0) {
-        zb_error_prefix(&err, "'%s'", path);
-        zb_schedule_release(s);
-        return cli_fail(&err);
-    }
-    return CLI_OK;
-}
-
 static int load_realized(const char *path, const struct zb_schedule *s,
                          double us_per_unit, int iter, struct render *v)
 {
@@ -201,7 +184,7 @@ int cmd_render(int argc, char **argv)
          (rc = int_option(&a, "iter", 0, 0, &iter)) != CLI_OK))
         goto out;
     for (; v->n < a.npos; v->n++)
-        if ((rc = load_schedule(a.pos[v->n], &v->sched[v->n])) != CLI_OK)
+        if ((rc = cli_load_schedule(a.pos[v->n], &v->sched[v->n])) != CLI_OK)
             goto out;
     if (cli_has(&a, "realized")) {
         if ((rc = load_realized(cli_get(&a, "realized"), &v->sched[0],
