@@ -212,7 +212,7 @@ void cli_usage(FILE *out)
 "  export     write a schedule file as PyTorch pipelining CSV\n"
 "  import     read PyTorch pipelining CSV into a schedule file\n"
 "\n"
-"profile options (generate, compare; flags override the file):\n"
+"profile options (generate, compare, import; flags override the file):\n"
 "  --profile FILE      profile JSON (docs/formats.md)\n"
 "  --pp N --vpp N --mb N           ranks, chunks per rank, microbatches\n"
 "  --placement loop|v              stage placement (v needs vpp 2)\n"
