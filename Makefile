@@ -90,8 +90,72 @@ bench: $(BENCH)
 	$(Q)bash tools/bench.sh $(BENCH) docs/bench.md
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san $(BUILD)
 
 SHELL := /bin/bash
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/main.d \
          $(BUILD)/tools/bench.d
+
+# ---- zbexec (tools/zbexec) ----
+# The executor, `mpirun -np P $(BUILD)/zbexec SCHEDULE.json`: MPI (mpicc) and
+# OpenBLAS are required; the cuda backend (NCCL + cuBLAS) is built when
+# $(CUDA_HOME)/bin/nvcc exists, CUDA=0 turns it off.
+#   make test-mpi      executor tests on the cpu backend (part of `make test`)
+#   make test-gpu      the same checks on the cuda backend (needs a GPU)
+#   make bench-zbexec  synthetic-mode benchmark -> docs/zbexec-bench.md
+MPICC ?= mpicc
+CUDA_HOME ?= /usr/local/cuda
+NCCL_HOME ?= $(CUDA_HOME)
+NVCC ?= $(CUDA_HOME)/bin/nvcc
+CUDA ?= $(if $(wildcard $(NVCC)),1,0)
+NVCC_ARCH ?= -gencode arch=compute_80,code=sm_80 \
+             -gencode arch=compute_90,code=[sm_90,compute_90]
+MPI_CFLAGS ?= $(shell $(MPICC) --showme:compile 2>/dev/null)
+
+ZBEXEC := $(BUILD)/zbexec
+EXEC_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/zbexec/*.c))
+EXEC_CFLAGS := $(CFLAGS_ALL) -pthread
+EXEC_LIBS := -lopenblas -pthread
+ifeq ($(CUDA),1)
+EXEC_CFLAGS += -DZB_HAVE_CUDA
+EXEC_OBJ += $(BUILD)/tools/zbexec/cuda.o
+EXEC_NVFLAGS := -std=c++17 $(OPT) -Iinclude -I$(NCCL_HOME)/include \
+                $(MPI_CFLAGS) $(NVCC_ARCH) -Xcompiler -Wall,-Wextra
+EXEC_LIBS += -L$(CUDA_HOME)/lib64 -L$(NCCL_HOME)/lib \
+             -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(NCCL_HOME)/lib \
+             -lnccl -lcublas -lcudart -lstdc++
+endif
+
+all: $(ZBEXEC)
+test: test-mpi
+.PHONY: test-mpi test-gpu bench-zbexec
+
+$(BUILD)/tools/zbexec/flags: FORCE
+	@mkdir -p $(@D)
+	@echo '$(MPICC) $(EXEC_CFLAGS) $(NVCC) $(EXEC_NVFLAGS)' | cmp -s - $@ || \
+	    echo '$(MPICC) $(EXEC_CFLAGS) $(NVCC) $(EXEC_NVFLAGS)' > $@
+
+$(BUILD)/tools/zbexec/%.o: tools/zbexec/%.c $(BUILD)/tools/zbexec/flags
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  MPICC   $<")
+	$(Q)$(MPICC) $(EXEC_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/tools/zbexec/%.o: tools/zbexec/%.cu $(BUILD)/tools/zbexec/flags
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  NVCC    $<")
+	$(Q)$(NVCC) $(EXEC_NVFLAGS) -MMD -MP -c $< -o $@
+
+$(ZBEXEC): $(EXEC_OBJ) $(LIB)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(MPICC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS) $(EXEC_LIBS)
+
+test-mpi: $(ZBEXEC) $(ZBSCHED)
+	$(Q)ZBEXEC=$(ZBEXEC) ZBSCHED=$(ZBSCHED) bash tests/mpi/run.sh
+
+test-gpu: $(ZBEXEC) $(ZBSCHED)
+	$(Q)ZBEXEC=$(ZBEXEC) ZBSCHED=$(ZBSCHED) BACKEND=cuda bash tests/mpi/run.sh
+
+bench-zbexec: $(ZBEXEC) $(ZBSCHED)
+	$(Q)bash tools/zbexec-bench.sh $(ZBSCHED) $(ZBEXEC) docs/zbexec-bench.md
+
+-include $(EXEC_OBJ:.o=.d)

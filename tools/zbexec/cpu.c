@@ -1,0 +1,214 @@
+/* cpu.c - the cpu backend: OpenBLAS for the math, MPI point-to-point for
+ * the messages, the host clock for timing. Its math table is also the
+ * sequential reference's, which is what makes --check exact. */
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "exec.h"
+#include "zbsched/xalloc.h"
+
+/* ---- Math ------------------------------------------------------------- */
+
+static float *cpu_alloc(void *dev, size_t n)
+{
+    (void)dev;
+    return xcalloc(n ? n : 1, sizeof(float));
+}
+
+static void cpu_release(void *dev, float *p)
+{
+    (void)dev;
+    free(p);
+}
+
+static void cpu_copy(void *dev, float *dst, const float *src, size_t n)
+{
+    (void)dev;
+    memcpy(dst, src, n * sizeof(float));
+}
+
+static void cpu_gemm(void *dev, bool ta, bool tb, int m, int n, int k,
+                     const float *a, const float *b, float beta, float *c)
+{
+    (void)dev;
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+                tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a,
+                ta ? m : k, b, tb ? k : n, beta, c, n);
+}
+
+static void cpu_bias_act(void *dev, float *z, const float *bias, int rows,
+                         int cols, bool tanh_act)
+{
+    (void)dev;
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < cols; j++) {
+            float v = z[(size_t)i * cols + j] + bias[j];
+            z[(size_t)i * cols + j] = tanh_act ? tanhf(v) : v;
+        }
+}
+
+static void cpu_act_grad(void *dev, float *dz, const float *dy,
+                         const float *y, size_t n)
+{
+    (void)dev;
+    for (size_t i = 0; i < n; i++)
+        dz[i] = dy[i] * (1.0f - y[i] * y[i]);
+}
+
+static void cpu_colsum(void *dev, float *out, const float *x, int rows,
+                       int cols)
+{
+    (void)dev;
+    for (int j = 0; j < cols; j++)
+        out[j] = 0;
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < cols; j++)
+            out[j] += x[(size_t)i * cols + j];
+}
+
+static void cpu_axpy(void *dev, float *y, float a, const float *x, size_t n)
+{
+    (void)dev;
+    for (size_t i = 0; i < n; i++)
+        y[i] += a * x[i];
+}
+
+static void cpu_mse(void *dev, float *dy, float *loss, const float *y,
+                    const float *t, size_t n, float scale)
+{
+    double sum = 0;
+
+    (void)dev;
+    for (size_t i = 0; i < n; i++) {
+        float d = y[i] - t[i];
+        dy[i] = scale * d;
+        sum += (double)d * d;
+    }
+    *loss = (float)(0.5 * scale * sum);
+}
+
+const struct zb_math zb_math_cpu = {
+    .alloc = cpu_alloc,
+    .release = cpu_release,
+    .upload = cpu_copy,
+    .download = cpu_copy,
+    .copy = cpu_copy,
+    .gemm = cpu_gemm,
+    .bias_act = cpu_bias_act,
+    .act_grad = cpu_act_grad,
+    .colsum = cpu_colsum,
+    .axpy = cpu_axpy,
+    .mse = cpu_mse,
+};
+
+/* ---- Transport and timing -------------------------------------------- */
+
+struct cpu_dev {
+    double *marks;          /* host ms since the epoch, by slot */
+    int nmarks;
+};
+
+static int cpu_init(struct exec *x, struct zb_error *err)
+{
+    struct cpu_dev *d = xcalloc(1, sizeof(*d));
+
+    (void)err;
+    d->nmarks = 3 * x->ops->n + 1;
+    d->marks = xcalloc((size_t)d->nmarks, sizeof(double));
+    x->dev = d;
+    return 0;
+}
+
+static void cpu_fini(struct exec *x)
+{
+    struct cpu_dev *d = x->dev;
+
+    if (!d)
+        return;
+    free(d->marks);
+    free(d);
+    x->dev = NULL;
+}
+
+/* One tag for every message: pairs match in posting order, as in NCCL,
+ * and the header check catches an order mismatch. */
+static int cpu_post(struct exec *x, struct xmsg *m, struct zb_error *err)
+{
+    MPI_Request *req = xmalloc(sizeof(*req));
+    int rc;
+
+    if (m->send)
+        rc = MPI_Isend(m->buf, (int)m->n, MPI_FLOAT, m->peer, 0, x->comm,
+                       req);
+    else
+        rc = MPI_Irecv(m->buf, (int)m->n, MPI_FLOAT, m->peer, 0, x->comm,
+                       req);
+    if (rc != MPI_SUCCESS) {
+        free(req);
+        return exec_mpi_error(rc, m->send ? "MPI_Isend" : "MPI_Irecv", err);
+    }
+    m->priv = req;
+    return 0;
+}
+
+static int cpu_flush(struct exec *x, struct zb_error *err)
+{
+    (void)x;
+    (void)err;
+    return 0;
+}
+
+static int cpu_test(struct exec *x, struct xmsg *m, bool *done,
+                    struct zb_error *err)
+{
+    MPI_Status status;
+    int flag = 0, count = 0, rc;
+
+    (void)x;
+    rc = MPI_Test(m->priv, &flag, &status);
+    if (rc != MPI_SUCCESS)
+        return exec_mpi_error(rc, "MPI_Test", err);
+    *done = flag;
+    if (!flag)
+        return 0;
+    free(m->priv);
+    m->priv = NULL;
+    if (m->send)
+        return 0;
+    MPI_Get_count(&status, MPI_FLOAT, &count);
+    if ((size_t)count < MSG_HDR_FLOATS)
+        return zb_error_set(err, ZB_EILLEGAL, "a %d-float message from "
+                            "rank %d is too short for its header", count,
+                            m->peer);
+    memcpy(&m->got, m->buf, sizeof(m->got));
+    return 0;
+}
+
+static void cpu_mark(struct exec *x, int slot)
+{
+    struct cpu_dev *d = x->dev;
+
+    d->marks[slot] = exec_now() - x->epoch;
+}
+
+static int cpu_marks(struct exec *x, int n, double *ms, struct zb_error *err)
+{
+    struct cpu_dev *d = x->dev;
+
+    (void)err;
+    memcpy(ms, d->marks, (size_t)n * sizeof(double));
+    return 0;
+}
+
+const struct zb_executor zb_executor_cpu = {
+    .name = "cpu",
+    .math = &zb_math_cpu,
+    .init = cpu_init,
+    .fini = cpu_fini,
+    .post = cpu_post,
+    .flush = cpu_flush,
+    .test = cpu_test,
+    .mark = cpu_mark,
+    .marks = cpu_marks,
+};

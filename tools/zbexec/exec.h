@@ -1,0 +1,378 @@
+/* exec.h - zbexec, the executor: replays a schedule's per-rank op lists
+ * with one MPI process per rank (DESIGN.md, "Commands"). The one header of
+ * tools/zbexec: options, the backend table, the model and the engine state.
+ *
+ * Ownership: struct exec owns everything it points to; exec_release()
+ * frees it. Const pointer arguments are borrowed, never kept. Functions
+ * that can fail return 0 or a negative ZB_E* code with detail in err. */
+#ifndef ZBEXEC_EXEC_H
+#define ZBEXEC_EXEC_H
+
+/* The CUDA backend is C++ (cuda.cu): keep this header valid C++ too. */
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include "zbsched/error.h"
+#include "zbsched/profile.h"
+#include "zbsched/schedule.h"
+
+/* ---- Options (opts.c) ---------------------------------------------------- */
+
+struct exec_opts {
+    const char *schedule;       /* SCHEDULE.json */
+    const char *backend;        /* --backend, "cpu" by default */
+    int layers, hidden, batch;  /* --model mlp:layers=,hidden=,batch= */
+    int iters;                  /* --iters; iteration 1 is the warm-up */
+    uint64_t seed;              /* --seed: weights and data */
+    bool check;                 /* --check against the sequential run */
+    double timeout;             /* --timeout seconds per op; 0 = off */
+    bool synthetic;             /* --synthetic: sleep, no model */
+    double time_unit;           /* --time-unit: ms per profile time unit */
+    double lr, clip;            /* --lr; --clip global norm, 0 = off */
+    bool post_validation;       /* --post-validation (or the JSON's STEP) */
+    bool validate;              /* false with --no-validate (tests only) */
+    int nan_stage, nan_mb;      /* --inject-nan STAGE:MB; -1 = none */
+    const char *report;         /* --report FILE */
+    const char *trace;          /* --trace FILE */
+    const char *trace_predicted;/* --trace-predicted FILE */
+    const char *profile_out;    /* --profile-out FILE */
+    bool help;
+};
+
+/* Fill o from argv; ZB_EINVAL with a one-line message on a usage error. */
+int opts_parse(int argc, char **argv, struct exec_opts *o,
+               struct zb_error *err);
+void opts_usage(FILE *out);
+
+/* ---- Tensor math (one table per device) ---------------------------------- */
+
+/* Row-major float matrices on one device. Calls are queued in order on
+ * the device's compute stream; a failure is sticky and reported by the
+ * backend's next sync point (CUDA's own error model), so model code stays
+ * a plain sequence of calls. The CPU table ignores dev (NULL is fine). */
+struct zb_math {
+    float *(*alloc)(void *dev, size_t n);            /* zero-filled */
+    void (*release)(void *dev, float *p);            /* NULL is fine */
+    void (*upload)(void *dev, float *dst, const float *host, size_t n);
+    /* Waits for the compute stream, then copies to the host. */
+    void (*download)(void *dev, float *host, const float *src, size_t n);
+    void (*copy)(void *dev, float *dst, const float *src, size_t n);
+    /* C (m x n) = op(A) op(B) + beta C; op(A) is m x k. */
+    void (*gemm)(void *dev, bool ta, bool tb, int m, int n, int k,
+                 const float *a, const float *b, float beta, float *c);
+    /* z = act(z + bias) row by row; act is tanh or the identity. */
+    void (*bias_act)(void *dev, float *z, const float *bias, int rows,
+                     int cols, bool tanh_act);
+    /* dz = dy * (1 - y^2), the tanh derivative (dz may alias dy). */
+    void (*act_grad)(void *dev, float *dz, const float *dy, const float *y,
+                     size_t n);
+    /* out[j] = sum over rows of x[i][j], rows in order. */
+    void (*colsum)(void *dev, float *out, const float *x, int rows,
+                   int cols);
+    /* y += a * x */
+    void (*axpy)(void *dev, float *y, float a, const float *x, size_t n);
+    /* dy = scale (y - t); *loss = scale / 2 * sum (y - t)^2 (on device). */
+    void (*mse)(void *dev, float *dy, float *loss, const float *y,
+                const float *t, size_t n, float scale);
+};
+
+extern const struct zb_math zb_math_cpu;
+
+/* ---- Messages ------------------------------------------------------------ */
+
+/* Every message starts with this header, checked on receipt: pairs match
+ * in order (no tags, as in NCCL), so a send/recv order mismatch shows up
+ * as the wrong header instead of silently wrong numbers. */
+#define MSG_MAGIC 0x7a626578    /* "zbex" */
+#define MSG_HDR_FLOATS 8
+enum msg_dir { MSG_F, MSG_B, MSG_PING };
+
+struct msg_header {
+    int32_t magic;
+    int32_t dir;                /* enum msg_dir */
+    int32_t stage;              /* producer stage */
+    int32_t mb;
+    int32_t iter;
+    int32_t count;              /* payload floats */
+    int32_t pad[2];
+};
+
+struct xmsg {
+    bool send;
+    int peer;
+    int op;                     /* index of the posting op, -1 for pings */
+    struct msg_header hdr;      /* sent, or expected on receipt */
+    struct msg_header got;      /* received (filled by test when done) */
+    float *buf;                 /* header + payload on the device */
+    size_t n;                   /* floats in buf */
+    void *priv;                 /* backend request state */
+};
+
+/* ---- Backend table (backends.c) ------------------------------------------ */
+
+struct exec;
+
+/* A backend: tensor math and point-to-point transport for one rank.
+ * Collectives (step check, measures) use MPI directly in the engine. */
+struct zb_executor {
+    const char *name;
+    const struct zb_math *math;
+    /* Set x->dev; x->sched, x->rank and x->comm are ready. */
+    int (*init)(struct exec *x, struct zb_error *err);
+    void (*fini)(struct exec *x);
+    /* Post m non-blocking; it may wait for flush() to be issued. */
+    int (*post)(struct exec *x, struct xmsg *m, struct zb_error *err);
+    /* Issue what post() queued (one NCCL group per run of comm ops). */
+    int (*flush)(struct exec *x, struct zb_error *err);
+    /* *done when m completed (m->got filled for a receive); then the
+     * backend has released m->priv. */
+    int (*test)(struct exec *x, struct xmsg *m, bool *done,
+                struct zb_error *err);
+    /* Timestamp slot on the compute timeline; slot 0 opens an iteration. */
+    void (*mark)(struct exec *x, int slot);
+    /* Slots 0..n-1 in host-clock ms since x->epoch (waits for the
+     * device); also the sticky-error sync point of the math table. */
+    int (*marks)(struct exec *x, int n, double *ms, struct zb_error *err);
+};
+
+extern const struct zb_executor *const zb_executors[];
+extern const struct zb_executor zb_executor_cpu;
+extern const struct zb_executor zb_executor_cuda;
+
+/* ZB_EINVAL naming the built-in backends when name is not one of them. */
+int exec_backend_find(const char *name, const struct zb_executor **out,
+                      struct zb_error *err);
+
+/* ---- Model (model.c) ----------------------------------------------------- */
+
+/* Each stage is `layers` Linear(hidden, hidden) layers with tanh, the last
+ * layer of the last stage linear, and a mean squared error loss. */
+struct mlp {
+    int layers, hidden, batch;
+};
+
+size_t mlp_nparam(const struct mlp *n);     /* per stage: weights, biases */
+size_t mlp_nact(const struct mlp *n);       /* batch * hidden */
+size_t mlp_param_offset(const struct mlp *n, int layer);  /* W_l; b_l after */
+
+/* Deterministic from the seed alone, whatever the rank or order. */
+void mlp_init_params(const struct mlp *n, uint64_t seed, int stage,
+                     float *host);
+void mlp_data(const struct mlp *n, uint64_t seed, bool target, int iter,
+              int mb, float *host);
+
+/* F: y[l] = act(y[l-1] W_l + b_l), y[-1] = x; y[layers-1] is the output. */
+void mlp_forward(const struct zb_math *m, void *dev, const struct mlp *n,
+                 const float *w, const float *x, float *const *y, bool last);
+/* B, the input gradient only: dz[l] (kept for W) and dx (NULL: skipped,
+ * stage 0). On the last stage dy is NULL and the loss provides it. */
+void mlp_backward_input(const struct zb_math *m, void *dev,
+                        const struct mlp *n, const float *w,
+                        const float *const *y, const float *dy,
+                        float *const *dz, float *dx, const float *target,
+                        float scale, float *loss);
+/* W, the weight gradient only: dw (mlp_nparam floats) from the layer
+ * inputs (x, y[0..layers-2]) and dz. */
+void mlp_backward_weight(const struct zb_math *m, void *dev,
+                         const struct mlp *n, const float *x,
+                         const float *const *y, const float *const *dz,
+                         float *dw);
+
+/* ---- Engine state -------------------------------------------------------- */
+
+/* A boundary tensor (dir, producer stage, mb) as this rank sees it. */
+enum xfer_state {
+    XF_EMPTY,        /* nothing yet */
+    XF_PRODUCED,     /* made here, waits for its SEND or local consumer */
+    XF_SENDING,      /* posted send, buffer freed on completion */
+    XF_RECEIVING,    /* posted receive, waits for its consumer */
+    XF_USED          /* sent or consumed */
+};
+
+struct xfer {
+    enum xfer_state state;
+    float *buf;                 /* header + payload */
+    struct xmsg *msg;           /* while sending or receiving */
+};
+
+struct mb_state {               /* one microbatch on one local stage */
+    float *x0;                  /* stage input, header + payload */
+    float **y, **dz;            /* layers entries each */
+    bool f, b, w;               /* passes run (STEP checks all three) */
+};
+
+struct stage_state {
+    int stage;
+    float *w, *g;               /* parameters, gradient accumulator */
+    float *saved;               /* copy for a post-validation rollback */
+    float *dw;                  /* one microbatch's weight gradient */
+    float **pending;            /* m: W results that ran out of mb order */
+    int next_w;                 /* next microbatch to accumulate */
+    struct mb_state *mbs;       /* m entries */
+    float *input;               /* stage 0: m microbatches of data */
+    float *target;              /* last stage: m targets */
+    float *loss;                /* last stage: m losses on the device */
+};
+
+struct op_time {                /* host-clock ms since the run's epoch */
+    double start, mid, end;     /* compute: pass (mid splits BW); comm:
+                                   the post call */
+    double wait, done;          /* comm: consumer starts waiting; seen done */
+};
+
+struct rank_sample {            /* one rank in one iteration */
+    double busy, first, last, peak;
+};
+
+struct step_info {
+    bool nonfinite, clipped, rolled_back;
+    double norm, loss;
+};
+
+struct exec {
+    struct exec_opts opt;
+    struct zb_schedule sched;       /* validated and simulated */
+    const struct zb_profile *p;
+    const struct zb_op_list *ops;   /* this rank's list */
+    const struct zb_executor *be;
+    const struct zb_math *m;
+    void *dev;                      /* backend state */
+    MPI_Comm comm;                  /* point-to-point (a dup of WORLD) */
+    int rank, nranks, nstages, iter;
+    bool post_validation;
+    struct mlp net;
+    size_t nact, nparam;
+    struct stage_state *st;         /* vpp entries, by chunk */
+    struct xfer *xf;                /* 2 * stages * m */
+    struct xmsg **sending;          /* sends in flight */
+    int nsending, capsending;
+    struct op_time *t;              /* per op, this iteration */
+    double *marks;                  /* 3 * ops + 1 slots */
+    double epoch;                   /* host ms of the run's start */
+    double mem, mem_peak;           /* live floats (model) or M_B units */
+    struct rank_sample *samples;    /* per iteration, this rank */
+    double *durations;              /* [chunk][F,B,W][iter * m] (ms) */
+    struct step_info *steps;        /* per iteration */
+    FILE *trace;                    /* this rank's trace events, */
+    char *trace_buf;                /* buffered in memory */
+    size_t trace_len;
+};
+
+/* ---- Engine (engine.c, pass.c, xfer.c, state.c) -------------------------- */
+
+int exec_state_init(struct exec *x, struct zb_error *err);
+void exec_release(struct exec *x);
+/* Counted allocation of per-microbatch buffers (realized peak_memory). */
+float *exec_alloc(struct exec *x, size_t n);
+void exec_free(struct exec *x, float *p, size_t n);
+struct stage_state *exec_stage(struct exec *x, int stage);
+
+/* One pass over this rank's list; x->iter is the iteration. A failure
+ * (ZB_EILLEGAL for a list the run-time checks refuse, ZB_EDEVICE for the
+ * transport) leaves peers waiting: the caller aborts every rank. */
+int exec_iteration(struct exec *x, struct zb_error *err);
+
+/* Compute op i (F, B, W or BW), its input taken first. */
+int pass_run(struct exec *x, int i, struct zb_error *err);
+
+struct xfer *xfer_at(struct exec *x, enum msg_dir dir, int stage, int mb);
+/* Comm op i: post its send or receive, non-blocking. */
+int xfer_post(struct exec *x, int i, struct zb_error *err);
+/* The input buffer of op i from (dir, stage, mb): local or received
+ * (waited for here); ownership passes to the caller. */
+int xfer_take(struct exec *x, int i, enum msg_dir dir, int stage, int mb,
+              float **out, struct zb_error *err);
+/* Complete the sends that are done (and drive MPI's progress). */
+int xfer_progress(struct exec *x, struct zb_error *err);
+/* Wait for every send; then nothing may be left unsent or unconsumed. */
+int xfer_drain(struct exec *x, struct zb_error *err);
+size_t xfer_floats(const struct exec *x);   /* header + payload */
+/* Wait for m (callers tell the watchdog first); checks a receive's
+ * header against m->hdr. */
+int xfer_wait(struct exec *x, struct xmsg *m, struct zb_error *err);
+
+/* ---- Optimizer step (step.c) and the reference (reference.c) ------------- */
+
+/* STEP: all passes ran, then the checked (and maybe rolled back) SGD. */
+int step_run(struct exec *x, struct zb_error *err);
+
+/* Replace a weight gradient element by NaN where --inject-nan says. */
+void step_inject(const struct exec *x, const struct zb_math *m, void *dev,
+                 int stage, int mb, int iter, float *dw);
+
+/* SGD with the global check shared by the pipeline and the reference:
+ * sums[s] = squared norm of stage s's gradient, bad if non-finite. */
+void step_decide(const struct exec *x, const double *sums, const int *bad,
+                 struct step_info *out, float *factor);
+void step_stats(const float *g, size_t n, double *sumsq, int *bad);
+
+/* Every rank runs the whole model sequentially on the CPU and compares its
+ * own stages; ZB_EILLEGAL with the first difference. */
+int reference_check(struct exec *x, bool *exact, struct zb_error *err);
+
+/* ---- Measures, report, trace, profile ------------------------------------ */
+
+/* Realized measures (DESIGN.md names), in profile time units: the mean
+ * over the measured iterations (all but the warm-up), peaks their max. */
+struct realized {
+    double cost, makespan, bubble_ratio, sync_bubble_ratio;
+    double *busy, *span, *peak_memory;      /* pp entries */
+    int first, last;                        /* measured iterations, 0-based */
+};
+
+void measure_iteration(struct exec *x);
+/* Rank 0 prints predicted vs realized on stdout and writes --report;
+ * collective. check: "exact", "within tolerance", "mismatch" or NULL. */
+int measure_report(struct exec *x, const char *check, struct zb_error *err);
+int report_write(const struct exec *x, const struct realized *r,
+                 const char *check, struct zb_error *err);
+
+void trace_iteration(struct exec *x);
+int trace_write(struct exec *x, struct zb_error *err);   /* collective */
+int trace_write_predicted(const struct exec *x, const char *path,
+                          struct zb_error *err);
+
+int profile_write(struct exec *x, struct zb_error *err); /* collective */
+
+/* ---- Process helpers (fail.c, clock.c, watchdog.c) ----------------------- */
+
+/* "zbexec: rank R: ..." on stderr. */
+void exec_error(int rank, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void exec_warn(int rank, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* A failure on one rank while the others may wait for it: print, abort
+ * every rank. */
+void exec_abort(const struct exec *x, const struct zb_error *err)
+    __attribute__((noreturn));
+/* Collective: the worst rc of all ranks; the lowest failing rank prints. */
+int exec_agree(int rank, int rc, const struct zb_error *err);
+/* An MPI return code as a ZB_EDEVICE error naming the call. */
+int exec_mpi_error(int rc, const char *call, struct zb_error *err);
+
+double exec_now(void);                  /* host ms, monotonic */
+void exec_sleep_until(double ms);       /* absolute, exec_now() clock */
+void exec_pause(int spins);             /* polling back-off */
+
+/* The watchdog aborts every rank when one activity lasts over --timeout:
+ * op i of the list (waiting or running), or a phase named by `what`. */
+enum wd_phase { WD_RUN, WD_WAIT };
+int watchdog_start(struct exec *x, struct zb_error *err);
+void watchdog_op(int op, enum wd_phase phase);
+void watchdog_phase(const char *what);  /* static string */
+void watchdog_stop(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

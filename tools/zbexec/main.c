@@ -1,0 +1,203 @@
+/* main.c - zbexec: read and validate the schedule, start the backend,
+ * replay the iterations, then check, profile, trace and report.
+ *
+ * Errors every rank sees alike are printed once (rank 0) and exit
+ * cleanly; a failure during the replay aborts every rank (see fail.c). */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include "exec.h"
+#include "zbsched/io.h"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, GO_ON = -1 };
+
+/* With --no-validate, the few rules without which the engine would index
+ * out of bounds; everything else is left to the run-time checks. */
+static int check_shape(const struct exec *x, struct zb_error *err)
+{
+    const struct zb_profile *p = x->p;
+    char desc[96];
+
+    for (int r = 0; r < p->pp; r++) {
+        const struct zb_op_list *l = &x->sched.ranks[r];
+        if (l->n == 0 || l->ops[l->n - 1].kind != ZB_OP_STEP)
+            return zb_error_set(err, ZB_EILLEGAL, "rank %d: the list does "
+                                "not end with STEP", r);
+        for (int i = 0; i < l->n - 1; i++) {
+            const struct zb_op *op = &l->ops[i];
+            /* A comm op's other side must be a stage too. */
+            int other = op->stage + (op->kind == ZB_OP_SEND_F ||
+                                     op->kind == ZB_OP_RECV_B ? 1 : -1);
+            bool comm = zb_op_is_comm(op->kind);
+            if (op->kind == ZB_OP_STEP || op->stage < 0 ||
+                op->stage >= x->nstages || op->mb < 0 ||
+                op->mb >= p->microbatches ||
+                zb_profile_stage_rank(p, op->stage) != r ||
+                (comm && (other < 0 || other >= x->nstages ||
+                          op->peer < 0 || op->peer >= p->pp ||
+                          op->peer == r)))
+                return zb_error_set(err, ZB_EILLEGAL, "rank %d op %d (%s): "
+                                    "not an op of this rank", r, i,
+                                    zb_op_describe(op, desc, sizeof(desc)));
+        }
+    }
+    return 0;
+}
+
+static int load(struct exec *x, struct zb_error *err)
+{
+    const char *path = x->opt.schedule;
+    char *text = NULL;
+    int rc;
+
+    if ((rc = exec_backend_find(x->opt.backend, &x->be, err)) < 0)
+        return rc;
+    if ((rc = zb_io_slurp(path, &text, err)) < 0)
+        return rc;
+    rc = zb_json_parse_schedule(text, &x->sched, err);
+    free(text);
+    if (rc < 0)
+        goto fail;
+    x->p = &x->sched.profile;
+    x->nstages = zb_profile_stages(x->p);
+    if (x->p->pp != x->nranks) {
+        rc = zb_error_set(err, ZB_EINVAL, "the schedule has pp %d but %d "
+                          "process%s started: run it with mpirun -np %d",
+                          x->p->pp, x->nranks, x->nranks == 1 ? " was"
+                                                              : "es were",
+                          x->p->pp);
+        goto fail;
+    }
+    if (x->opt.nan_stage >= x->nstages ||
+        x->opt.nan_mb >= x->p->microbatches) {
+        rc = zb_error_set(err, ZB_EINVAL, "--inject-nan %d:%d: no such "
+                          "stage and microbatch", x->opt.nan_stage,
+                          x->opt.nan_mb);
+        goto fail;
+    }
+    rc = x->opt.validate ? zb_schedule_validate(&x->sched, err)
+                         : check_shape(x, err);
+    if (rc < 0)
+        goto fail;
+    /* Predicted measures; a --no-validate list may not simulate. */
+    if ((rc = zb_sim_run(&x->sched, err)) < 0) {
+        if (x->opt.validate)
+            goto fail;
+        if (x->rank == 0)
+            exec_warn(0, "no prediction: %s", err->msg);
+        rc = 0;
+    }
+    x->ops = &x->sched.ranks[x->rank];
+    x->m = x->be->math;
+    x->post_validation = x->sched.post_validation || x->opt.post_validation;
+    return 0;
+fail:
+    zb_error_prefix(err, "'%s'", path);
+    return rc;
+}
+
+static void run(struct exec *x)
+{
+    struct zb_error err = { 0 };
+
+    for (x->iter = 0; x->iter < x->opt.iters; x->iter++) {
+        if (exec_iteration(x, &err) < 0)
+            exec_abort(x, &err);
+        measure_iteration(x);
+        trace_iteration(x);
+    }
+    x->iter = x->opt.iters - 1;
+}
+
+/* Everything after the replay; returns the exit status. */
+static int finish(struct exec *x)
+{
+    struct zb_error err = { 0 };
+    const char *check = NULL;
+    int status = EXIT_OK, rc = 0;
+    bool exact = false;
+
+    if (x->opt.check) {
+        rc = reference_check(x, &exact, &err);
+        if (exec_agree(x->rank, rc, &err) < 0) {
+            check = "mismatch";
+            status = EXIT_FAIL;
+        } else {
+            check = exact ? "exact" : "within tolerance";
+        }
+    }
+    if (x->opt.profile_out) {
+        rc = profile_write(x, &err);
+        if (exec_agree(x->rank, rc, &err) < 0)
+            status = EXIT_FAIL;
+    }
+    if (x->opt.trace) {
+        rc = trace_write(x, &err);
+        if (exec_agree(x->rank, rc, &err) < 0)
+            status = EXIT_FAIL;
+    }
+    rc = measure_report(x, check, &err);
+    if (exec_agree(x->rank, rc, &err) < 0)
+        status = EXIT_FAIL;
+    return status;
+}
+
+static int start(struct exec *x, int argc, char **argv)
+{
+    struct zb_error err = { 0 };
+    int rc = opts_parse(argc, argv, &x->opt, &err);
+
+    if (rc < 0) {
+        if (x->rank == 0)
+            exec_error(0, "%s", err.msg);
+        return EXIT_USAGE;
+    }
+    if (x->opt.help) {
+        if (x->rank == 0)
+            opts_usage(stdout);
+        return EXIT_OK;
+    }
+    rc = load(x, &err);
+    if (!rc && x->rank == 0 && x->opt.trace_predicted)
+        rc = trace_write_predicted(x, x->opt.trace_predicted, &err);
+    if (exec_agree(x->rank, rc, &err) < 0)
+        return EXIT_FAIL;
+    MPI_Comm_dup(MPI_COMM_WORLD, &x->comm);
+    MPI_Comm_set_errhandler(x->comm, MPI_ERRORS_RETURN);
+    rc = x->be->init(x, &err);
+    if (exec_agree(x->rank, rc, &err) < 0)
+        return EXIT_FAIL;
+    if (exec_agree(x->rank, exec_state_init(x, &err), &err) < 0 ||
+        exec_agree(x->rank, watchdog_start(x, &err), &err) < 0)
+        return EXIT_FAIL;
+    if (x->opt.synthetic)
+        prctl(PR_SET_TIMERSLACK, 1UL);   /* wake at the deadline, not 50us
+                                            later */
+    MPI_Barrier(MPI_COMM_WORLD);
+    x->epoch = exec_now();
+    return GO_ON;
+}
+
+int main(int argc, char **argv)
+{
+    struct exec x = { 0 };
+    int provided, status;
+
+    /* MPI_THREAD_MULTIPLE: the watchdog thread may call MPI_Abort. */
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &x.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &x.nranks);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    x.comm = MPI_COMM_NULL;
+    status = start(&x, argc, argv);
+    if (status == GO_ON) {
+        run(&x);
+        status = finish(&x);
+        watchdog_stop();
+    }
+    exec_release(&x);
+    if (x.comm != MPI_COMM_NULL)
+        MPI_Comm_free(&x.comm);
+    MPI_Finalize();
+    return status;
+}

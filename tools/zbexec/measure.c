@@ -1,0 +1,204 @@
+/* measure.c - realized measures: each rank's busy time, first start, last
+ * end and peak memory per iteration, gathered on rank 0 and set beside the
+ * simulator's predictions with the difference (DESIGN.md, "Measures").
+ *
+ * Times are host-clock ms since a barrier that started the run, so
+ * makespan across ranks carries the barrier's exit skew (microseconds on
+ * one node); busy, span and cost are per rank and free of it. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "exec.h"
+#include "zbsched/xalloc.h"
+
+/* Per-microbatch activation floats one F keeps (input and outputs): the
+ * realized counterpart of the profile's M_B. */
+static double mb_unit(const struct exec *x)
+{
+    return MSG_HDR_FLOATS + (double)(x->net.layers + 1) * (double)x->nact;
+}
+
+static void record_duration(struct exec *x, int i)
+{
+    const struct zb_op *op = &x->ops->ops[i];
+    const struct op_time *t = &x->t[i];
+    const int per = x->opt.iters * x->p->microbatches;
+    const int c = zb_profile_stage_chunk(x->p, op->stage);
+    double *d = x->durations + (size_t)c * 3 * per;
+    const int k = x->iter * x->p->microbatches + op->mb;
+
+    switch (op->kind) {
+    case ZB_OP_F:
+        d[k] = t->end - t->start;
+        break;
+    case ZB_OP_B:
+        d[per + k] = t->end - t->start;
+        break;
+    case ZB_OP_W:
+        d[2 * per + k] = t->end - t->start;
+        break;
+    default:    /* BW: its halves */
+        d[per + k] = t->mid - t->start;
+        d[2 * per + k] = t->end - t->mid;
+        break;
+    }
+}
+
+void measure_iteration(struct exec *x)
+{
+    struct rank_sample *r = &x->samples[x->iter];
+
+    *r = (struct rank_sample){ 0, INFINITY, -INFINITY, 0 };
+    for (int i = 0; i < x->ops->n; i++) {
+        const struct op_time *t = &x->t[i];
+        if (!zb_op_is_compute(x->ops->ops[i].kind))
+            continue;
+        r->busy += t->end - t->start;
+        r->first = fmin(r->first, t->start);
+        r->last = fmax(r->last, t->end);
+        record_duration(x, i);
+    }
+    if (r->last < r->first)
+        r->first = r->last = 0;
+    r->peak = x->opt.synthetic ? x->mem_peak
+                               : x->mem_peak / mb_unit(x) * x->p->m_b;
+}
+
+/* samples: [rank][iter] gathered on rank 0. */
+static void summarise(const struct exec *x, const struct rank_sample *all,
+                      struct realized *out)
+{
+    const int P = x->p->pp, iters = x->opt.iters;
+    const double u = x->opt.time_unit;
+
+    out->first = iters > 1 ? 1 : 0;
+    out->last = iters - 1;
+    for (int it = out->first; it <= out->last; it++) {
+        double busy = 0, cost = 0, first = INFINITY, last = -INFINITY;
+        for (int r = 0; r < P; r++) {
+            const struct rank_sample *s = &all[r * iters + it];
+            busy += s->busy;
+            cost = fmax(cost, s->last - s->first);
+            first = fmin(first, s->first);
+            last = fmax(last, s->last);
+            out->busy[r] += s->busy / u;
+            out->span[r] += (s->last - s->first) / u;
+            out->peak_memory[r] = fmax(out->peak_memory[r], s->peak);
+        }
+        out->cost += cost / u;
+        out->makespan += (last - first) / u;
+        out->bubble_ratio += cost > 0 ? 1 - busy / (P * cost) : 0;
+        out->sync_bubble_ratio +=
+            last > first ? 1 - busy / (P * (last - first)) : 0;
+    }
+    const int n = out->last - out->first + 1;
+    out->cost /= n;
+    out->makespan /= n;
+    out->bubble_ratio /= n;
+    out->sync_bubble_ratio /= n;
+    for (int r = 0; r < P; r++) {
+        out->busy[r] /= n;
+        out->span[r] /= n;
+    }
+}
+
+static void row(const char *name, double pred, double real)
+{
+    printf("%-18s %12.6g %12.6g %+12.4g\n", name, pred, real, real - pred);
+}
+
+static void print_header(const struct exec *x, const char *check)
+{
+    const struct zb_profile *p = x->p;
+
+    printf("schedule %s: pp %d, vpp %d, %d microbatches, placement %s\n",
+           x->sched.name, p->pp, p->vpp, p->microbatches,
+           zb_placement_name(p->placement));
+    if (x->opt.synthetic) {
+        printf("run: backend %s, synthetic, %d iterations\n", x->be->name,
+               x->opt.iters);
+        return;
+    }
+    printf("run: backend %s, model mlp:layers=%d,hidden=%d,batch=%d, %d "
+           "iterations, seed %llu%s\n", x->be->name, x->net.layers,
+           x->net.hidden, x->net.batch, x->opt.iters,
+           (unsigned long long)x->opt.seed,
+           x->post_validation ? ", post-validation" : "");
+    printf("loss:");
+    for (int it = 0; it < x->opt.iters; it++)
+        printf(" %.9g", x->steps[it].loss);
+    printf("\n");
+    for (int it = 0; it < x->opt.iters; it++) {
+        const struct step_info *s = &x->steps[it];
+        if (s->nonfinite || s->clipped)
+            printf("step %d: %s%s\n", it + 1,
+                   s->nonfinite ? "skipped, non-finite gradient"
+                                : "clipped",
+                   s->rolled_back ? " (rolled back)" : "");
+    }
+    if (check)
+        printf("check: %s\n", !strcmp(check, "exact")
+               ? "exact match with the sequential run (loss, gradients, "
+                 "weights)"
+               : check);
+}
+
+static void print(const struct exec *x, const struct realized *r,
+                  const char *check)
+{
+    const struct zb_measures *m = &x->sched.predicted;
+
+    print_header(x, check);
+    printf("realized: mean of iterations %d-%d; times in profile units "
+           "(1 unit = %g ms)\n", r->first + 1, r->last + 1,
+           x->opt.time_unit);
+    printf("%-18s %12s %12s %12s\n", "measure", "predicted", "realized",
+           "difference");
+    row("cost", m->cost, r->cost);
+    row("makespan", m->makespan, r->makespan);
+    row("bubble_ratio", m->bubble_ratio, r->bubble_ratio);
+    row("sync_bubble_ratio", m->sync_bubble_ratio, r->sync_bubble_ratio);
+    printf("     %-32s %-32s %s\n", "busy", "span", "peak_memory");
+    printf("%4s %10s %10s %10s %10s %10s %10s %10s %10s %10s\n", "rank",
+           "predicted", "realized", "difference", "predicted", "realized",
+           "difference", "predicted", "realized", "difference");
+    for (int k = 0; k < x->p->pp; k++) {
+        const struct zb_rank_measures *pr = &m->ranks[k];
+        printf("%4d %10.4g %10.4g %+10.3g %10.4g %10.4g %+10.3g %10.4g "
+               "%10.4g %+10.3g\n", k, pr->busy, r->busy[k],
+               r->busy[k] - pr->busy, pr->span, r->span[k],
+               r->span[k] - pr->span, pr->peak_memory, r->peak_memory[k],
+               r->peak_memory[k] - pr->peak_memory);
+    }
+    fflush(stdout);
+}
+
+int measure_report(struct exec *x, const char *check, struct zb_error *err)
+{
+    const int P = x->p->pp, n = 4 * x->opt.iters;
+    struct rank_sample *all = NULL;
+    struct realized r = { 0 };
+    int rc = 0;
+
+    watchdog_phase("gathering the measures");
+    if (x->rank == 0)
+        all = xcalloc((size_t)P * x->opt.iters, sizeof(*all));
+    rc = MPI_Gather(x->samples, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0,
+                    MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS)
+        return exec_mpi_error(rc, "MPI_Gather", err);
+    if (x->rank != 0)
+        return 0;
+    r.busy = xcalloc((size_t)P, sizeof(double));
+    r.span = xcalloc((size_t)P, sizeof(double));
+    r.peak_memory = xcalloc((size_t)P, sizeof(double));
+    summarise(x, all, &r);
+    print(x, &r, check);
+    if (x->opt.report)
+        rc = report_write(x, &r, check, err);
+    free(r.busy);
+    free(r.span);
+    free(r.peak_memory);
+    free(all);
+    return rc;
+}

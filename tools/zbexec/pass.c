@@ -1,0 +1,225 @@
+/* pass.c - the compute passes F, B, W and BW of one stage and microbatch:
+ * take the input (waiting for its receive only now), run the model or, in
+ * synthetic mode, sleep to the profiled deadline, hand the output on.
+ *
+ * W results are added to the gradient in microbatch order whatever order
+ * the schedule runs them in (an out-of-order one waits in `pending`):
+ * float addition is not associative, and a fixed order is what makes the
+ * pipelined gradient equal the sequential one bit for bit. */
+#include "exec.h"
+
+#define HDR MSG_HDR_FLOATS
+
+static int fail_order(struct exec *x, int i, const char *why,
+                      struct zb_error *err)
+{
+    char desc[96];
+
+    return zb_error_set(err, ZB_EILLEGAL, "op %d (%s) %s", i,
+                        zb_op_describe(&x->ops->ops[i], desc, sizeof(desc)),
+                        why);
+}
+
+/* Passes may only run in dependency order; the validator proves it, and
+ * this keeps a --no-validate run from touching buffers that do not exist. */
+static int check_state(struct exec *x, int i, const struct mb_state *b,
+                       struct zb_error *err)
+{
+    switch (x->ops->ops[i].kind) {
+    case ZB_OP_F:
+        return b->f ? fail_order(x, i, "runs twice", err) : 0;
+    case ZB_OP_B:
+    case ZB_OP_BW:
+        if (!b->f)
+            return fail_order(x, i, "runs before its F", err);
+        return b->b ? fail_order(x, i, "runs twice", err) : 0;
+    default:
+        if (!b->b)
+            return fail_order(x, i, "runs before its B", err);
+        return b->w ? fail_order(x, i, "runs twice", err) : 0;
+    }
+}
+
+static void produce(struct exec *x, enum msg_dir dir, int stage, int mb,
+                    float *buf)
+{
+    struct xfer *f = xfer_at(x, dir, stage, mb);
+
+    f->buf = buf;
+    f->state = XF_PRODUCED;
+}
+
+static void add_grad(struct exec *x, struct stage_state *st, const float *d)
+{
+    /* The first microbatch is copied, not added to zero: 0 + (-0.0) would
+     * differ in sign from the sequential run's copy. */
+    if (st->next_w == 0)
+        x->m->copy(x->dev, st->g, d, x->nparam);
+    else
+        x->m->axpy(x->dev, st->g, 1.0f, d, x->nparam);
+    st->next_w++;
+}
+
+static void accumulate(struct exec *x, struct stage_state *st, int mb)
+{
+    if (mb != st->next_w) {
+        st->pending[mb] = exec_alloc(x, x->nparam);
+        x->m->copy(x->dev, st->pending[mb], st->dw, x->nparam);
+        return;
+    }
+    add_grad(x, st, st->dw);
+    while (st->next_w < x->p->microbatches && st->pending[st->next_w]) {
+        float *d = st->pending[st->next_w];
+        st->pending[st->next_w] = NULL;
+        add_grad(x, st, d);
+        exec_free(x, d, x->nparam);
+    }
+}
+
+static void forward(struct exec *x, struct stage_state *st, int mb,
+                    float *in)
+{
+    struct mb_state *b = &st->mbs[mb];
+    const int L = x->net.layers, s = st->stage;
+    const bool last = s == x->nstages - 1;
+
+    b->x0 = in;
+    for (int l = 0; l < L; l++)
+        b->y[l] = exec_alloc(x, x->nact);
+    mlp_forward(x->m, x->dev, &x->net, st->w, in + HDR, b->y, last);
+    if (!last) {
+        /* A copy: y[L-1] stays for B, the copy leaves with the send. */
+        float *out = exec_alloc(x, HDR + x->nact);
+        x->m->copy(x->dev, out + HDR, b->y[L - 1], x->nact);
+        produce(x, MSG_F, s, mb, out);
+    }
+}
+
+static void backward_input(struct exec *x, struct stage_state *st, int mb,
+                           float *dy)
+{
+    struct mb_state *b = &st->mbs[mb];
+    const int L = x->net.layers, s = st->stage;
+    const bool last = s == x->nstages - 1;
+    const float scale = 1.0f / ((float)x->p->microbatches * x->net.batch);
+    float *dx = s > 0 ? exec_alloc(x, HDR + x->nact) : NULL;
+
+    for (int l = 0; l < L; l++)
+        b->dz[l] = exec_alloc(x, x->nact);
+    mlp_backward_input(x->m, x->dev, &x->net, st->w,
+                       (const float *const *)b->y, dy ? dy + HDR : NULL,
+                       b->dz, dx ? dx + HDR : NULL,
+                       last ? st->target + (size_t)mb * x->nact : NULL, scale,
+                       last ? st->loss + mb : NULL);
+    exec_free(x, dy, HDR + x->nact);
+    exec_free(x, b->y[L - 1], x->nact);     /* only B reads the output */
+    b->y[L - 1] = NULL;
+    if (dx)
+        produce(x, MSG_B, s, mb, dx);
+}
+
+static void backward_weight(struct exec *x, struct stage_state *st, int mb)
+{
+    struct mb_state *b = &st->mbs[mb];
+    const int L = x->net.layers;
+
+    mlp_backward_weight(x->m, x->dev, &x->net, b->x0 + HDR,
+                        (const float *const *)b->y,
+                        (const float *const *)b->dz, st->dw);
+    step_inject(x, x->m, x->dev, st->stage, mb, x->iter, st->dw);
+    accumulate(x, st, mb);
+    exec_free(x, b->x0, HDR + x->nact);
+    b->x0 = NULL;
+    for (int l = 0; l < L; l++) {
+        exec_free(x, b->y[l], x->nact);
+        exec_free(x, b->dz[l], x->nact);
+        b->y[l] = b->dz[l] = NULL;
+    }
+}
+
+/* The input of F or B: the model's data, a same-rank stage's output or a
+ * received message (then the wait happens here, outside the pass time). */
+static int take_input(struct exec *x, int i, float **in,
+                      struct zb_error *err)
+{
+    const struct zb_op *op = &x->ops->ops[i];
+    struct stage_state *st = exec_stage(x, op->stage);
+
+    *in = NULL;
+    if (op->kind == ZB_OP_F && op->stage == 0) {
+        *in = exec_alloc(x, xfer_floats(x));
+        if (!x->opt.synthetic)
+            x->m->copy(x->dev, *in + HDR,
+                       st->input + (size_t)op->mb * x->nact, x->nact);
+        return 0;
+    }
+    if (op->kind == ZB_OP_F)
+        return xfer_take(x, i, MSG_F, op->stage - 1, op->mb, in, err);
+    if (op->stage == x->nstages - 1)
+        return 0;
+    return xfer_take(x, i, MSG_B, op->stage + 1, op->mb, in, err);
+}
+
+static void synthetic(struct exec *x, int i, float *in)
+{
+    const struct zb_op *op = &x->ops->ops[i];
+    const struct zb_stage_times *tm = &x->p->stage[op->stage];
+    const double unit = x->opt.time_unit;
+    double start = exec_now() - x->epoch, d = zb_op_duration(x->p, op);
+
+    x->marks[3 * i + 1] = start;
+    if (op->kind == ZB_OP_BW) {
+        exec_sleep_until(x->epoch + start + tm->b * unit);
+        x->marks[3 * i + 2] = exec_now() - x->epoch;
+    }
+    exec_sleep_until(x->epoch + start + d * unit);
+    x->marks[3 * i + 3] = exec_now() - x->epoch;
+    exec_free(x, in, xfer_floats(x));
+    if (op->kind == ZB_OP_F && op->stage < x->nstages - 1)
+        produce(x, MSG_F, op->stage, op->mb, exec_alloc(x, HDR));
+    if ((op->kind == ZB_OP_B || op->kind == ZB_OP_BW) && op->stage > 0)
+        produce(x, MSG_B, op->stage, op->mb, exec_alloc(x, HDR));
+    x->mem += zb_op_memory_delta(x->p, op->kind);
+    if (x->mem > x->mem_peak)
+        x->mem_peak = x->mem;
+}
+
+int pass_run(struct exec *x, int i, struct zb_error *err)
+{
+    const struct zb_op *op = &x->ops->ops[i];
+    struct stage_state *st = exec_stage(x, op->stage);
+    struct mb_state *b = &st->mbs[op->mb];
+    float *in = NULL;
+    int rc;
+
+    if ((rc = check_state(x, i, b, err)) < 0)
+        return rc;
+    if (op->kind != ZB_OP_W && (rc = take_input(x, i, &in, err)) < 0)
+        return rc;
+    b->f |= op->kind == ZB_OP_F;
+    b->b |= op->kind == ZB_OP_B || op->kind == ZB_OP_BW;
+    b->w |= op->kind == ZB_OP_W || op->kind == ZB_OP_BW;
+    if (x->opt.synthetic) {
+        synthetic(x, i, in);
+        return 0;
+    }
+    x->be->mark(x, 3 * i + 1);
+    switch (op->kind) {
+    case ZB_OP_F:
+        forward(x, st, op->mb, in);
+        break;
+    case ZB_OP_B:
+        backward_input(x, st, op->mb, in);
+        break;
+    case ZB_OP_W:
+        backward_weight(x, st, op->mb);
+        break;
+    default:    /* BW: the two halves, timed apart for --profile-out */
+        backward_input(x, st, op->mb, in);
+        x->be->mark(x, 3 * i + 2);
+        backward_weight(x, st, op->mb);
+        break;
+    }
+    x->be->mark(x, 3 * i + 3);
+    return 0;
+}

@@ -1,0 +1,206 @@
+/* reference.c - --check: the same model and data run sequentially in one
+ * process on the CPU math table, compared with what the pipeline holds.
+ *
+ * Compared: the loss of every iteration, the last iteration's gradients
+ * and the final weights of this rank's stages. With the cpu backend the
+ * comparison is exact (same kernels, same inputs, same accumulation
+ * order); with cuda it allows 1e-3 of the tensor's largest magnitude, as
+ * cuBLAS and OpenBLAS round differently. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "exec.h"
+#include "zbsched/xalloc.h"
+
+#define CUDA_TOLERANCE 1e-3
+
+struct ref {
+    int nstages, layers;
+    float **w, **g;             /* per stage */
+    float *dw, *x, *t, *dy, *dx;
+    float **y, **dz;            /* per stage, layers entries each */
+    double *loss;               /* per iteration */
+};
+
+static void ref_init(struct ref *r, const struct exec *x)
+{
+    const size_t na = x->nact, np = x->nparam;
+    const int L = x->net.layers, S = x->nstages;
+
+    r->nstages = S;
+    r->layers = L;
+    r->w = xcalloc((size_t)S, sizeof(float *));
+    r->g = xcalloc((size_t)S, sizeof(float *));
+    r->y = xcalloc((size_t)S * L, sizeof(float *));
+    r->dz = xcalloc((size_t)S * L, sizeof(float *));
+    for (int s = 0; s < S; s++) {
+        r->w[s] = xmalloc(np * sizeof(float));
+        r->g[s] = xcalloc(np, sizeof(float));
+        mlp_init_params(&x->net, x->opt.seed, s, r->w[s]);
+        for (int l = 0; l < L; l++) {
+            r->y[s * L + l] = xcalloc(na, sizeof(float));
+            r->dz[s * L + l] = xcalloc(na, sizeof(float));
+        }
+    }
+    r->dw = xcalloc(np, sizeof(float));
+    r->x = xcalloc(na, sizeof(float));
+    r->t = xcalloc(na, sizeof(float));
+    r->dy = xcalloc(na, sizeof(float));
+    r->dx = xcalloc(na, sizeof(float));
+    r->loss = xcalloc((size_t)x->opt.iters, sizeof(double));
+}
+
+static void ref_release(struct ref *r)
+{
+    for (int s = 0; s < r->nstages; s++) {
+        free(r->w[s]);
+        free(r->g[s]);
+    }
+    for (int k = 0; k < r->nstages * r->layers; k++) {
+        free(r->y[k]);
+        free(r->dz[k]);
+    }
+    free(r->w);
+    free(r->g);
+    free(r->y);
+    free(r->dz);
+    free(r->dw);
+    free(r->x);
+    free(r->t);
+    free(r->dy);
+    free(r->dx);
+    free(r->loss);
+}
+
+/* One microbatch through every stage and back: F of all stages, then B
+ * and W from the last stage down (W order per stage is microbatch order,
+ * as the pipeline's accumulation enforces). */
+static double ref_microbatch(struct ref *r, const struct exec *x, int it,
+                             int mb)
+{
+    const struct zb_math *m = &zb_math_cpu;
+    const int S = r->nstages, L = r->layers;
+    const size_t na = x->nact;
+    const float scale = 1.0f / ((float)x->p->microbatches * x->net.batch);
+    float loss = 0;
+
+    mlp_data(&x->net, x->opt.seed, false, it, mb, r->x);
+    mlp_data(&x->net, x->opt.seed, true, it, mb, r->t);
+    for (int s = 0; s < S; s++)
+        mlp_forward(m, NULL, &x->net, r->w[s],
+                    s ? r->y[(s - 1) * L + L - 1] : r->x, &r->y[s * L],
+                    s == S - 1);
+    for (int s = S - 1; s >= 0; s--) {
+        const float *in = s ? r->y[(s - 1) * L + L - 1] : r->x;
+        mlp_backward_input(m, NULL, &x->net, r->w[s],
+                           (const float *const *)&r->y[s * L],
+                           s == S - 1 ? NULL : r->dy, &r->dz[s * L],
+                           s ? r->dx : NULL, r->t, scale, &loss);
+        mlp_backward_weight(m, NULL, &x->net, in,
+                            (const float *const *)&r->y[s * L],
+                            (const float *const *)&r->dz[s * L], r->dw);
+        step_inject(x, m, NULL, s, mb, it, r->dw);
+        if (mb == 0)
+            memcpy(r->g[s], r->dw, x->nparam * sizeof(float));
+        else
+            m->axpy(NULL, r->g[s], 1.0f, r->dw, x->nparam);
+        if (s)
+            memcpy(r->dy, r->dx, na * sizeof(float));
+    }
+    return loss;
+}
+
+static void ref_run(struct ref *r, const struct exec *x)
+{
+    double *sums = xcalloc((size_t)r->nstages, sizeof(double));
+    int *bad = xcalloc((size_t)r->nstages, sizeof(int));
+
+    for (int it = 0; it < x->opt.iters; it++) {
+        struct step_info info = { 0 };
+        float factor;
+        r->loss[it] = 0;
+        for (int mb = 0; mb < x->p->microbatches; mb++)
+            r->loss[it] += ref_microbatch(r, x, it, mb);
+        for (int s = 0; s < r->nstages; s++)
+            step_stats(r->g[s], x->nparam, &sums[s], &bad[s]);
+        step_decide(x, sums, bad, &info, &factor);
+        if (!info.nonfinite)
+            for (int s = 0; s < r->nstages; s++)
+                zb_math_cpu.axpy(NULL, r->w[s], factor, r->g[s], x->nparam);
+    }
+    free(sums);
+    free(bad);
+}
+
+static bool same(double a, double b, double tol)
+{
+    if (isnan(a) || isnan(b))
+        return isnan(a) && isnan(b);
+    return tol == 0 ? a == b : fabs(a - b) <= tol;
+}
+
+static double bound(const float *ref, size_t n, bool exact)
+{
+    double mx = 0;
+
+    if (exact)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(ref[i]) && fabs(ref[i]) > mx)
+            mx = fabs(ref[i]);
+    return CUDA_TOLERANCE * (mx > 0 ? mx : 1);
+}
+
+static int compare(const struct exec *x, int stage, const char *what,
+                   const float *got, const float *want, bool exact,
+                   struct zb_error *err)
+{
+    const size_t per = mlp_param_offset(&x->net, 1);
+    const size_t hh = (size_t)x->net.hidden * x->net.hidden;
+    const double tol = bound(want, x->nparam, exact);
+
+    for (size_t i = 0; i < x->nparam; i++) {
+        if (same(got[i], want[i], tol))
+            continue;
+        size_t l = i / per, k = i % per;
+        return zb_error_set(err, ZB_EILLEGAL, "check failed: stage %d "
+                            "layer %zu %s %s[%zu]: pipeline %.9g, "
+                            "sequential %.9g", stage, l, what,
+                            k < hh ? "W" : "b", k < hh ? k : k - hh,
+                            (double)got[i], (double)want[i]);
+    }
+    return 0;
+}
+
+int reference_check(struct exec *x, bool *exact, struct zb_error *err)
+{
+    struct ref r;
+    float *host = xmalloc(x->nparam * sizeof(float));
+    int rc = 0;
+
+    *exact = x->be == &zb_executor_cpu;
+    watchdog_phase("--check: the sequential reference run");
+    ref_init(&r, x);
+    ref_run(&r, x);
+    for (int it = 0; it < x->opt.iters && !rc; it++) {
+        double tol = *exact ? 0 : CUDA_TOLERANCE * fabs(r.loss[it]);
+        if (!same(x->steps[it].loss, r.loss[it], tol))
+            rc = zb_error_set(err, ZB_EILLEGAL, "check failed: iteration "
+                              "%d loss: pipeline %.17g, sequential %.17g",
+                              it + 1, x->steps[it].loss, r.loss[it]);
+    }
+    for (int c = 0; c < x->p->vpp && !rc; c++) {
+        const struct stage_state *st = &x->st[c];
+        x->m->download(x->dev, host, st->g, x->nparam);
+        rc = compare(x, st->stage, "gradient", host, r.g[st->stage],
+                     *exact, err);
+        if (rc)
+            break;
+        x->m->download(x->dev, host, st->w, x->nparam);
+        rc = compare(x, st->stage, "weight", host, r.w[st->stage], *exact,
+                     err);
+    }
+    ref_release(&r);
+    free(host);
+    return rc;
+}

@@ -1,0 +1,141 @@
+/* state.c - what one rank holds for a run: its stages' parameters and
+ * gradients, the per-microbatch activations, the transfer table, and the
+ * counted allocation behind the realized peak_memory. */
+#include <stdlib.h>
+#include "exec.h"
+#include "zbsched/xalloc.h"
+
+float *exec_alloc(struct exec *x, size_t n)
+{
+    /* Synthetic runs count the profile's M_B units at the passes instead:
+     * their buffers are headers only. */
+    if (!x->opt.synthetic) {
+        x->mem += (double)n;
+        if (x->mem > x->mem_peak)
+            x->mem_peak = x->mem;
+    }
+    return x->m->alloc(x->dev, n);
+}
+
+void exec_free(struct exec *x, float *p, size_t n)
+{
+    if (!p)
+        return;
+    if (!x->opt.synthetic)
+        x->mem -= (double)n;
+    x->m->release(x->dev, p);
+}
+
+struct stage_state *exec_stage(struct exec *x, int stage)
+{
+    return &x->st[zb_profile_stage_chunk(x->p, stage)];
+}
+
+static void init_stage(struct exec *x, struct stage_state *st, int stage,
+                       float *host)
+{
+    const int mbs = x->p->microbatches;
+
+    st->stage = stage;
+    st->mbs = xcalloc((size_t)mbs, sizeof(*st->mbs));
+    st->pending = xcalloc((size_t)mbs, sizeof(*st->pending));
+    if (x->opt.synthetic)
+        return;
+    for (int i = 0; i < mbs; i++) {
+        st->mbs[i].y = xcalloc((size_t)x->net.layers, sizeof(float *));
+        st->mbs[i].dz = xcalloc((size_t)x->net.layers, sizeof(float *));
+    }
+    st->w = x->m->alloc(x->dev, x->nparam);
+    st->g = x->m->alloc(x->dev, x->nparam);
+    st->saved = x->m->alloc(x->dev, x->nparam);
+    st->dw = x->m->alloc(x->dev, x->nparam);
+    mlp_init_params(&x->net, x->opt.seed, stage, host);
+    x->m->upload(x->dev, st->w, host, x->nparam);
+    if (stage == 0)
+        st->input = x->m->alloc(x->dev, (size_t)mbs * x->nact);
+    if (stage == x->nstages - 1)
+        st->target = x->m->alloc(x->dev, (size_t)mbs * x->nact);
+    if (stage == x->nstages - 1)
+        st->loss = x->m->alloc(x->dev, (size_t)mbs);
+}
+
+int exec_state_init(struct exec *x, struct zb_error *err)
+{
+    const struct zb_profile *p = x->p;
+    const int iters = x->opt.iters, n = x->ops->n;
+    float *host;
+
+    (void)err;
+    x->net = (struct mlp){ x->opt.layers, x->opt.hidden, x->opt.batch };
+    x->nact = mlp_nact(&x->net);
+    x->nparam = mlp_nparam(&x->net);
+    host = xmalloc(x->nparam * sizeof(float));
+    x->st = xcalloc((size_t)p->vpp, sizeof(*x->st));
+    for (int c = 0; c < p->vpp; c++)
+        init_stage(x, &x->st[c], zb_profile_rank_stage(p, x->rank, c),
+                   host);
+    free(host);
+    x->xf = xcalloc((size_t)2 * x->nstages * p->microbatches,
+                    sizeof(*x->xf));
+    x->t = xcalloc((size_t)n, sizeof(*x->t));
+    x->marks = xcalloc((size_t)3 * n + 1, sizeof(double));
+    x->samples = xcalloc((size_t)iters, sizeof(*x->samples));
+    x->steps = xcalloc((size_t)iters, sizeof(*x->steps));
+    x->durations = xcalloc((size_t)p->vpp * 3 * iters * p->microbatches,
+                           sizeof(double));
+    return 0;
+}
+
+static void release_stage(struct exec *x, struct stage_state *st)
+{
+    const int mbs = x->p->microbatches;
+
+    for (int i = 0; st->mbs && i < mbs; i++) {
+        struct mb_state *b = &st->mbs[i];
+        x->m->release(x->dev, b->x0);
+        for (int l = 0; b->y && l < x->net.layers; l++) {
+            x->m->release(x->dev, b->y[l]);
+            x->m->release(x->dev, b->dz[l]);
+        }
+        free(b->y);
+        free(b->dz);
+        if (st->pending)
+            x->m->release(x->dev, st->pending[i]);
+    }
+    free(st->mbs);
+    free(st->pending);
+    x->m->release(x->dev, st->w);
+    x->m->release(x->dev, st->g);
+    x->m->release(x->dev, st->saved);
+    x->m->release(x->dev, st->dw);
+    x->m->release(x->dev, st->input);
+    x->m->release(x->dev, st->target);
+    x->m->release(x->dev, st->loss);
+}
+
+void exec_release(struct exec *x)
+{
+    if (x->m) {
+        for (int c = 0; x->st && c < x->p->vpp; c++)
+            release_stage(x, &x->st[c]);
+        for (long i = 0; x->xf &&
+                         i < 2L * x->nstages * x->p->microbatches; i++)
+            x->m->release(x->dev, x->xf[i].buf);
+    }
+    for (int i = 0; i < x->nsending; i++)
+        free(x->sending[i]);
+    free(x->sending);
+    if (x->be && x->dev)
+        x->be->fini(x);
+    free(x->st);
+    free(x->xf);
+    free(x->t);
+    free(x->marks);
+    free(x->samples);
+    free(x->steps);
+    free(x->durations);
+    if (x->trace)
+        fclose(x->trace);
+    free(x->trace_buf);
+    zb_schedule_release(&x->sched);
+}

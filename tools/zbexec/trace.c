@@ -1,0 +1,213 @@
+/* trace.c - --trace and --trace-predicted: Chrome trace-event JSON (opens
+ * in Perfetto), for a run or for the simulator's timeline of the schedule,
+ * so the two open side by side.
+ *
+ * A process per rank with a compute thread and a communication thread,
+ * slices named by op, stage and microbatch, each message as an async span
+ * from post to completion and a flow arrow from send to receive.
+ * Timestamps are microseconds. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "exec.h"
+#include "zbsched/io.h"
+#include "zbsched/render.h"
+#include "zbsched/xalloc.h"
+
+enum { TID_COMPUTE, TID_COMM };
+
+static void metadata(FILE *f, int rank, const char *what)
+{
+    fprintf(f, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, "
+            "\"args\": {\"name\": \"rank %d%s\"}},\n", rank, rank, what);
+    fprintf(f, "{\"ph\": \"M\", \"name\": \"process_sort_index\", "
+            "\"pid\": %d, \"args\": {\"sort_index\": %d}},\n", rank, rank);
+    fprintf(f, "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, "
+            "\"tid\": %d, \"args\": {\"name\": \"compute\"}},\n", rank,
+            TID_COMPUTE);
+    fprintf(f, "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, "
+            "\"tid\": %d, \"args\": {\"name\": \"communication\"}},\n",
+            rank, TID_COMM);
+}
+
+/* The args name the op as zbsched's predicted trace does (op, stage, mb,
+ * chunk; iter counts from 0), so `zbsched render --realized` reads it. */
+static void slice(FILE *f, const struct exec *x, int tid, const char *name,
+                  const char *cat, double start_ms, double end_ms, int i)
+{
+    const struct zb_op *op = &x->ops->ops[i];
+    double dur = (end_ms - start_ms) * 1e3;
+
+    fprintf(f, "{\"ph\": \"X\", \"name\": \"%s\", \"cat\": \"%s\", "
+            "\"pid\": %d, \"tid\": %d, \"ts\": %.3f, \"dur\": %.3f, "
+            "\"args\": {\"op\": \"%s\", \"stage\": %d, \"mb\": %d, "
+            "\"chunk\": %d, \"iter\": %d, \"index\": %d}},\n", name, cat,
+            x->rank, tid, start_ms * 1e3, dur > 0.001 ? dur : 0.001,
+            zb_op_kind_name(op->kind), op->stage, op->mb,
+            zb_profile_stage_chunk(x->p, op->stage), x->iter, i);
+}
+
+/* ph "s" at the producer, "f" (bound to the enclosing slice) at the
+ * consumer: the arrow of one transfer. */
+static void flow(FILE *f, const char *ph, long id, int rank, int tid,
+                 const char *name, double ms)
+{
+    fprintf(f, "{\"ph\": \"%s\", \"id\": %ld, \"name\": \"%s\", \"cat\": "
+            "\"flow\", \"pid\": %d, \"tid\": %d, \"ts\": %.3f%s},\n", ph, id,
+            name, rank, tid, ms * 1e3, ph[0] == 'f' ? ", \"bp\": \"e\"" : "");
+}
+
+static void async_span(FILE *f, long id, int rank, const char *name,
+                       double start_ms, double end_ms)
+{
+    fprintf(f, "{\"ph\": \"b\", \"id\": %ld, \"name\": \"%s\", \"cat\": "
+            "\"in flight\", \"pid\": %d, \"tid\": %d, \"ts\": %.3f},\n", id,
+            name, rank, TID_COMM, start_ms * 1e3);
+    fprintf(f, "{\"ph\": \"e\", \"id\": %ld, \"name\": \"%s\", \"cat\": "
+            "\"in flight\", \"pid\": %d, \"tid\": %d, \"ts\": %.3f},\n", id,
+            name, rank, TID_COMM, end_ms * 1e3);
+}
+
+static void op_name(const struct zb_op *op, char *buf, size_t size)
+{
+    static const char *const arrow[] = { "to", "from" };
+    bool recv = op->kind == ZB_OP_RECV_F || op->kind == ZB_OP_RECV_B;
+
+    if (zb_op_is_comm(op->kind))
+        snprintf(buf, size, "%s s%d mb%d %s %d", zb_op_kind_name(op->kind),
+                 op->stage, op->mb, arrow[recv], op->peer);
+    else
+        snprintf(buf, size, "%s s%d mb%d", zb_op_kind_name(op->kind),
+                 op->stage, op->mb);
+}
+
+/* One id per transfer and iteration: both ends compute the same. */
+static long transfer_id(const struct zb_profile *p, int iter, int dir,
+                        int stage, int mb)
+{
+    return ((long)(iter * 2 + dir) * (p->pp * p->vpp) + stage) *
+               p->microbatches + mb;
+}
+
+static void comm_events(struct exec *x, int i)
+{
+    static const char *const dirs[] = { "F", "B" };
+    const struct zb_op *op = &x->ops->ops[i];
+    const struct op_time *t = &x->t[i];
+    const bool send = op->kind == ZB_OP_SEND_F || op->kind == ZB_OP_SEND_B;
+    const int dir = op->kind == ZB_OP_SEND_F || op->kind == ZB_OP_RECV_F
+                        ? MSG_F : MSG_B;
+    const int from = send ? op->stage
+                          : dir == MSG_F ? op->stage - 1 : op->stage + 1;
+    const long id = transfer_id(x->p, x->iter, dir, from, op->mb);
+    char name[96], what[96];
+
+    /* Both ends of an arrow carry the transfer's name: viewers match
+     * flow events by id, category and name. */
+    snprintf(what, sizeof(what), "%s s%d mb%d", dirs[dir], from, op->mb);
+    op_name(op, name, sizeof(name));
+    async_span(x->trace, 2 * id + !send, x->rank, name, t->start, t->done);
+    slice(x->trace, x, TID_COMM, name, "post", t->start, t->end, i);
+    if (send) {
+        flow(x->trace, "s", id, x->rank, TID_COMM, what, t->start);
+        return;
+    }
+    char wait[112];
+    snprintf(wait, sizeof(wait), "wait %s", name);
+    slice(x->trace, x, TID_COMM, wait, "wait", t->wait, t->done, i);
+    flow(x->trace, "f", id, x->rank, TID_COMM, what, t->wait);
+}
+
+void trace_iteration(struct exec *x)
+{
+    char name[96];
+
+    if (!x->opt.trace)
+        return;
+    if (!x->trace) {
+        x->trace = open_memstream(&x->trace_buf, &x->trace_len);
+        if (!x->trace) {
+            /* Out of memory, like xmalloc: not recoverable mid-run, and
+             * the other ranks expect this one at the trace gather. */
+            exec_error(x->rank, "cannot buffer the trace");
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        metadata(x->trace, x->rank, "");
+    }
+    for (int i = 0; i < x->ops->n; i++) {
+        const struct zb_op *op = &x->ops->ops[i];
+        if (zb_op_is_comm(op->kind)) {
+            comm_events(x, i);
+        } else if (op->kind != ZB_OP_STEP) {
+            op_name(op, name, sizeof(name));
+            slice(x->trace, x, TID_COMPUTE, name, "compute", x->t[i].start,
+                  x->t[i].end, i);
+        }
+    }
+}
+
+static const char *const tail =
+    "{\"ph\": \"M\", \"name\": \"process_sort_index\", \"pid\": 0, "
+    "\"args\": {\"sort_index\": 0}}\n]}\n";
+
+static void head(FILE *f, const struct exec *x, const char *kind)
+{
+    fprintf(f, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"schedule\": "
+            "\"%s\", \"timeline\": \"%s\", \"pp\": %d, \"microbatches\": "
+            "%d},\n\"traceEvents\": [\n", x->sched.name, kind, x->p->pp,
+            x->p->microbatches);
+}
+
+int trace_write(struct exec *x, struct zb_error *err)
+{
+    int len, *lens = NULL, *offs = NULL, total = 0, rc;
+    char *all = NULL, *text = NULL;
+    size_t tlen = 0;
+    FILE *f;
+
+    watchdog_phase("gathering the trace");
+    fflush(x->trace);
+    len = (int)x->trace_len;
+    if (x->rank == 0) {
+        lens = xcalloc((size_t)x->nranks, sizeof(int));
+        offs = xcalloc((size_t)x->nranks, sizeof(int));
+    }
+    MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (x->rank == 0)
+        for (int r = 0; r < x->nranks; r++) {
+            offs[r] = total;
+            total += lens[r];
+        }
+    if (x->rank == 0)
+        all = xmalloc((size_t)total + 1);
+    rc = MPI_Gatherv(x->trace_buf, len, MPI_CHAR, all, lens, offs, MPI_CHAR,
+                     0, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS)
+        rc = exec_mpi_error(rc, "MPI_Gatherv", err);
+    else if (x->rank == 0 && (f = open_memstream(&text, &tlen)) != NULL) {
+        head(f, x, "realized");
+        fwrite(all, 1, (size_t)total, f);
+        fputs(tail, f);
+        fclose(f);
+        rc = zb_io_write_file(x->opt.trace, text, tlen, err);
+    } else if (x->rank == 0) {
+        rc = zb_error_set(err, ZB_EIO, "cannot buffer the trace");
+    }
+    free(text);
+    free(all);
+    free(lens);
+    free(offs);
+    return rc;
+}
+
+/* The simulator's timeline comes from the library's writer (the one
+ * `zbsched render --trace` uses), so the two layouts cannot drift. */
+int trace_write_predicted(const struct exec *x, const char *path,
+                          struct zb_error *err)
+{
+    char *text = zb_trace_format(&x->sched, x->opt.time_unit * 1e3);
+    int rc = zb_io_write_file(path, text, strlen(text), err);
+
+    free(text);
+    return rc;
+}
