@@ -2,6 +2,7 @@
 #   make            build/zbsched (and the executor, see tools/zbexec)
 #   make test       unit tests (Criterion), CLI tests; SAN=1 for ASan+UBSan
 #   make bench      generation benchmark -> docs/bench.md
+#   make regen      rewrite the golden files under tests/data
 #   make clean
 
 SAN ?= 0
@@ -38,7 +39,7 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 TEST_RUNNER := $(BUILD)/tests/unit
 
-.PHONY: all test test-unit test-cli bench clean
+.PHONY: all test test-unit test-cli bench regen clean
 all: $(ZBSCHED)
 
 # Objects depend on the flags they were built with (git's GIT-CFLAGS).
@@ -88,6 +89,9 @@ $(BENCH): $(BUILD)/tools/bench.o $(LIB)
 
 bench: $(BENCH)
 	$(Q)bash tools/bench.sh $(BENCH) docs/bench.md
+
+regen: $(ZBSCHED)
+	$(Q)bash tools/regen.sh $(ZBSCHED)
 
 clean:
 	rm -rf build build-san $(BUILD)
