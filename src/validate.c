@@ -258,9 +258,10 @@ static int check_pairing(struct val *v)
                     break;
             if (j < nseen)
                 continue;
-            /* check_shape limits peers to neighbouring stages' ranks: at
-             * most 2 per chunk, so 8 slots hold vpp <= 2; beyond that,
-             * rechecking a stream is merely redundant. */
+            /* check_shape limits peers to the ranks of neighbouring
+             * stages, r-1 and r+1 under both placements: at most four
+             * streams, so the eight slots never fill (if they did, a
+             * stream would merely be checked twice). */
             if (nseen < 8) {
                 seen[nseen][0] = op->peer;
                 seen[nseen][1] = is_send(op->kind);
