@@ -1,7 +1,7 @@
 # zbsched - one Makefile. Outputs under $(BUILD); `make V=1` shows commands.
 #   make            build/zbsched (and the executor, see tools/zbexec)
 #   make test       unit tests (Criterion), CLI tests; SAN=1 for ASan+UBSan
-#   make bench      generation benchmark -> docs/bench.md
+#   make bench      generation and solver benchmarks -> docs/bench*.md
 #   make regen      rewrite the golden files under tests/data
 #   make clean
 
@@ -89,6 +89,7 @@ $(BENCH): $(BUILD)/tools/bench.o $(LIB)
 
 bench: $(BENCH)
 	$(Q)bash tools/bench.sh $(BENCH) docs/bench.md
+	$(Q)BUILD=$(BUILD) bash tools/bench_ilp.sh 60 2
 
 regen: $(ZBSCHED)
 	$(Q)bash tools/regen.sh $(ZBSCHED)

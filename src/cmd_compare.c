@@ -1,22 +1,194 @@
 /* cmd_compare.c - `zbsched compare`: every family that serves the profile,
- * one row each: bubble_ratio, sync_bubble_ratio, cost, makespan, max
- * peak memory, gap to the lower bound, and whether it fits the limit.
- * --json prints one object per line for scripts and CI. */
+ * one row each: bubble_ratio, sync_bubble_ratio, cost, makespan, max peak
+ * memory, gap to the best proven lower bound, and whether it fits the
+ * limit; the `ilp` row is the solver under --time-limit (default 10 s, 0
+ * leaves it out). --json prints one object per line for scripts and CI.
+ * --mem-sweep A:B:STEP prints the frontier of best cost and bound against
+ * the memory limit instead. */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "cli.h"
 #include "commands.h"
 #include "report.h"
 #include "zbsched/generator.h"
+#include "zbsched/solver.h"
+#include "zbsched/xalloc.h"
+
+static const struct cli_opt opts[] = {
+    { "json", false }, { "help", false }, { "q", false },
+    { "mem-sweep", true }, CLI_SOLVER_OPTS, CLI_PROFILE_OPTS, { NULL, 0 },
+};
+
+struct row {
+    const struct zb_generator *g;
+    struct zb_schedule s;
+    bool ok;
+    char error[ZB_ERROR_MSG_MAX];
+};
+
+/* Generate one family's row; the solver row takes the command's options. */
+static void make_row(struct row *row, const struct zb_generator *g,
+                     const struct zb_profile *prof,
+                     const struct zb_solver_options *opt)
+{
+    struct zb_error err = { 0 };
+
+    row->g = g;
+    row->ok = (g->solver ? zb_ilp_solve(prof, opt, &row->s, &err)
+                         : zb_generate(g, prof, &row->s, &err)) == 0;
+    snprintf(row->error, sizeof(row->error), "%s", err.msg);
+}
+
+static void print_row(const struct row *row, double bound, bool json)
+{
+    const struct zb_measures *m = &row->s.predicted;
+    double gap = bound > 0 ? m->cost / bound - 1 : 0;
+
+    if (!row->ok) {
+        if (json)
+            printf("{\"schedule\": \"%s\", \"error\": \"%s\"}\n",
+                   row->g->name, row->error);
+        else
+            printf("%-15s %s\n", row->g->name, row->error);
+        return;
+    }
+    if (json) {
+        report_measures_json(stdout, &row->s);
+        return;
+    }
+    printf("%-15s %8.4f %8.4f %12.6g %12.6g %10.6g %7.2f%% %5s", row->g->name,
+           m->bubble_ratio, m->sync_bubble_ratio, m->cost, m->makespan,
+           report_max_peak(&row->s), 100 * gap,
+           m->fits_memory ? "yes" : "no");
+    if (row->s.solver.present)
+        printf("  %s", row->s.solver.status);
+    printf("\n");
+}
+
+static int compare(const struct zb_profile *prof,
+                   const struct zb_solver_options *opt, bool json)
+{
+    int n = 0, rows_ok = 0;
+    struct row *rows = xcalloc(32, sizeof(*rows));
+    double bound = 0;
+
+    for (int i = 0; zb_generators[i] && n < 32; i++) {
+        const struct zb_generator *g = zb_generators[i];
+        if (zb_generator_accepts(g, prof, NULL) < 0 ||
+            (g->solver && opt->time_limit <= 0))
+            continue;
+        make_row(&rows[n], g, prof, opt);
+        if (rows[n].ok) {
+            /* The best proven bound: the closed form, or the solver's. */
+            bound = fmax(bound, rows[n].s.predicted.lower_bound);
+            if (rows[n].s.solver.present)
+                bound = fmax(bound, rows[n].s.solver.bound);
+            rows_ok++;
+        }
+        n++;
+    }
+    if (!json)
+        printf("%-15s %8s %8s %12s %12s %10s %8s %5s\n", "schedule",
+               "bubble", "sync_bub", "cost", "makespan", "peak_mem", "gap",
+               "fits");
+    for (int i = 0; i < n; i++) {
+        print_row(&rows[i], bound, json);
+        if (rows[i].ok)
+            zb_schedule_release(&rows[i].s);
+    }
+    if (!json)
+        printf("gap: cost over the best proven lower bound, %.6g\n", bound);
+    free(rows);
+    if (!rows_ok) {
+        cli_error("compare: no family serves this profile");
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
+/* "1p:2p:0.25p": from, to, step; a trailing p multiplies by p * M_B. */
+static int parse_sweep(const char *spec, const struct zb_profile *p,
+                       double v[3])
+{
+    char *copy = xstrdup(spec), *tok, *save = NULL;
+    int n = 0;
+
+    for (tok = strtok_r(copy, ":", &save); tok && n < 3;
+         tok = strtok_r(NULL, ":", &save)) {
+        size_t len = strlen(tok);
+        double scale = 1;
+        char *end;
+        if (len > 1 && tok[len - 1] == 'p') {
+            tok[len - 1] = '\0';
+            scale = p->pp * p->m_b;
+        }
+        v[n] = strtod(tok, &end) * scale;
+        if (*end || end == tok)
+            break;
+        n++;
+    }
+    free(copy);
+    if (n != 3 || tok || !(v[0] > 0) || !(v[2] > 0) || v[1] < v[0]) {
+        cli_error("compare: --mem-sweep wants FROM:TO:STEP with FROM <= TO "
+                  "and STEP > 0 (e.g. 1p:2p:0.25p), got '%s'", spec);
+        return CLI_USAGE;
+    }
+    return CLI_OK;
+}
+
+/* Best cost and proven bound for each limit of the sweep: zb, and the
+ * solver when its time limit is above 0. */
+static int mem_sweep(struct zb_profile *prof, const char *spec,
+                     const struct zb_solver_options *opt)
+{
+    double v[3];
+    int rc;
+
+    if ((rc = parse_sweep(spec, prof, v)) != CLI_OK)
+        return rc;
+    printf("%10s %12s %12s %12s %8s  %s\n", "limit", "zb", "ilp", "bound",
+           "gap", "status");
+    for (double lim = v[0]; lim <= v[1] * (1 + 1e-9); lim += v[2]) {
+        struct zb_schedule zb, ilp;
+        struct zb_error err = { 0 };
+        double best, bound;
+
+        for (int r = 0; r < prof->pp; r++)
+            prof->mem_limit[r] = lim;
+        if (lim < prof->vpp * prof->m_b ||
+            zb_generate(zb_generator_find("zb"), prof, &zb, &err) < 0) {
+            printf("%10.6g %12s %12s %12s %8s  %s\n", lim, "-", "-", "-",
+                   "-", lim < prof->vpp * prof->m_b ? "below one microbatch"
+                                                   : err.msg);
+            continue;
+        }
+        best = zb.predicted.cost;
+        bound = zb.predicted.lower_bound;
+        if (opt->time_limit > 0 && zb_ilp_solve(prof, opt, &ilp, &err) == 0) {
+            best = fmin(best, ilp.predicted.cost);
+            bound = fmax(bound, ilp.solver.bound);
+            printf("%10.6g %12.6g %12.6g %12.6g %7.2f%%  %s\n", lim,
+                   zb.predicted.cost, ilp.predicted.cost, bound,
+                   100 * (best / bound - 1), ilp.solver.status);
+            zb_schedule_release(&ilp);
+        } else {
+            printf("%10.6g %12.6g %12s %12.6g %7.2f%%  %s\n", lim,
+                   zb.predicted.cost, "-", bound, 100 * (best / bound - 1),
+                   best <= bound * (1 + 1e-9) ? "optimal" : "heuristic");
+        }
+        zb_schedule_release(&zb);
+    }
+    return CLI_OK;
+}
 
 int cmd_compare(int argc, char **argv)
 {
-    static const struct cli_opt opts[] = {
-        { "json", false }, { "help", false }, CLI_PROFILE_OPTS, { NULL, 0 },
-    };
     struct zb_profile prof = { 0 };
+    struct zb_solver_options opt;
     struct cli_args a;
-    bool json;
-    int rc, rows = 0;
+    int rc;
 
     if ((rc = cli_parse(argc, argv, "compare", opts, &a)) != CLI_OK)
         return rc;
@@ -24,45 +196,15 @@ int cmd_compare(int argc, char **argv)
         cli_usage(stdout);
         return CLI_OK;
     }
-    if ((rc = cli_load_profile(&a, &prof)) != CLI_OK)
+    /* The table's progress lines would interleave with it: quiet. */
+    if ((rc = cli_solver_options(&a, 10, &opt)) != CLI_OK ||
+        (rc = cli_load_profile(&a, &prof)) != CLI_OK)
         return rc;
-    json = cli_has(&a, "json");
-    if (!json)
-        printf("%-15s %8s %8s %12s %12s %10s %8s %5s\n", "schedule",
-               "bubble", "sync_bub", "cost", "makespan", "peak_mem", "gap",
-               "fits");
-    for (int i = 0; zb_generators[i]; i++) {
-        const struct zb_generator *g = zb_generators[i];
-        struct zb_schedule s;
-        struct zb_error err = { 0 };
-
-        if (zb_generator_accepts(g, &prof, NULL) < 0)
-            continue;
-        if (zb_generate(g, &prof, &s, &err) < 0) {
-            /* `zb` finds nothing under an impossible limit: say so in the
-             * table and go on with the other families. */
-            if (!json)
-                printf("%-15s %s\n", g->name, err.msg);
-            else
-                printf("{\"schedule\": \"%s\", \"error\": \"%s\"}\n",
-                       g->name, err.msg);
-            continue;
-        }
-        const struct zb_measures *m = &s.predicted;
-        if (json)
-            report_measures_json(stdout, &s);
-        else
-            printf("%-15s %8.4f %8.4f %12.6g %12.6g %10.6g %7.2f%% %5s\n",
-                   g->name, m->bubble_ratio, m->sync_bubble_ratio, m->cost,
-                   m->makespan, report_max_peak(&s), 100 * report_gap(m),
-                   m->fits_memory ? "yes" : "no");
-        rows++;
-        zb_schedule_release(&s);
-    }
+    opt.progress = NULL;
+    if (cli_has(&a, "mem-sweep"))
+        rc = mem_sweep(&prof, cli_get(&a, "mem-sweep"), &opt);
+    else
+        rc = compare(&prof, &opt, cli_has(&a, "json"));
     zb_profile_release(&prof);
-    if (!rows) {
-        cli_error("compare: no family serves this profile");
-        return CLI_FAIL;
-    }
-    return CLI_OK;
+    return rc;
 }

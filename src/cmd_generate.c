@@ -9,11 +9,30 @@
 #include "report.h"
 #include "zbsched/generator.h"
 #include "zbsched/io.h"
+#include "zbsched/solver.h"
 
 static const struct cli_opt opts[] = {
     { "schedule", true }, { "o", true }, { "output", true }, { "q", false },
-    { "help", false }, CLI_PROFILE_OPTS, { NULL, 0 },
+    { "help", false }, { "export-lp", true }, CLI_SOLVER_OPTS,
+    CLI_PROFILE_OPTS, { NULL, 0 },
 };
+
+/* --schedule ilp: the solver with the command line's options, and the
+ * model in LP format first when --export-lp asks for it. */
+static int solve(const struct cli_args *a, const struct zb_profile *prof,
+                 struct zb_schedule *out)
+{
+    struct zb_solver_options opt;
+    struct zb_error err = { 0 };
+    const char *lp = cli_get(a, "export-lp");
+    int rc;
+
+    if ((rc = cli_solver_options(a, 60, &opt)) != CLI_OK)
+        return rc;
+    if (lp && zb_ilp_export_lp(prof, &opt, lp, &err) < 0)
+        return cli_fail(&err);
+    return cli_solve(prof, &opt, out);
+}
 
 /* The limit decides only for `zb`; a fixed family that does not fit is
  * refused rather than written, naming what it would need. */
@@ -75,13 +94,21 @@ int cmd_generate(int argc, char **argv)
                   name);
         return CLI_USAGE;
     }
+    if (!g->solver && (cli_has(&a, "time-limit") || cli_has(&a, "gap") ||
+                       cli_has(&a, "objective") || cli_has(&a, "export-lp"))) {
+        cli_error("generate: --time-limit, --gap, --objective and "
+                  "--export-lp are for --schedule ilp");
+        return CLI_USAGE;
+    }
     if ((rc = cli_load_profile(&a, &prof)) != CLI_OK)
         return rc;
-    if (zb_generate(g, &prof, &s, &err) < 0) {
-        zb_profile_release(&prof);
-        return cli_fail(&err);
-    }
+    if (g->solver)
+        rc = solve(&a, &prof, &s);
+    else if (zb_generate(g, &prof, &s, &err) < 0)
+        rc = cli_fail(&err);
     zb_profile_release(&prof);
+    if (rc != CLI_OK)
+        return rc;
     if ((rc = refuse_over_limit(&s)) == CLI_OK) {
         out = cli_get(&a, "o") ? cli_get(&a, "o") : cli_get(&a, "output");
         text = zb_json_format_schedule(&s);

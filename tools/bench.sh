@@ -15,7 +15,8 @@ table=$("$bin")
     echo "15 runs (5 at (64, 1024)). Profile: F 1, B 1.2, W 0.8 per stage"
     echo "(halved per chunk for vpp 2), comm 0.05, M_W = M_B/2, limit 2p*M_B."
     echo "Targets: <= 10 ms at (8, 32), <= 1 s at (64, 1024)."
-    echo "Reproduce: \`make bench\`."
+    echo "Reproduce: \`make bench\` (which also writes the integer"
+    echo "program's benchmark, [bench-ilp.md](bench-ilp.md))."
     echo
     echo "Machine: $(uname -srm); $(nproc) cores;" \
          "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //');" \

@@ -9,7 +9,8 @@ cd "$(dirname "$0")/../tests/data"
 rm -f -- *.*.json.tmp
 for model in *.model.json; do
     case=${model%.model.json}
-    for fam in $("$zbsched" list | awk 'NR > 1 {print $1}'); do
+    # ilp is a timed search: its result may change with the machine.
+    for fam in $("$zbsched" list | awk 'NR > 1 && $1 != "ilp" {print $1}'); do
         out=$case.$fam.json
         if "$zbsched" generate --profile "$model" --schedule "$fam" -q \
             -o "$out" 2>/dev/null; then

@@ -20,6 +20,9 @@ struct zb_generator {
     unsigned placements;     /* ZB_PLACES_* bits it serves */
     int min_vpp, max_vpp;    /* accepted chunks per rank */
     bool memory_aware;       /* reads the limit (else a fixed shape) */
+    bool solver;             /* a time-limited search (ilp): commands run
+                                it with their options, bulk loops (tests,
+                                benchmarks, golden files) leave it out */
     /* Fill s (initialised for prof, empty lists) with the compute order.
      * ZB_EUNSUPPORTED for a profile the family cannot serve. */
     int (*generate)(const struct zb_profile *prof, struct zb_schedule *s,

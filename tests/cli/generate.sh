@@ -33,10 +33,31 @@ grep -E '^zb-h2 .* no$' "$tmp/out" >/dev/null || fail "zb-h2 should not fit 1p"
 grep -E '^zb +0\.1111 .* 27 .* yes$' "$tmp/out" >/dev/null ||
     fail "zb at 1p should cost 27 and fit"
 
-run "$ZBSCHED" compare --pp 4 --vpp 2 --mb 8 --json
+run "$ZBSCHED" compare --pp 4 --vpp 2 --mb 8 --json --time-limit 0
 expect_status 0 "compare --json"
 [ "$(grep -c '"schedule"' "$tmp/out")" -eq 3 ] ||
     fail "want 3 rows (interleaved, interleaved-zb, zb)"
+
+# With the solver: its row, and every gap against the best proven bound.
+run "$ZBSCHED" compare --pp 4 --mb 8 --f 1 --b 1.2 --w 0.8 --comm 0.05 \
+    --m-w 0.5 --mem-limit 2p --time-limit 20
+expect_status 0 "compare with ilp"
+grep -E '^ilp .* yes  (optimal|feasible|heuristic)$' "$tmp/out" >/dev/null ||
+    fail "no ilp row with a status"
+expect_out "gap: cost over the best proven lower bound"
+
+run "$ZBSCHED" compare --pp 4 --mb 8 --m-w 0.5 --mem-sweep 1p:2p:0.5p \
+    --time-limit 0
+expect_status 0 "mem-sweep"
+grep -E '^ +4 +27 ' "$tmp/out" >/dev/null || fail "1p: zb 27"
+grep -E '^ +8 +24 ' "$tmp/out" >/dev/null || fail "2p: zb 24"
+run "$ZBSCHED" compare --pp 4 --mem-sweep 2p:1p:1
+expect_status 2 "bad sweep"
+expect_err "--mem-sweep wants FROM:TO:STEP"
+
+run "$ZBSCHED" generate --pp 4 --mb 8 --time-limit 5
+expect_status 2 "solver flag without ilp"
+expect_err "are for --schedule ilp"
 
 run "$ZBSCHED" list
 expect_status 0 "list"

@@ -1,0 +1,269 @@
+/* ilp.h - internals of the integer-program solver (not public API): the
+ * pass instance, orders, the fixed-order relation that shapes a model,
+ * the GLPK model and the search workers. docs/ilp.md explains the model. */
+#ifndef ZBSCHED_SOLVER_ILP_H
+#define ZBSCHED_SOLVER_ILP_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "zbsched/solver.h"
+
+/* Relative slack of every proof and comparison: objectives this close
+ * count as equal (float sums of durations differ by far less), as GLPK's
+ * own tol_obj does. "Optimal" means proven within 3 * ILP_TOL. */
+#define ILP_TOL 1e-7
+
+/* Whether obj is proven optimal by bound. */
+static inline bool ilp_meets(double obj, double bound)
+{
+    return obj - bound <= 3 * ILP_TOL * obj;
+}
+
+/* ---- Instance: passes of a profile (ilp_inst.c) ----------------------
+ * A pass id is zb_pass_index(): ((kind * stages) + stage) * m + mb. */
+
+struct ilp_arc {
+    int from;
+    double w;               /* from's duration, plus comm across ranks */
+};
+
+struct ilp_inst {
+    const struct zb_profile *p;
+    enum zb_objective objective;
+    int S, m, n;            /* stages, microbatches, passes */
+    double *dur;            /* per pass */
+    double *delta;          /* per pass: memory change */
+    int *rank, *slot;       /* per pass: its rank, index in rank_pass */
+    int **rank_pass;        /* per rank: its passes */
+    int *rank_n;
+    /* Intrinsic precedence: dependencies and same-kind microbatch order
+     * (at most 3 predecessors a pass). */
+    struct ilp_arc (*pred)[3];
+    int *npred;
+    double *start;          /* per rank: ASAP start of its first pass */
+    int *first;             /* per rank: that pass, F(lowest stage, 0) */
+    double *off;            /* per rank: subtracted from its end in the
+                               objective (start for cost, 0 makespan) */
+};
+
+void ilp_inst_init(struct ilp_inst *in, const struct zb_profile *p,
+                   enum zb_objective obj);
+
+/* Whether the instance is small enough to search: one propagation costs
+ * O(passes^2 / 64 + rank passes^2) and takes seconds beyond these (32
+ * ranks x 128 microbatches: 4 s), which neither a time limit nor Ctrl-C
+ * could interrupt. */
+#define ILP_MAX_PASSES 8192
+#define ILP_MAX_RANK_PASSES 512
+bool ilp_inst_searchable(const struct ilp_inst *in);
+void ilp_inst_release(struct ilp_inst *in);
+
+/* ---- Orders (ilp_order.c) -------------------------------------------- */
+
+/* A compute order: per rank, its passes in the order they run. */
+struct ilp_order {
+    int **seq;              /* seq[r][0..rank_n[r]) pass ids */
+};
+
+void ilp_order_init(struct ilp_order *o, const struct ilp_inst *in);
+void ilp_order_release(struct ilp_order *o, const struct ilp_inst *in);
+void ilp_order_copy(struct ilp_order *dst, const struct ilp_order *src,
+                    const struct ilp_inst *in);
+
+/* A timed order: cost, makespan and objective from the simulator, and
+ * every pass's start time. */
+struct ilp_eval {
+    double cost, makespan, obj;
+    double *t;              /* per pass: start; may be NULL */
+};
+
+/* Simulate o; 0 if legal and within the memory limits, else <0. */
+int ilp_order_eval(const struct ilp_inst *in, const struct ilp_order *o,
+                   struct ilp_eval *ev);
+
+/* Take a generated schedule's compute order (BW split into B then W)
+ * with same-kind passes renumbered in start-time order, which keeps it
+ * legal and its times (docs/ilp.md). */
+void ilp_order_from_schedule(struct ilp_order *o, const struct ilp_inst *in,
+                             const struct zb_schedule *s);
+
+void ilp_order_to_schedule(const struct ilp_order *o,
+                           const struct ilp_inst *in, struct zb_schedule *s);
+
+/* Each rank's passes sorted by t (pass id breaks ties): an LP solution's
+ * start times keep every dependency, so this order is legal, if not
+ * always within the memory limits. */
+void ilp_order_by_times(struct ilp_order *o, const struct ilp_inst *in,
+                        const double *t);
+
+/* One microbatch at a time through the whole pipeline: legal whenever
+ * every limit is at least zb_ilp_min_limit(). */
+void ilp_order_serial(struct ilp_order *o, const struct ilp_inst *in);
+
+/* ---- Fixed-order relation (ilp_rel.c) --------------------------------
+ * Which same-rank pairs of passes have a fixed order (implied by
+ * precedence, memory, the horizon, or fixed on purpose) and the earliest
+ * and latest start of every pass; the free pairs become binaries. */
+
+enum { ILP_BEFORE = -1, ILP_AFTER = -2 };
+
+struct ilp_pair {
+    int a, b;               /* y = 1 means a runs before b */
+};
+
+struct ilp_rel {
+    const struct ilp_inst *in;
+    int words;              /* 64-bit words per bitset row */
+    uint64_t *reach;        /* reach[a]: passes that must follow a */
+    uint64_t *back;         /* back[b]: passes that must precede b */
+    struct ilp_pair *extra; /* same-rank arcs beyond the intrinsic: a
+                               before b */
+    int nextra, cap_extra;
+    int *topo;              /* passes in a topological order */
+    double *lb, *ub;        /* earliest and latest start */
+    double horizon;         /* objective value the model must not exceed */
+    double obj_lb;          /* lower bound on the objective column */
+    int **pair;             /* per rank, slot x slot: ILP_BEFORE/AFTER or
+                               the index of the free pair */
+    struct ilp_pair *free;
+    int nfree;
+};
+
+void ilp_rel_init(struct ilp_rel *rel, const struct ilp_inst *in);
+void ilp_rel_release(struct ilp_rel *rel);
+
+/* Fix a before b (same rank). */
+void ilp_rel_add(struct ilp_rel *rel, int a, int b);
+
+/* Fix every order the memory limits force (enough B and W passes must
+ * precede each F). */
+void ilp_rel_fix_memory(struct ilp_rel *rel);
+
+/* Fix each rank's order to o's except for the passes marked in `open`,
+ * which float between their nearest fixed neighbours in o. */
+void ilp_rel_fix_order(struct ilp_rel *rel, const struct ilp_order *o,
+                       const bool *open);
+
+/* Close the relation, derive start windows for objective <= horizon and
+ * fix every order those windows forbid, until nothing changes; then list
+ * the free pairs. Returns false when no schedule fits the horizon. */
+bool ilp_rel_prepare(struct ilp_rel *rel, double horizon);
+
+/* Whether the fixed relation says a runs before b. */
+static inline bool ilp_rel_before(const struct ilp_rel *rel, int a, int b)
+{
+    return rel->reach[(size_t)a * rel->words + b / 64] >> (b % 64) & 1;
+}
+
+/* Largest objective value in [lo, hi) refuted by propagation (the
+ * optimum lies above it), or lo; stops probing at the deadline
+ * (bound_strong.c). */
+double ilp_bound_strong(const struct ilp_inst *in, double lo, double hi,
+                        double deadline);
+
+/* ---- GLPK model (ilp_model.c) ---------------------------------------- */
+
+struct ilp_model;
+
+/* Build the model of rel (prepared). names: give rows and columns
+ * readable names (for the LP export). */
+struct ilp_model *ilp_model_build(const struct ilp_rel *rel, bool names);
+void ilp_model_free(struct ilp_model *md);
+
+/* Column values of an order timed by ev (the incumbent for GLPK). */
+void ilp_model_point(const struct ilp_model *md, const struct ilp_order *o,
+                     const struct ilp_eval *ev, double *x);
+
+/* Order encoded by column values x (1-based, as GLPK holds them). */
+void ilp_model_order(const struct ilp_model *md, const double *x,
+                     struct ilp_order *o);
+
+/* The GLPK problem object, its relation and its columns. */
+struct glp_prob *ilp_model_prob(struct ilp_model *md);
+const struct ilp_rel *ilp_model_rel(const struct ilp_model *md);
+int ilp_model_cols(const struct ilp_model *md);
+int ilp_model_col_c(const struct ilp_model *md);    /* the objective */
+int ilp_model_col_y(const struct ilp_model *md);    /* first binary */
+
+/* Whether the orders fixed at the current node of P (column bounds of
+ * the binaries) leave no schedule with objective <= horizon (ilp_node.c). */
+bool ilp_node_refuted(const struct ilp_model *md, struct glp_prob *P,
+                      double horizon);
+
+int ilp_model_write_lp(struct ilp_model *md, const char *path);
+
+/* ---- Shared search state (ilp_search.c) ------------------------------ */
+
+struct ilp_shared {
+    pthread_mutex_t lock;
+    const struct ilp_inst *in;
+    struct ilp_order best;  /* guarded by lock */
+    struct ilp_eval best_ev;
+    long version;           /* bumped on every improvement */
+    double bound;           /* best proven lower bound on the objective */
+    double gap;             /* stop within this relative gap */
+    long nodes;
+    double t0, deadline;    /* monotonic seconds */
+    atomic_int stop;        /* read without the lock by the workers */
+    const volatile sig_atomic_t *interrupt;   /* see solver.h */
+    bool independent;       /* no closed-form bound (see solver.h) */
+};
+
+double ilp_now(void);
+
+void ilp_shared_init(struct ilp_shared *sh, const struct ilp_inst *in,
+                     const struct ilp_order *start);
+void ilp_shared_release(struct ilp_shared *sh);
+
+/* Offer an order; kept if better than the best. Returns true if kept. */
+bool ilp_shared_offer(struct ilp_shared *sh, const struct ilp_order *o);
+/* Raise the proven bound (capped at the best objective). */
+void ilp_shared_bound(struct ilp_shared *sh, double bound);
+void ilp_shared_add_nodes(struct ilp_shared *sh, long n);
+/* Copy the best order if its version differs from *version. */
+bool ilp_shared_fetch(struct ilp_shared *sh, struct ilp_order *o,
+                      long *version);
+/* Stop requested, proven, out of time or interrupted. */
+bool ilp_shared_done(struct ilp_shared *sh);
+double ilp_shared_best(struct ilp_shared *sh);
+double ilp_shared_lower(struct ilp_shared *sh);     /* the proven bound */
+
+/* Run the workers (threads) until proven, out of time or interrupted;
+ * report progress from the calling thread. */
+void ilp_search(struct ilp_shared *sh, const struct zb_solver_options *opt);
+
+/* ---- Solving one model (ilp_mip.c) ----------------------------------- */
+
+struct ilp_mip_result {
+    bool proven;            /* search finished: no better order exists */
+    double bound;           /* proven bound on the model's objective */
+    long nodes;
+};
+
+/* Mute GLPK's terminal output in the calling thread (its environment is
+ * thread-local). */
+void ilp_glpk_quiet(void);
+/* Free the calling thread's GLPK environment (every object in it). */
+void ilp_glpk_done(void);
+
+/* Branch and cut on md from the shared best order (injected as the
+ * incumbent), for at most `seconds`. Improvements are offered to sh;
+ * `global` (the full model) also raises sh's bound. ZB_ESOLVER when GLPK
+ * fails: that only weakens the search, nothing is claimed from it. */
+int ilp_mip_solve(struct ilp_model *md, struct ilp_shared *sh, bool global,
+                  double seconds, struct ilp_mip_result *res);
+
+/* ---- Workers --------------------------------------------------------- */
+
+/* Prepare the full model's relation under the best objective (ilp_bnb.c);
+ * false when branch and cut would not pay (too many binaries). */
+bool ilp_bnb_prepare(struct ilp_shared *sh, struct ilp_rel *rel);
+/* Full-model branch and cut on that relation until proven or stopped. */
+void ilp_bnb_run(struct ilp_shared *sh, struct ilp_rel *rel);
+/* Window large-neighbourhood search until stopped (ilp_lns.c); `lane` of
+ * `lanes` workers takes every lanes-th window. */
+void ilp_lns_run(struct ilp_shared *sh, int lane, int lanes);
+
+#endif

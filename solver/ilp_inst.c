@@ -1,0 +1,123 @@
+/* ilp_inst.c - the solver's view of a profile: every pass with its rank,
+ * duration, memory change and intrinsic predecessors, and each rank's
+ * fixed start time under as-soon-as-possible timing. */
+#include <stdlib.h>
+#include "ilp.h"
+#include "zbsched/passes.h"
+#include "zbsched/xalloc.h"
+
+static const enum zb_op_kind pass_op[ZB_PASS_COUNT] = {
+    [ZB_PASS_F] = ZB_OP_F, [ZB_PASS_B] = ZB_OP_B, [ZB_PASS_W] = ZB_OP_W,
+};
+
+static void add_pred(struct ilp_inst *in, int to, int from)
+{
+    double w = in->dur[from];
+    if (in->rank[from] != in->rank[to])
+        w += in->p->comm;
+    in->pred[to][in->npred[to]++] = (struct ilp_arc){ from, w };
+}
+
+void ilp_inst_init(struct ilp_inst *in, const struct zb_profile *p,
+                   enum zb_objective obj)
+{
+    const int S = zb_profile_stages(p), m = p->microbatches;
+
+    *in = (struct ilp_inst){ .p = p, .objective = obj, .S = S, .m = m,
+                             .n = (int)zb_pass_count(p) };
+    in->dur = xmalloc((size_t)in->n * sizeof(double));
+    in->delta = xmalloc((size_t)in->n * sizeof(double));
+    in->rank = xmalloc((size_t)in->n * sizeof(int));
+    in->slot = xmalloc((size_t)in->n * sizeof(int));
+    in->pred = xmalloc((size_t)in->n * sizeof(*in->pred));
+    in->npred = xcalloc((size_t)in->n, sizeof(int));
+    in->rank_n = xcalloc((size_t)p->pp, sizeof(int));
+    in->rank_pass = xmalloc((size_t)p->pp * sizeof(int *));
+    for (int r = 0; r < p->pp; r++)
+        in->rank_pass[r] = xmalloc((size_t)3 * p->vpp * m * sizeof(int));
+
+    for (int k = 0; k < ZB_PASS_COUNT; k++)
+        for (int s = 0; s < S; s++)
+            for (int i = 0; i < m; i++) {
+                int a = (int)zb_pass_index(p, k, s, i);
+                int r = zb_profile_stage_rank(p, s);
+                const struct zb_stage_times *t = &p->stage[s];
+                in->dur[a] = k == ZB_PASS_F ? t->f
+                           : k == ZB_PASS_B ? t->b : t->w;
+                in->delta[a] = zb_op_memory_delta(p, pass_op[k]);
+                in->rank[a] = r;
+                in->slot[a] = in->rank_n[r];
+                in->rank_pass[r][in->rank_n[r]++] = a;
+            }
+    for (int k = 0; k < ZB_PASS_COUNT; k++)
+        for (int s = 0; s < S; s++)
+            for (int i = 0; i < m; i++) {
+                int a = (int)zb_pass_index(p, k, s, i);
+                struct zb_dep deps[2];
+                int nd = zb_op_deps(p, pass_op[k], s, i, deps);
+                for (int d = 0; d < nd; d++)
+                    add_pred(in, a, (int)zb_pass_index(p, deps[d].pass,
+                                                      deps[d].stage,
+                                                      deps[d].mb));
+                /* Same-kind passes of a stage run in microbatch order:
+                 * no loss, since renumbering microbatches by start time
+                 * keeps any legal timing legal (docs/ilp.md). */
+                if (i > 0)
+                    add_pred(in, a, a - 1);
+            }
+
+    /* Under as-soon-as-possible timing (the simulator's) F(r, 0) is the
+     * first pass of rank r and starts when microbatch 0 arrives from
+     * F(r-1, 0), itself the first pass of rank r-1: a constant. */
+    in->start = xmalloc((size_t)p->pp * sizeof(double));
+    in->first = xmalloc((size_t)p->pp * sizeof(int));
+    in->off = xmalloc((size_t)p->pp * sizeof(double));
+    for (int r = 0; r < p->pp; r++) {
+        int lo = zb_profile_rank_stage(p, r, 0);
+        for (int c = 1; c < p->vpp; c++)
+            if (zb_profile_rank_stage(p, r, c) < lo)
+                lo = zb_profile_rank_stage(p, r, c);
+        in->first[r] = (int)zb_pass_index(p, ZB_PASS_F, lo, 0);
+    }
+    for (int r = 0; r < p->pp; r++) {
+        /* Summed as the simulator sums, so the values match exactly. */
+        double t = 0;
+        int lo = in->first[r] - (int)zb_pass_index(p, ZB_PASS_F, 0, 0);
+        lo /= m;
+        for (int s = 0; s < lo; s++) {
+            t = t + p->stage[s].f;
+            if (zb_profile_stage_rank(p, s) != zb_profile_stage_rank(p, s + 1))
+                t = t + p->comm;
+        }
+        in->start[r] = t;
+        in->off[r] = obj == ZB_OBJECTIVE_COST ? t : 0;
+    }
+}
+
+bool ilp_inst_searchable(const struct ilp_inst *in)
+{
+    for (int r = 0; r < in->p->pp; r++)
+        if (in->rank_n[r] > ILP_MAX_RANK_PASSES)
+            return false;
+    return in->n <= ILP_MAX_PASSES;
+}
+
+void ilp_inst_release(struct ilp_inst *in)
+{
+    if (!in->dur)
+        return;
+    for (int r = 0; r < in->p->pp; r++)
+        free(in->rank_pass[r]);
+    free(in->rank_pass);
+    free(in->rank_n);
+    free(in->dur);
+    free(in->delta);
+    free(in->rank);
+    free(in->slot);
+    free(in->pred);
+    free(in->npred);
+    free(in->start);
+    free(in->first);
+    free(in->off);
+    in->dur = NULL;
+}

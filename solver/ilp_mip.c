@@ -1,0 +1,216 @@
+/* ilp_mip.c - one branch-and-cut run of GLPK on a model: the shared best
+ * order goes in as the incumbent (presolve off, so the columns GLPK works
+ * on are ours), better orders found come out to the shared state, and the
+ * search stops early when the shared state says so. */
+#include <glpk.h>
+#include <math.h>
+#include <stdlib.h>
+#include "ilp.h"
+#include "zbsched/xalloc.h"
+
+struct mip {
+    struct ilp_model *md;
+    struct ilp_shared *sh;
+    const struct ilp_inst *in;
+    bool global;            /* the full model: its bound is global */
+    double deadline;
+    struct ilp_order o;
+    struct ilp_eval ev;
+    double *x;
+    long version;           /* shared version last injected */
+    double held;            /* objective of GLPK's incumbent */
+    double bound;
+    long nodes;
+    int node;               /* last node propagated */
+};
+
+static int mute(void *info, const char *s)
+{
+    (void)info;
+    (void)s;
+    return 1;               /* nonzero: GLPK prints nothing */
+}
+
+void ilp_glpk_quiet(void)
+{
+    glp_term_out(GLP_OFF);
+    glp_term_hook(mute, NULL);
+}
+
+void ilp_glpk_done(void)
+{
+    glp_free_env();
+}
+
+/* Give GLPK the shared best order if it is newer and better than what
+ * the tree holds. */
+static void inject(struct mip *c, glp_tree *T)
+{
+    if (!ilp_shared_fetch(c->sh, &c->o, &c->version) ||
+        ilp_order_eval(c->in, &c->o, &c->ev) < 0 ||
+        c->ev.obj >= c->held * (1 - ILP_TOL))
+        return;
+    ilp_model_point(c->md, &c->o, &c->ev, c->x);
+    if (glp_ios_heur_sol(T, c->x) == 0)
+        c->held = c->ev.obj;
+}
+
+/* The node's LP start times, sorted per rank, are a legal order: worth a
+ * simulation (it often fits memory too, and the LP knows the horizon). */
+static void round_lp(struct mip *c, glp_tree *T)
+{
+    glp_prob *P = glp_ios_get_prob(T);
+
+    for (int a = 0; a < c->in->n; a++)
+        c->ev.t[a] = glp_get_col_prim(P, a + 1);
+    ilp_order_by_times(&c->o, c->in, c->ev.t);
+    ilp_shared_offer(c->sh, &c->o);
+}
+
+/* GLPK holds a better integer solution than the last we saw (its own
+ * rounding heuristic finds some without a GLP_IBINGO call): re-time its
+ * order in the simulator. */
+static void harvest(struct mip *c)
+{
+    glp_prob *P = ilp_model_prob(c->md);
+    int n = ilp_model_cols(c->md);
+
+    if (glp_mip_status(P) == GLP_UNDEF ||
+        glp_mip_obj_val(P) >= c->held * (1 - ILP_TOL))
+        return;
+    for (int j = 1; j <= n; j++)
+        c->x[j] = glp_mip_col_val(P, j);
+    c->held = fmin(c->held, glp_mip_obj_val(P));
+    ilp_model_order(c->md, c->x, &c->o);
+    ilp_shared_offer(c->sh, &c->o);
+}
+
+/* Propagate the node's fixings; if nothing better than the incumbent is
+ * left, a local row C >= incumbent prunes the node (rows added here
+ * belong to the current subproblem and its children only). */
+static void propagate(struct mip *c, glp_tree *T)
+{
+    glp_prob *P = glp_ios_get_prob(T);
+    int node = glp_ios_curr_node(T), row, col = ilp_model_col_c(c->md);
+    double one = 1;
+
+    if (node == c->node || !isfinite(c->held))
+        return;
+    c->node = node;
+    if (!ilp_node_refuted(c->md, P, c->held * (1 - 2 * ILP_TOL)))
+        return;
+    row = glp_add_rows(P, 1);
+    glp_set_mat_row(P, row, 1, (int[]){ 0, col }, (double[]){ 0, one });
+    glp_set_row_bnds(P, row, GLP_LO, c->held, 0);
+}
+
+static void callback(glp_tree *T, void *info)
+{
+    struct mip *c = info;
+    int best, total;
+
+    if (ilp_shared_done(c->sh) || ilp_now() >= c->deadline) {
+        glp_ios_terminate(T);
+        return;
+    }
+    glp_ios_tree_size(T, NULL, NULL, &total);
+    ilp_shared_add_nodes(c->sh, total - c->nodes);
+    c->nodes = total;
+    if ((best = glp_ios_best_node(T)) != 0) {
+        double b = glp_ios_node_bound(T, best);
+        if (b > -1e300 && b > c->bound) {
+            c->bound = b;
+            if (c->global)
+                ilp_shared_bound(c->sh, fmin(b, c->held));
+        }
+    }
+    harvest(c);
+    switch (glp_ios_reason(T)) {
+    case GLP_IHEUR:
+        round_lp(c, T);
+        inject(c, T);
+        break;
+    case GLP_IROWGEN:
+        propagate(c, T);
+        break;
+    default:
+        break;
+    }
+}
+
+/* The root LP in slices, so that a stop request is seen within a second
+ * (GLPK's simplex has no callback). */
+static int root_lp(glp_prob *P, struct ilp_shared *sh, double deadline)
+{
+    glp_smcp smcp;
+    int rc;
+
+    glp_init_smcp(&smcp);
+    smcp.msg_lev = GLP_MSG_OFF;
+    smcp.meth = GLP_DUALP;
+    for (;;) {
+        double left = deadline - ilp_now();
+        if (left <= 0 || ilp_shared_done(sh))
+            return GLP_ETMLIM;
+        smcp.tm_lim = (int)fmin(1000, fmax(1, left * 1000));
+        rc = glp_simplex(P, &smcp);
+        if (rc != GLP_ETMLIM)
+            return rc;
+    }
+}
+
+int ilp_mip_solve(struct ilp_model *md, struct ilp_shared *sh, bool global,
+                  double seconds, struct ilp_mip_result *res)
+{
+    const struct ilp_inst *in = sh->in;
+    glp_prob *P = ilp_model_prob(md);
+    struct mip c = { .md = md, .sh = sh, .in = in, .global = global,
+                     .deadline = fmin(sh->deadline, ilp_now() + seconds),
+                     .version = -1, .held = INFINITY, .bound = -INFINITY };
+    glp_iocp iocp;
+    int rc = 0, st;
+
+    *res = (struct ilp_mip_result){ .bound = -INFINITY };
+    ilp_order_init(&c.o, in);
+    c.ev.t = xmalloc((size_t)in->n * sizeof(double));
+    c.x = xmalloc((size_t)(ilp_model_cols(md) + 1) * sizeof(double));
+
+    st = root_lp(P, sh, c.deadline);
+    if (st == GLP_ETMLIM)
+        goto out;
+    if (st != 0 || glp_get_status(P) != GLP_OPT) {
+        /* The incumbent satisfies every row, so this is a solver
+         * failure, not a proof. */
+        rc = ZB_ESOLVER;
+        goto out;
+    }
+    res->bound = c.bound = glp_get_obj_val(P);
+    if (global)     /* the model holds the optimum: a global bound */
+        ilp_shared_bound(sh, c.bound);
+    glp_init_iocp(&iocp);
+    iocp.msg_lev = GLP_MSG_OFF;
+    iocp.presolve = GLP_OFF;
+    iocp.cb_func = callback;
+    iocp.cb_info = &c;
+    iocp.tm_lim = (int)fmax(1, (c.deadline - ilp_now()) * 1000);
+    st = glp_intopt(P, &iocp);
+    res->nodes = c.nodes;
+    res->bound = c.bound;
+    if (st == 0 && glp_mip_status(P) == GLP_OPT) {
+        /* Finished: nothing beats GLPK's final incumbent. */
+        res->proven = true;
+        res->bound = fmax(res->bound, glp_mip_obj_val(P));
+    } else if (st == 0 && glp_mip_status(P) == GLP_NOFEAS) {
+        /* No solution at all, yet the injected incumbent is one: a
+         * solver failure, not a proof. */
+        rc = ZB_ESOLVER;
+    } else if (st != 0 && st != GLP_ETMLIM && st != GLP_ESTOP &&
+               st != GLP_EMIPGAP) {
+        rc = ZB_ESOLVER;
+    }
+out:
+    ilp_order_release(&c.o, in);
+    free(c.ev.t);
+    free(c.x);
+    return rc;
+}

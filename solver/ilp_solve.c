@@ -1,0 +1,228 @@
+/* ilp_solve.c - zb_ilp_solve(): check the limits, start from the best
+ * heuristic order, stop at once if a closed-form bound proves it, else
+ * search; then lower, simulate and validate like any generator's output
+ * and say honestly what was proven. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "ilp.h"
+#include "zbsched/bound.h"
+#include "zbsched/generator.h"
+
+void zb_solver_options_init(struct zb_solver_options *opt)
+{
+    *opt = (struct zb_solver_options){ .time_limit = 60, .gap = 0,
+                                       .objective = ZB_OBJECTIVE_COST,
+                                       .threads = 2 };
+}
+
+double zb_ilp_min_limit(const struct zb_profile *p, int r)
+{
+    (void)r;                /* the same for every rank */
+    return p->vpp * p->m_b;
+}
+
+static int check(const struct zb_profile *p,
+                 const struct zb_solver_options *opt, struct zb_error *err)
+{
+    if (!(opt->time_limit >= 0) || !isfinite(opt->time_limit))
+        return zb_error_set(err, ZB_EINVAL, "time limit must be a finite "
+                            "number >= 0, got %g", opt->time_limit);
+    if (!(opt->gap >= 0) || !isfinite(opt->gap))
+        return zb_error_set(err, ZB_EINVAL, "gap must be a finite number "
+                            ">= 0, got %g", opt->gap);
+    if (opt->threads < 1 || opt->threads > 2)
+        return zb_error_set(err, ZB_EINVAL, "threads must be 1 or 2, got "
+                            "%d", opt->threads);
+    if (opt->objective != ZB_OBJECTIVE_COST &&
+        opt->objective != ZB_OBJECTIVE_MAKESPAN)
+        return zb_error_set(err, ZB_EINVAL, "unknown objective %d",
+                            (int)opt->objective);
+    for (int r = 0; r < p->pp; r++)
+        if (p->mem_limit[r] < zb_ilp_min_limit(p, r) * (1 - 1e-12))
+            return zb_error_set(err, ZB_ENOMEM_LIMIT,
+                                "no schedule fits memory limit %g on rank "
+                                "%d: the smallest that works is %g "
+                                "(vpp*M_B)", p->mem_limit[r], r,
+                                zb_ilp_min_limit(p, r));
+    return 0;
+}
+
+/* The best order among every other generator that fits the limits (the
+ * `zb` heuristic among them), or the serial order if none does. */
+static void warm_start(const struct ilp_inst *in, struct ilp_order *best)
+{
+    struct ilp_order o;
+    struct ilp_eval ev = { .t = NULL };
+    double best_obj = INFINITY;
+
+    ilp_order_init(&o, in);
+    for (int i = 0; zb_generators[i]; i++) {
+        const struct zb_generator *g = zb_generators[i];
+        struct zb_schedule s;
+        /* Not ourselves: the table lists `ilp` too. */
+        if (!strcmp(g->name, "ilp") ||
+            zb_generator_accepts(g, in->p, NULL) < 0 ||
+            zb_generate(g, in->p, &s, NULL) < 0)
+            continue;
+        if (s.predicted.fits_memory) {
+            ilp_order_from_schedule(&o, in, &s);
+            if (ilp_order_eval(in, &o, &ev) == 0 && ev.obj < best_obj) {
+                best_obj = ev.obj;
+                ilp_order_copy(best, &o, in);
+            }
+        }
+        zb_schedule_release(&s);
+    }
+    if (!isfinite(best_obj))
+        ilp_order_serial(best, in);
+    ilp_order_release(&o, in);
+}
+
+static double closed_bound(const struct zb_profile *p, enum zb_objective obj)
+{
+    return obj == ZB_OBJECTIVE_COST ? zb_bound_cost(p)
+                                    : zb_bound_makespan(p);
+}
+
+static void fill_info(struct zb_solver_info *info, struct ilp_shared *sh,
+                      double warm_obj)
+{
+    double obj = sh->best_ev.obj, bound = sh->bound;
+    const char *status;
+
+    if (bound > 0 && ilp_meets(obj, bound)) {
+        status = "optimal";
+        bound = obj;    /* equal within the proofs' slack */
+    }
+    else if (obj < warm_obj * (1 - ILP_TOL))
+        status = "feasible";
+    else
+        status = "heuristic";
+    *info = (struct zb_solver_info){
+        .present = true, .objective = obj, .bound = bound,
+        /* With no bound at all (independent and nothing proven) the
+         * relative gap is taken as 100 %. */
+        .gap = bound > 0 ? fmax(0, obj / bound - 1) : 1,
+        .seconds = ilp_now() - sh->t0, .nodes = sh->nodes,
+    };
+    snprintf(info->status, sizeof(info->status), "%s", status);
+}
+
+/* Fill s (initialised for p) with the best order found and s->solver. */
+static void solve_order(const struct zb_profile *p,
+                        const struct zb_solver_options *opt,
+                        struct zb_schedule *s)
+{
+    struct ilp_inst in;
+    struct ilp_order start;
+    struct ilp_shared sh;
+    double warm_obj, t0 = ilp_now();
+
+    ilp_inst_init(&in, p, opt->objective);
+    ilp_order_init(&start, &in);
+    warm_start(&in, &start);
+    ilp_shared_init(&sh, &in, &start);
+    sh.gap = opt->gap;
+    sh.independent = opt->independent;
+    sh.interrupt = opt->interrupt;
+    sh.t0 = t0;
+    sh.deadline = t0 + opt->time_limit;
+    warm_obj = sh.best_ev.obj;
+    /* A bound the heuristic meets proves it: no search at all. Else try
+     * to refute better objectives by propagation (a fifth of the time at
+     * most; at p 8, m 32 it takes about a second). */
+    if (!opt->independent)
+        ilp_shared_bound(&sh, closed_bound(p, opt->objective));
+    if (ilp_inst_searchable(&in)) {
+        if (!opt->independent && !ilp_shared_done(&sh))
+            ilp_shared_bound(&sh, ilp_bound_strong(&in, sh.bound, warm_obj,
+                                                   t0 + 0.2 * opt->time_limit));
+        if (!ilp_shared_done(&sh))
+            ilp_search(&sh, opt);
+    }
+    ilp_order_to_schedule(&sh.best, &in, s);
+    fill_info(&s->solver, &sh, warm_obj);
+    ilp_shared_release(&sh);
+    ilp_order_release(&start, &in);
+    ilp_inst_release(&in);
+}
+
+int zb_ilp_solve(const struct zb_profile *p,
+                 const struct zb_solver_options *opt,
+                 struct zb_schedule *out, struct zb_error *err)
+{
+    struct zb_solver_options def;
+    int rc;
+
+    if (!opt) {
+        zb_solver_options_init(&def);
+        opt = &def;
+    }
+    zb_schedule_init(out, "ilp", p);
+    if ((rc = check(p, opt, err)) < 0)
+        goto fail;
+    solve_order(p, opt, out);
+    /* The same steps as zb_generate(), memory limit included: the
+     * solver's schedule must pass the one validator. */
+    if ((rc = zb_sim_run(out, err)) < 0 || (rc = zb_lower(out, err)) < 0 ||
+        (rc = zb_sim_run(out, err)) < 0 ||
+        (rc = zb_schedule_validate(out, err)) < 0) {
+        zb_error_prefix(err, "ilp produced an illegal schedule (a bug)");
+        goto fail;
+    }
+    return 0;
+fail:
+    zb_schedule_release(out);
+    return rc;
+}
+
+int zb_ilp_export_lp(const struct zb_profile *p,
+                     const struct zb_solver_options *opt, const char *path,
+                     struct zb_error *err)
+{
+    struct zb_solver_options def;
+    struct ilp_inst in;
+    struct ilp_order start;
+    struct ilp_eval ev = { .t = NULL };
+    struct ilp_rel rel;
+    struct ilp_model *md;
+    int rc;
+
+    if (!opt) {
+        zb_solver_options_init(&def);
+        opt = &def;
+    }
+    if ((rc = check(p, opt, err)) < 0)
+        return rc;
+    ilp_inst_init(&in, p, opt->objective);
+    if (!ilp_inst_searchable(&in)) {
+        rc = zb_error_set(err, ZB_EUNSUPPORTED, "%d passes (%d at most, %d "
+                          "a rank) are too many for the integer program",
+                          in.n, ILP_MAX_PASSES, ILP_MAX_RANK_PASSES);
+        ilp_inst_release(&in);
+        return rc;
+    }
+    ilp_order_init(&start, &in);
+    ilp_rel_init(&rel, &in);
+    warm_start(&in, &start);
+    ilp_order_eval(&in, &start, &ev);
+    ilp_rel_fix_memory(&rel);
+    if (!ilp_rel_prepare(&rel, ev.obj)) {
+        rc = zb_error_set(err, ZB_ESOLVER, "model preparation failed at "
+                          "horizon %g (a bug)", ev.obj);
+        goto out;
+    }
+    rel.obj_lb = opt->independent ? 0 : closed_bound(p, opt->objective);
+    ilp_glpk_quiet();
+    md = ilp_model_build(&rel, true);
+    if ((rc = ilp_model_write_lp(md, path)) < 0)
+        zb_error_set(err, rc, "cannot write the model to '%s'", path);
+    ilp_model_free(md);
+    ilp_glpk_done();
+out:
+    ilp_rel_release(&rel);
+    ilp_order_release(&start, &in);
+    ilp_inst_release(&in);
+    return rc;
+}

@@ -1,0 +1,73 @@
+/* cli_solver.c - what generate and compare share to drive the integer
+ * program: --time-limit, --gap, --objective, Ctrl-C and the progress line.
+ * The solver never prints; these callbacks do, on stderr. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+#include "zbsched/schedule.h"
+#include "zbsched/solver.h"
+
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+static void print_progress(const struct zb_solver_progress *pr, void *ctx)
+{
+    (void)ctx;
+    fprintf(stderr, "zbsched: ilp %6.1f s  incumbent %.6g  bound %.6g  "
+            "gap %.2f%%  nodes %ld\n", pr->elapsed, pr->objective, pr->bound,
+            100 * pr->gap, pr->nodes);
+}
+
+int cli_solver_options(const struct cli_args *a, double default_time,
+                       struct zb_solver_options *opt)
+{
+    const char *obj = cli_get(a, "objective");
+    int rc;
+
+    zb_solver_options_init(opt);
+    if ((rc = cli_number(a, "time-limit", default_time,
+                         &opt->time_limit)) != CLI_OK ||
+        (rc = cli_number(a, "gap", 0, &opt->gap)) != CLI_OK)
+        return rc;
+    if (!(opt->time_limit >= 0) || !(opt->gap >= 0)) {
+        cli_error("%s: --time-limit and --gap must be >= 0", a->cmd);
+        return CLI_USAGE;
+    }
+    if (obj && !strcmp(obj, "makespan"))
+        opt->objective = ZB_OBJECTIVE_MAKESPAN;
+    else if (obj && strcmp(obj, "cost")) {
+        cli_error("%s: --objective must be 'cost' or 'makespan', got '%s'",
+                  a->cmd, obj);
+        return CLI_USAGE;
+    }
+    /* Ctrl-C stops the search and keeps the best schedule found. */
+    interrupted = 0;
+    signal(SIGINT, on_sigint);
+    opt->interrupt = &interrupted;
+    if (!cli_has(a, "q"))
+        opt->progress = print_progress;
+    return CLI_OK;
+}
+
+int cli_solve(const struct zb_profile *prof,
+              const struct zb_solver_options *opt, struct zb_schedule *out)
+{
+    struct zb_error err = { 0 };
+    const struct zb_solver_info *si = &out->solver;
+
+    if (zb_ilp_solve(prof, opt, out, &err) < 0)
+        return cli_fail(&err);
+    if (opt->progress)
+        fprintf(stderr, "zbsched: ilp: %s, %s %.6g, bound %.6g, gap %.2f%%, "
+                "%.1f s, %ld nodes\n", si->status,
+                opt->objective == ZB_OBJECTIVE_MAKESPAN ? "makespan" : "cost",
+                si->objective, si->bound, 100 * si->gap, si->seconds,
+                si->nodes);
+    return CLI_OK;
+}
