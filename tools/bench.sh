@@ -4,6 +4,7 @@
 # <= 1 s at (64, 1024) for every family.
 set -eu
 bin=$1 out=$2
+load=$(cut -d' ' -f1-3 /proc/loadavg)
 table=$("$bin")
 {
     echo "# Benchmarks"
@@ -20,7 +21,8 @@ table=$("$bin")
     echo
     echo "Machine: $(uname -srm); $(nproc) cores;" \
          "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //');" \
-         "$(date -u +%Y-%m-%d)."
+         "$(date -u +%Y-%m-%d); load average before the run:" \
+         "$load (timings are wall clock: other work inflates them)."
     echo
     echo "$table"
 } >"$out.tmp"
