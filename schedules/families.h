@@ -36,7 +36,8 @@ struct zb_greedy_policy {
  * rank can start something, picks the pass that can start first under the
  * policy; F passes only when the rank's memory limit allows (keeping room
  * for the microbatch's later chunks on the same rank), passes of one kind
- * and stage in microbatch order. Fills s with the compute order.
+ * and stage in microbatch order. Fills s with the compute order, each op
+ * with the start and end the simulator would give it.
  * ZB_ENOMEM_LIMIT when the limit stalls it. */
 int zb_greedy(const struct zb_profile *p, const struct zb_greedy_policy *pol,
               struct zb_schedule *s, struct zb_error *err);
