@@ -6,8 +6,10 @@
  * shift in time), but the fixed part is a chain per rank, not a big-M
  * pair per pass pair, and the horizon fixes most pairs inside it: each
  * model is small and built in milliseconds. Windows slide by half their
- * width over time and by one over ranks; a sweep without improvement
- * makes them larger (variable neighbourhood). */
+ * length over time and by one over ranks; a sweep without improvement
+ * makes them larger (variable neighbourhood), until one would cover the
+ * whole problem (the proving worker's job): then back to the smallest,
+ * each sweep with its time grid shifted, so the neighbourhoods differ. */
 #include <math.h>
 #include <stdlib.h>
 #include "ilp.h"
@@ -27,23 +29,34 @@ struct window {
     double t0, len;         /* passes starting in [t0, t0+len) */
 };
 
-/* Window geometry of a level, and how many windows a sweep has. */
-static int geometry(const struct lns *ls, int level, int idx,
+/* End of the best order's last pass. */
+static double order_end(const struct lns *ls)
+{
+    double end = 0;
+    for (int a = 0; a < ls->in->n; a++)
+        end = fmax(end, ls->ev.t[a] + ls->in->dur[a]);
+    return end;
+}
+
+/* Window idx of a level in sweep number `sweep`, and how many windows
+ * the sweep has (0: the level's windows would cover everything). */
+static int geometry(const struct lns *ls, int level, int sweep, int idx,
                     struct window *w)
 {
     const int pp = ls->in->p->pp;
-    int nr = pp < 2 + level ? pp : 2 + level;
-    double len = ls->period * (6 + 2 * level), end = 0;
-    int nt, nrank = pp - nr + 1;
+    const double end = order_end(ls);
+    int nr = pp < 2 + level ? pp : 2 + level, nt;
+    double len = ls->period * (6 + 2 * level), step, shift;
 
-    for (int a = 0; a < ls->in->n; a++)
-        end = fmax(end, ls->ev.t[a] + ls->in->dur[a]);
-    nt = (int)ceil(end / (len / 2));
-    if (nt < 1)
-        nt = 1;
+    if (nr == pp && len >= end)
+        return 0;
+    step = len / 2;
+    /* Golden-ratio shifts spread the grids of successive sweeps. */
+    shift = step * fmod(sweep * 0.6180339887, 1.0);
+    nt = (int)ceil((end - shift) / step) + 1;
     *w = (struct window){ .r0 = idx / nt, .nr = nr,
-                          .t0 = (idx % nt) * (len / 2), .len = len };
-    return nrank * nt;
+                          .t0 = shift + (idx % nt - 1) * step, .len = len };
+    return (pp - nr + 1) * nt;
 }
 
 static int mark(struct lns *ls, const struct window *w)
@@ -92,7 +105,7 @@ void ilp_lns_run(struct ilp_shared *sh, int lane, int lanes)
     const struct zb_profile *p = in->p;
     struct lns ls = { .sh = sh, .in = in };
     long version = -1;
-    int level = 0, idx = 0;
+    int level = 0, idx = 0, sweep = 0;
     double sweep_obj;       /* best objective when the sweep began */
 
     ilp_order_init(&ls.cur, in);
@@ -114,13 +127,24 @@ void ilp_lns_run(struct ilp_shared *sh, int lane, int lanes)
         if (ilp_shared_fetch(sh, &ls.cur, &version) &&
             ilp_order_eval(in, &ls.cur, &ls.ev) < 0)
             break;
-        total = geometry(&ls, level, idx, &w);
+        total = geometry(&ls, level, sweep, idx, &w);
+        if (total == 0 && level == 0) {
+            /* The whole problem is one small window: solve it once. */
+            struct window all = { 0, p->pp, -1, INFINITY };
+            if (lane == 0)
+                solve_window(&ls, &all, sh->deadline - ilp_now());
+            break;
+        }
+        if (total == 0) {
+            level = 0;
+            continue;
+        }
         if (idx >= total) {
-            /* A sweep without gain in the objective: look wider, up to one
-             * window over everything (a plain branch and cut). */
-            if (ls.ev.obj >= sweep_obj && total > 1)
+            /* A sweep without gain in the objective: look wider. */
+            if (ls.ev.obj >= sweep_obj)
                 level++;
             idx = 0;
+            sweep++;
             sweep_obj = ls.ev.obj;
             continue;
         }

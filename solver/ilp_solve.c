@@ -4,7 +4,6 @@
  * and say honestly what was proven. */
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
 #include "ilp.h"
 #include "zbsched/bound.h"
 #include "zbsched/generator.h"
@@ -60,9 +59,8 @@ static void warm_start(const struct ilp_inst *in, struct ilp_order *best)
     for (int i = 0; zb_generators[i]; i++) {
         const struct zb_generator *g = zb_generators[i];
         struct zb_schedule s;
-        /* Not ourselves: the table lists `ilp` too. */
-        if (!strcmp(g->name, "ilp") ||
-            zb_generator_accepts(g, in->p, NULL) < 0 ||
+        /* Not a search (ourselves): the table lists `ilp` too. */
+        if (g->solver || zb_generator_accepts(g, in->p, NULL) < 0 ||
             zb_generate(g, in->p, &s, NULL) < 0)
             continue;
         if (s.predicted.fits_memory) {

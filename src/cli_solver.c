@@ -46,9 +46,16 @@ int cli_solver_options(const struct cli_args *a, double default_time,
                   a->cmd, obj);
         return CLI_USAGE;
     }
-    /* Ctrl-C stops the search and keeps the best schedule found. */
+    /* Ctrl-C stops the search and keeps the best schedule found; the
+     * handler stays installed (no SA_RESETHAND), so a second SIGINT, such
+     * as the one a shell sends to the whole group, does not kill the
+     * write. */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
     interrupted = 0;
-    signal(SIGINT, on_sigint);
+    sigaction(SIGINT, &sa, NULL);
     opt->interrupt = &interrupted;
     if (!cli_has(a, "q"))
         opt->progress = print_progress;

@@ -1,4 +1,5 @@
 /* strbuf.c - growable string (see strbuf.h). */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,10 @@ void sb_add_num(struct strbuf *sb, double v)
 {
     char tmp[32];
 
+    if (!isfinite(v)) {         /* JSON has no infinity or NaN */
+        sb_addf(sb, "null");
+        return;
+    }
     if (v == 0)
         v = 0;      /* no "-0" */
     snprintf(tmp, sizeof(tmp), "%.15g", v);

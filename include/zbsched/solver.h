@@ -55,9 +55,10 @@ void zb_solver_options_init(struct zb_solver_options *opt);
 /* Search for the best schedule for p under opt (NULL: defaults). Starts
  * from the `zb` heuristic and never returns anything worse; out is
  * lowered, simulated and validated (memory included), named "ilp", with
- * out->solver filled: status "optimal" (objective within the gap of a
- * proven bound), "feasible" (better than the heuristic, not proven) or
- * "heuristic" (the heuristic's schedule, nothing better found). */
+ * out->solver filled: status "optimal" (proven, within a relative 3e-7),
+ * "feasible" (better than the heuristic, not proven) or "heuristic" (the
+ * heuristic's schedule, nothing better found); a search stopped by `gap`
+ * reports feasible or heuristic with that gap. */
 int zb_ilp_solve(const struct zb_profile *p,
                  const struct zb_solver_options *opt,
                  struct zb_schedule *out, struct zb_error *err);
