@@ -1,13 +1,14 @@
 /* json.c - the profile and schedule JSON formats (docs/formats.md).
  *
  * With json_trace.c (traces and reports) the only files that include
- * cJSON: trees are parsed into our structs and deleted here. Output is written by hand (one op per line) so that large
+ * cJSON (through json_util.h): trees are parsed into our structs and
+ * deleted here. Output is written by hand (one op per line) so that large
  * schedules stay readable and diffable. */
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "json_util.h"
 #include "strbuf.h"
 #include "zbsched/io.h"
 #include "zbsched/xalloc.h"
@@ -234,15 +235,6 @@ int zb_json_parse_profile(const char *text, struct zb_profile_draft *d,
 
 /* ---- Schedule reader ---------------------------------------------------- */
 
-static int get_int(const cJSON *obj, const char *key, int *out)
-{
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) ||
-        fabs(it->valuedouble) > 1e9)
-        return -1;
-    *out = (int)it->valuedouble;
-    return 0;
-}
 
 static int parse_op(const cJSON *o, int r, int i, struct zb_op *op,
                     struct zb_error *err)
@@ -259,11 +251,11 @@ static int parse_op(const cJSON *o, int r, int i, struct zb_op *op,
                             r, i, kind->valuestring);
     if (op->kind == ZB_OP_STEP)
         return 0;
-    if (get_int(o, "stage", &op->stage) < 0 || get_int(o, "mb", &op->mb) < 0)
+    if (json_get_int(o, "stage", &op->stage) < 0 || json_get_int(o, "mb", &op->mb) < 0)
         return zb_error_set(err, ZB_EPARSE,
                             "rank %d op %d (%s): \"stage\" and \"mb\" must be "
                             "integers", r, i, kind->valuestring);
-    if (zb_op_is_comm(op->kind) && get_int(o, "peer", &op->peer) < 0)
+    if (zb_op_is_comm(op->kind) && json_get_int(o, "peer", &op->peer) < 0)
         return zb_error_set(err, ZB_EPARSE,
                             "rank %d op %d (%s): \"peer\" must be an integer",
                             r, i, kind->valuestring);
@@ -291,7 +283,7 @@ static int parse_ranks(const cJSON *ranks, struct zb_schedule *s,
         const cJSON *o;
         int id, i = 0;
 
-        if (get_int(rk, "rank", &id) < 0 || id != r)
+        if (json_get_int(rk, "rank", &id) < 0 || id != r)
             return zb_error_set(err, ZB_EPARSE,
                                 "ranks[%d] must have \"rank\": %d", r, r);
         if (!cJSON_IsArray(ops))
@@ -357,7 +349,7 @@ int zb_json_parse_schedule(const char *text, struct zb_schedule *out,
                           "\"zbsched-schedule\"");
         goto out;
     }
-    if (get_int(root, "version", &v) < 0 || v != 1) {
+    if (json_get_int(root, "version", &v) < 0 || v != 1) {
         rc = zb_error_set(err, ZB_EPARSE,
                           "unsupported schedule version (this reader knows "
                           "version 1)");
@@ -376,9 +368,9 @@ int zb_json_parse_schedule(const char *text, struct zb_schedule *out,
     name = cJSON_GetObjectItemCaseSensitive(root, "schedule");
     zb_schedule_init(out, cJSON_IsString(name) ? name->valuestring : "custom",
                      &prof);
-    if ((get_int(root, "pp", &v) == 0 && v != prof.pp) ||
-        (get_int(root, "vpp", &v) == 0 && v != prof.vpp) ||
-        (get_int(root, "microbatches", &v) == 0 && v != prof.microbatches)) {
+    if ((json_get_int(root, "pp", &v) == 0 && v != prof.pp) ||
+        (json_get_int(root, "vpp", &v) == 0 && v != prof.vpp) ||
+        (json_get_int(root, "microbatches", &v) == 0 && v != prof.microbatches)) {
         rc = zb_error_set(err, ZB_EPARSE,
                           "pp, vpp or microbatches differ from the profile's");
         goto out;

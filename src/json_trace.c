@@ -1,11 +1,11 @@
 /* json_trace.c - realized timelines read back from zbexec's Chrome trace
  * or JSON report (layouts in docs/guide.md). Like json.c, the cJSON tree
  * never leaves this file: it is parsed into a struct zb_timeline. */
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "json_util.h"
 #include "zbsched/render.h"
 #include "zbsched/xalloc.h"
 
@@ -21,16 +21,6 @@ struct reader {
     struct zb_error *err;
 };
 
-static int get_int(const cJSON *obj, const char *key, int *out)
-{
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
-
-    if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) ||
-        fabs(it->valuedouble) > 1e9)
-        return -1;
-    *out = (int)it->valuedouble;
-    return 0;
-}
 
 static int get_num(const cJSON *obj, const char *key, double *out)
 {
@@ -55,8 +45,8 @@ static int add(struct reader *rd, const char *what, int rank,
         zb_op_kind_parse(op->valuestring, &rec.op.kind) < 0 ||
         !zb_op_is_compute(rec.op.kind))
         return 0;
-    if (get_int(desc, "stage", &rec.op.stage) < 0 ||
-        get_int(desc, "mb", &rec.op.mb) < 0)
+    if (json_get_int(desc, "stage", &rec.op.stage) < 0 ||
+        json_get_int(desc, "mb", &rec.op.mb) < 0)
         return zb_error_set(rd->err, ZB_EPARSE, "%s (%s): \"stage\" and "
                             "\"mb\" must be integers", what, op->valuestring);
     if (rank < 0 || rank >= p->pp)
@@ -72,7 +62,7 @@ static int add(struct reader *rd, const char *what, int rank,
         return zb_error_set(rd->err, ZB_EPARSE, "%s: needs a start and an "
                             "end not before it", what);
     if (cJSON_GetObjectItemCaseSensitive(desc, "iter") &&
-        get_int(desc, "iter", &rec.iter) < 0)
+        json_get_int(desc, "iter", &rec.iter) < 0)
         return zb_error_set(rd->err, ZB_EPARSE, "%s: \"iter\" must be an "
                             "integer", what);
     rec.op.peer = rec.op.seq = -1;
@@ -97,9 +87,9 @@ static int read_events(struct reader *rd, const cJSON *events)
 
         snprintf(what, sizeof(what), "event %d", i++);
         if (!cJSON_IsString(ph) || strcmp(ph->valuestring, "X") ||
-            get_int(ev, "tid", &tid) < 0 || tid != 0)
+            json_get_int(ev, "tid", &tid) < 0 || tid != 0)
             continue;
-        if (get_int(ev, "pid", &pid) < 0 || get_num(ev, "ts", &ts) < 0 ||
+        if (json_get_int(ev, "pid", &pid) < 0 || get_num(ev, "ts", &ts) < 0 ||
             get_num(ev, "dur", &dur) < 0)
             return zb_error_set(rd->err, ZB_EPARSE, "%s: a complete event "
                                 "needs integer \"pid\" and numbers \"ts\" "
@@ -121,7 +111,7 @@ static int read_report(struct reader *rd, const cJSON *ranks)
         const cJSON *ops = cJSON_GetObjectItemCaseSensitive(rk, "ops");
         int r, i = 0;
 
-        if (get_int(rk, "rank", &r) < 0 || !cJSON_IsArray(ops))
+        if (json_get_int(rk, "rank", &r) < 0 || !cJSON_IsArray(ops))
             return zb_error_set(rd->err, ZB_EPARSE, "report: every entry of "
                                 "\"ranks\" needs \"rank\" and \"ops\"");
         cJSON_ArrayForEach(o, ops) {

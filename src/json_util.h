@@ -1,0 +1,21 @@
+/* json_util.h - small cJSON readers shared by the files that parse JSON
+ * (json.c, json_trace.c); nothing else includes cJSON. */
+#ifndef ZBSCHED_JSON_UTIL_H
+#define ZBSCHED_JSON_UTIL_H
+
+#include <cjson/cJSON.h>
+#include <math.h>
+
+/* obj[key] as an int: a whole number of magnitude at most 1e9, else -1. */
+static inline int json_get_int(const cJSON *obj, const char *key, int *out)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+    if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) ||
+        fabs(it->valuedouble) > 1e9)
+        return -1;
+    *out = (int)it->valuedouble;
+    return 0;
+}
+
+#endif
