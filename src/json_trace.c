@@ -21,7 +21,6 @@ struct reader {
     struct zb_error *err;
 };
 
-
 static int get_num(const cJSON *obj, const char *key, double *out)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
