@@ -148,10 +148,3 @@ double zb_bound_makespan(const struct zb_profile *p)
     }
     return lb;
 }
-
-double zb_bound_rank_work(const struct zb_profile *p, int r)
-{
-    struct rank_shape rs;
-    rank_shape(p, r, &rs);
-    return rs.work;
-}

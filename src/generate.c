@@ -46,10 +46,3 @@ fail:
     zb_schedule_release(out);
     return rc;
 }
-
-int zb_generate_best(const struct zb_profile *prof, struct zb_schedule *out,
-                     struct zb_error *err)
-{
-    const struct zb_generator *g = zb_generator_find("zb");
-    return zb_generate(g, prof, out, err);
-}

@@ -14,7 +14,4 @@ double zb_bound_cost(const struct zb_profile *p);
  * time plus the earliest its first pass can start. */
 double zb_bound_makespan(const struct zb_profile *p);
 
-/* Busy time of rank r (sum of its passes' durations). */
-double zb_bound_rank_work(const struct zb_profile *p, int r);
-
 #endif

@@ -45,9 +45,4 @@ int zb_generator_accepts(const struct zb_generator *g,
 int zb_generate(const struct zb_generator *g, const struct zb_profile *prof,
                 struct zb_schedule *out, struct zb_error *err);
 
-/* The best schedule that fits the memory limit among every generator that
- * accepts prof (lowest cost, then makespan); ZB_ENOMEM_LIMIT if none fits. */
-int zb_generate_best(const struct zb_profile *prof, struct zb_schedule *out,
-                     struct zb_error *err);
-
 #endif
