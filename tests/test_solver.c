@@ -322,8 +322,9 @@ Test(solver, reports_progress_at_most_once_a_second)
     o.progress_ctx = &c;
     hard_profile(&p);
     solve(&p, &o, &s);
+    /* How many reports come depends on the machine's load; their spacing
+     * must not. */
     cr_assert(c.ordered, "two reports less than a second apart");
-    cr_assert_leq(c.n, 3);
     cr_assert_gt(s.solver.nodes, 0);
     zb_schedule_release(&s);
     zb_profile_release(&p);
