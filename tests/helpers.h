@@ -4,6 +4,8 @@
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include "zbsched/generator.h"
 #include "zbsched/profile.h"
 #include "zbsched/schedule.h"
@@ -59,6 +61,50 @@ static inline double gen_cost(const char *name, const struct shape *sh)
     zb_schedule_release(&s);
     zb_profile_release(&p);
     return cost;
+}
+
+/* Ranges of random_profile(): pp in [pp_min, pp_min + pp_span), vpp in
+ * [1, vpp_span], m in [1, mb_per_pp * pp + mb_extra], a common limit up to
+ * limit_scale * pp * vpp (or none), and with rank_limits some ranks get
+ * their own. */
+struct random_ranges {
+    int pp_min, pp_span, vpp_span, mb_per_pp, mb_extra;
+    double limit_scale;
+    bool rank_limits;
+};
+
+static inline double uniform(unsigned *seed, double lo, double hi)
+{
+    return lo + (hi - lo) * (rand_r(seed) / (double)RAND_MAX);
+}
+
+/* A random profile: per-stage times, comm, M_W and limits drawn too. */
+static inline void random_profile(unsigned *seed,
+                                  const struct random_ranges *rr,
+                                  struct zb_profile *p)
+{
+    struct shape sh;
+
+    sh.pp = rr->pp_min + rand_r(seed) % rr->pp_span;
+    sh.vpp = 1 + rand_r(seed) % rr->vpp_span;
+    sh.placement = sh.vpp == 2 && rand_r(seed) % 2 ? ZB_PLACEMENT_V
+                                                    : ZB_PLACEMENT_LOOP;
+    sh.mb = 1 + rand_r(seed) % (rr->mb_per_pp * sh.pp + rr->mb_extra);
+    sh.f = sh.b = sh.w = 1;
+    sh.comm = rand_r(seed) % 3 ? uniform(seed, 0, 0.3) : 0;
+    sh.m_b = 1;
+    sh.m_w = rand_r(seed) % 2 ? 1 : uniform(seed, 0, 1);
+    sh.limit = rand_r(seed) % 4
+        ? uniform(seed, sh.vpp, rr->limit_scale * sh.pp * sh.vpp)
+        : INFINITY;
+    make_profile(&sh, p);
+    for (int s = 0; s < sh.pp * sh.vpp; s++)
+        p->stage[s] = (struct zb_stage_times){ uniform(seed, 0.5, 2),
+                                               uniform(seed, 0.5, 2.5),
+                                               uniform(seed, 0, 1.5) };
+    for (int r = 0; rr->rank_limits && r < sh.pp; r++)
+        if (rand_r(seed) % 5 == 0)
+            p->mem_limit[r] = uniform(seed, sh.vpp, 4.0 * sh.pp);
 }
 
 #define assert_near(a, b, ...) cr_assert(fabs((a) - (b)) < 1e-9, __VA_ARGS__)

@@ -144,38 +144,7 @@ Test(generators, zb_v_and_interleaved_zb_beat_onef1b_at_its_memory)
 
 /* ---- every generator, random profiles ---------------------------------- */
 
-static double uniform(unsigned *seed, double lo, double hi)
-{
-    return lo + (hi - lo) * (rand_r(seed) / (double)RAND_MAX);
-}
-
-static void random_profile(unsigned *seed, struct zb_profile *p)
-{
-    struct shape sh;
-    int n;
-
-    sh.pp = 1 + rand_r(seed) % 8;
-    sh.vpp = 1 + rand_r(seed) % 3;
-    sh.placement = ZB_PLACEMENT_LOOP;
-    if (sh.vpp == 2 && rand_r(seed) % 2)
-        sh.placement = ZB_PLACEMENT_V;
-    sh.mb = 1 + rand_r(seed) % (3 * sh.pp + 4);
-    sh.f = sh.b = sh.w = 1;
-    sh.comm = rand_r(seed) % 3 ? uniform(seed, 0, 0.3) : 0;
-    sh.m_b = 1;
-    sh.m_w = rand_r(seed) % 2 ? 1 : uniform(seed, 0, 1);
-    sh.limit = rand_r(seed) % 4 ? uniform(seed, sh.vpp, 3.0 * sh.pp * sh.vpp)
-                                : INFINITY;
-    make_profile(&sh, p);
-    n = sh.pp * sh.vpp;
-    for (int s = 0; s < n; s++)
-        p->stage[s] = (struct zb_stage_times){ uniform(seed, 0.5, 2),
-                                               uniform(seed, 0.5, 2.5),
-                                               uniform(seed, 0, 1.5) };
-    for (int r = 0; r < sh.pp; r++)
-        if (rand_r(seed) % 5 == 0)
-            p->mem_limit[r] = uniform(seed, sh.vpp, 4.0 * sh.pp);
-}
+static const struct random_ranges ranges = { 1, 8, 3, 3, 4, 3.0, true };
 
 Test(generators, every_family_is_legal_on_random_profiles)
 {
@@ -185,7 +154,7 @@ Test(generators, every_family_is_legal_on_random_profiles)
     for (int iter = 0; iter < 300; iter++) {
         struct zb_profile p;
         double best_fixed = INFINITY, zb_cost = INFINITY;
-        random_profile(&seed, &p);
+        random_profile(&seed, &ranges, &p);
         for (int i = 0; zb_generators[i]; i++) {
             const struct zb_generator *g = zb_generators[i];
             struct zb_schedule s;

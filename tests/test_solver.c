@@ -134,32 +134,7 @@ Test(solver, proves_zero_bubble_for_v_placement)
 
 /* ---- never worse than the heuristic ------------------------------------ */
 
-static double uniform(unsigned *seed, double lo, double hi)
-{
-    return lo + (hi - lo) * (rand_r(seed) / (double)RAND_MAX);
-}
-
-static void random_profile(unsigned *seed, struct zb_profile *p)
-{
-    struct shape sh;
-
-    sh.pp = 2 + rand_r(seed) % 5;
-    sh.vpp = 1 + rand_r(seed) % 2;
-    sh.placement = sh.vpp == 2 && rand_r(seed) % 2 ? ZB_PLACEMENT_V
-                                                    : ZB_PLACEMENT_LOOP;
-    sh.mb = 1 + rand_r(seed) % (2 * sh.pp + 3);
-    sh.f = sh.b = sh.w = 1;
-    sh.comm = rand_r(seed) % 3 ? uniform(seed, 0, 0.3) : 0;
-    sh.m_b = 1;
-    sh.m_w = rand_r(seed) % 2 ? 1 : uniform(seed, 0, 1);
-    sh.limit = rand_r(seed) % 4 ? uniform(seed, sh.vpp, 2.5 * sh.pp * sh.vpp)
-                                : INFINITY;
-    make_profile(&sh, p);
-    for (int s = 0; s < sh.pp * sh.vpp; s++)
-        p->stage[s] = (struct zb_stage_times){ uniform(seed, 0.5, 2),
-                                               uniform(seed, 0.5, 2.5),
-                                               uniform(seed, 0, 1.5) };
-}
+static const struct random_ranges ranges = { 2, 5, 2, 2, 3, 2.5, false };
 
 Test(solver, is_never_worse_than_zb_on_random_uneven_profiles)
 {
@@ -171,7 +146,7 @@ Test(solver, is_never_worse_than_zb_on_random_uneven_profiles)
         struct zb_profile p;
         struct zb_schedule heur, s;
         struct zb_error err = { 0 };
-        random_profile(&seed, &p);
+        random_profile(&seed, &ranges, &p);
         int rc = zb_generate(zb_generator_find("zb"), &p, &heur, &err);
         solve(&p, &o, &s);
         if (rc == 0) {
