@@ -164,7 +164,6 @@ int zb_ilp_solve(const struct zb_profile *p,
     /* The same steps as zb_generate(), memory limit included: the
      * solver's schedule must pass the one validator. */
     if ((rc = zb_sim_run(out, err)) < 0 || (rc = zb_lower(out, err)) < 0 ||
-        (rc = zb_sim_run(out, err)) < 0 ||
         (rc = zb_schedule_validate(out, err)) < 0) {
         zb_error_prefix(err, "ilp produced an illegal schedule (a bug)");
         goto fail;

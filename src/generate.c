@@ -1,5 +1,5 @@
 /* generate.c - the pipeline every generator's output goes through:
- * generate (compute order) -> simulate -> lower -> simulate -> validate. */
+ * generate (compute order) -> simulate -> lower -> validate. */
 #include "zbsched/generator.h"
 
 int zb_generator_accepts(const struct zb_generator *g,
@@ -30,10 +30,10 @@ int zb_generate(const struct zb_generator *g, const struct zb_profile *prof,
     if ((rc = zb_generator_accepts(g, prof, err)) < 0 ||
         (rc = g->generate(prof, out, err)) < 0)
         goto fail;
-    /* The first run orders the compute ops in time for lowering; the
-     * second times the lowered lists, which is what a reader re-simulates. */
-    if ((rc = zb_sim_run(out, err)) < 0 || (rc = zb_lower(out, err)) < 0 ||
-        (rc = zb_sim_run(out, err)) < 0)
+    /* The simulation orders the compute ops in time for lowering; lowering
+     * keeps those ops, their times and the measures as they are (comm ops
+     * take no compute time), so there is nothing to re-time. */
+    if ((rc = zb_sim_run(out, err)) < 0 || (rc = zb_lower(out, err)) < 0)
         goto internal;
     /* Whether a fixed family fits the limit is a property of the choice,
      * reported as fits_memory; every other rule is legality. */

@@ -33,11 +33,10 @@ int zb_torch_csv_schedule(const struct zb_torch_csv *c,
         if (c->comms)
             zb_schedule_push(out, r, ZB_OP_STEP, -1, -1);
     }
-    /* As in zb_generate(): the first run orders the compute ops in time
-     * for lowering, the second times the lowered lists. */
+    /* As in zb_generate(): the simulation orders the compute ops in time
+     * for lowering, which keeps their times. */
     if ((rc = zb_sim_run(out, err)) < 0 ||
-        (!c->comms && ((rc = zb_lower(out, err)) < 0 ||
-                       (rc = zb_sim_run(out, err)) < 0)) ||
+        (!c->comms && (rc = zb_lower(out, err)) < 0) ||
         (rc = zb_schedule_validate_order(out, err)) < 0)
         goto fail;
     return 0;
