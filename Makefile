@@ -1,7 +1,13 @@
 # zbsched - one Makefile. Outputs under $(BUILD); `make V=1` shows commands.
-#   make            build/zbsched (and the executor, see tools/zbexec)
-#   make test       unit tests (Criterion), CLI tests; SAN=1 for ASan+UBSan
+# The library (src/ schedules/ solver/, headers in include/zbsched/) builds
+# $(BUILD)/libzbsched.a; the two programs link it and include only
+# <zbsched/*.h>: cli/ -> $(BUILD)/zbsched, zbexec/ -> $(BUILD)/zbexec.
+#   make            both programs
+#   make test       unit tests (tests/unit, Criterion), CLI tests
+#                   (tests/cli) and executor tests (tests/exec, MPI on the
+#                   cpu backend); SAN=1 for ASan+UBSan
 #   make bench      generation and solver benchmarks -> docs/bench*.md
+#                   (and the slow solver test grids)
 #   make regen      rewrite the golden files under tests/data
 #   make clean
 
@@ -29,15 +35,16 @@ else
 Q := @
 endif
 
-LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c)) \
-           $(wildcard schedules/*.c) $(wildcard solver/*.c)
+LIB_SRC := $(wildcard src/*.c) $(wildcard schedules/*.c) \
+           $(wildcard solver/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB := $(BUILD)/libzbsched.a
 ZBSCHED := $(BUILD)/zbsched
+CLI_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/*.c))
 
-TEST_SRC := $(wildcard tests/test_*.c)
+TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
-TEST_RUNNER := $(BUILD)/tests/unit
+TEST_RUNNER := $(BUILD)/tests/unit/run
 
 .PHONY: all test test-unit test-cli bench regen clean
 all: $(ZBSCHED)
@@ -57,7 +64,7 @@ $(LIB): $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(ZBSCHED): $(BUILD)/src/main.o $(LIB)
+$(ZBSCHED): $(CLI_OBJ) $(LIB)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 
@@ -98,10 +105,10 @@ clean:
 	rm -rf build build-san $(BUILD)
 
 SHELL := /bin/bash
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/main.d \
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(CLI_OBJ:.o=.d) \
          $(BUILD)/tools/bench.d
 
-# ---- zbexec (tools/zbexec) ----
+# ---- zbexec (zbexec/) ----
 # The executor, `mpirun -np P $(BUILD)/zbexec SCHEDULE.json`: MPI (mpicc) and
 # OpenBLAS are required; the cuda backend (NCCL + cuBLAS) is built when
 # $(CUDA_HOME)/bin/nvcc exists, CUDA=0 turns it off.
@@ -118,12 +125,12 @@ NVCC_ARCH ?= -gencode arch=compute_80,code=sm_80 \
 MPI_CFLAGS ?= $(shell $(MPICC) --showme:compile 2>/dev/null)
 
 ZBEXEC := $(BUILD)/zbexec
-EXEC_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/zbexec/*.c))
+EXEC_OBJ := $(patsubst zbexec/%.c,$(BUILD)/zbexec-obj/%.o,$(wildcard zbexec/*.c))
 EXEC_CFLAGS := $(CFLAGS_ALL) -pthread
 EXEC_LIBS := -lopenblas -pthread
 ifeq ($(CUDA),1)
 EXEC_CFLAGS += -DZB_HAVE_CUDA
-EXEC_OBJ += $(BUILD)/tools/zbexec/cuda.o
+EXEC_OBJ += $(BUILD)/zbexec-obj/cuda.o
 EXEC_NVFLAGS := -std=c++17 $(OPT) -Iinclude -I$(NCCL_HOME)/include \
                 $(MPI_CFLAGS) $(NVCC_ARCH) -Xcompiler -Wall,-Wextra
 EXEC_LIBS += -L$(CUDA_HOME)/lib64 -L$(NCCL_HOME)/lib \
@@ -135,17 +142,17 @@ all: $(ZBEXEC)
 test: test-mpi
 .PHONY: test-mpi test-gpu bench-zbexec
 
-$(BUILD)/tools/zbexec/flags: FORCE
+$(BUILD)/zbexec-obj/flags: FORCE
 	@mkdir -p $(@D)
 	@echo '$(MPICC) $(EXEC_CFLAGS) $(NVCC) $(EXEC_NVFLAGS)' | cmp -s - $@ || \
 	    echo '$(MPICC) $(EXEC_CFLAGS) $(NVCC) $(EXEC_NVFLAGS)' > $@
 
-$(BUILD)/tools/zbexec/%.o: tools/zbexec/%.c $(BUILD)/tools/zbexec/flags
+$(BUILD)/zbexec-obj/%.o: zbexec/%.c $(BUILD)/zbexec-obj/flags
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  MPICC   $<")
 	$(Q)$(MPICC) $(EXEC_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/tools/zbexec/%.o: tools/zbexec/%.cu $(BUILD)/tools/zbexec/flags
+$(BUILD)/zbexec-obj/%.o: zbexec/%.cu $(BUILD)/zbexec-obj/flags
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  NVCC    $<")
 	$(Q)$(NVCC) $(EXEC_NVFLAGS) -MMD -MP -c $< -o $@
@@ -155,10 +162,10 @@ $(ZBEXEC): $(EXEC_OBJ) $(LIB)
 	$(Q)$(MPICC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS) $(EXEC_LIBS)
 
 test-mpi: $(ZBEXEC) $(ZBSCHED)
-	$(Q)ZBEXEC=$(ZBEXEC) ZBSCHED=$(ZBSCHED) bash tests/mpi/run.sh
+	$(Q)ZBEXEC=$(ZBEXEC) ZBSCHED=$(ZBSCHED) bash tests/exec/run.sh
 
 test-gpu: $(ZBEXEC) $(ZBSCHED)
-	$(Q)ZBEXEC=$(ZBEXEC) ZBSCHED=$(ZBSCHED) BACKEND=cuda bash tests/mpi/run.sh
+	$(Q)ZBEXEC=$(ZBEXEC) ZBSCHED=$(ZBSCHED) BACKEND=cuda bash tests/exec/run.sh
 
 bench-zbexec: $(ZBEXEC) $(ZBSCHED)
 	$(Q)bash tools/zbexec-bench.sh $(ZBSCHED) $(ZBEXEC) docs/zbexec-bench.md

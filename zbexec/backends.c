@@ -1,5 +1,5 @@
 /* backends.c - the table of executor backends. To add one: write
- * tools/zbexec/<name>.c (or .cu) defining a const struct zb_executor and
+ * zbexec/<name>.c (or .cu) defining a const struct zb_executor and
  * list it here; this table holds the only #ifdef on what was built. */
 #include <string.h>
 #include "exec.h"

@@ -1,6 +1,6 @@
 /* exec.h - zbexec, the executor: replays a schedule's per-rank op lists
  * with one MPI process per rank (DESIGN.md, "Commands"). The one header of
- * tools/zbexec: options, the backend table, the model and the engine state.
+ * zbexec/: options, the backend table, the model and the engine state.
  *
  * Ownership: struct exec owns everything it points to; exec_release()
  * frees it. Const pointer arguments are borrowed, never kept. Functions

@@ -24,7 +24,7 @@ SKIP=77
 if [ "$BACKEND" = cuda ]; then
     GPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
     if [ "$GPUS" -eq 0 ]; then
-        echo "tests/mpi: BACKEND=cuda needs a GPU; nvidia-smi lists none" >&2
+        echo "tests/exec: BACKEND=cuda needs a GPU; nvidia-smi lists none" >&2
         exit 1
     fi
 else
