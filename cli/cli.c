@@ -6,7 +6,10 @@
 #include <string.h>
 #include "cli.h"
 #include "zbsched/io.h"
+#include "zbsched/json.h"
 #include "zbsched/schedule.h"
+#include "zbsched/sim.h"
+#include "zbsched/validate.h"
 
 void cli_error(const char *fmt, ...)
 {
@@ -186,7 +189,7 @@ int cli_load_schedule(const char *path, struct zb_schedule *out)
 
     if ((rc = cli_read_schedule(path, out)) != CLI_OK)
         return rc;
-    if (zb_schedule_validate_order(out, &err) < 0 ||
+    if (zb_validate_order(out, &err) < 0 ||
         zb_sim_run(out, &err) < 0) {
         zb_error_prefix(&err, "'%s'", path);
         zb_schedule_release(out);

@@ -48,8 +48,7 @@ static void print_row(const struct row *row, double bound, bool json)
 
     if (!row->ok) {
         if (json)
-            printf("{\"schedule\": \"%s\", \"error\": \"%s\"}\n",
-                   row->g->name, row->error);
+            report_error_json(stdout, row->g->name, row->error);
         else
             printf("%-15s %s\n", row->g->name, row->error);
         return;
@@ -75,7 +74,7 @@ static int compare(const struct zb_profile *prof,
                    const struct zb_solver_options *opt, bool json)
 {
     int n = 0, rows_ok = 0;
-    struct row *rows = xcalloc(32, sizeof(*rows));
+    struct row *rows = zb_xcalloc(32, sizeof(*rows));
     double bound = 0;
 
     for (int i = 0; zb_generators[i] && n < 32; i++) {
@@ -116,7 +115,7 @@ static int compare(const struct zb_profile *prof,
 static int parse_sweep(const char *spec, const struct zb_profile *p,
                        double v[3])
 {
-    char *copy = xstrdup(spec), *tok, *save = NULL;
+    char *copy = zb_xstrdup(spec), *tok, *save = NULL;
     int n = 0;
 
     for (tok = strtok_r(copy, ":", &save); tok && n < 3;

@@ -9,6 +9,7 @@
 #include "report.h"
 #include "zbsched/generator.h"
 #include "zbsched/io.h"
+#include "zbsched/json.h"
 #include "zbsched/solver.h"
 
 static const struct cli_opt opts[] = {

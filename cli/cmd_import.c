@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "report.h"
 #include "zbsched/io.h"
+#include "zbsched/json.h"
 #include "zbsched/torch.h"
 
 static const struct cli_opt opts[] = {

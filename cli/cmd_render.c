@@ -11,6 +11,8 @@
 #include "commands.h"
 #include "zbsched/io.h"
 #include "zbsched/render.h"
+#include "zbsched/timeline.h"
+#include "zbsched/trace.h"
 #include "zbsched/xalloc.h"
 
 static const struct cli_opt opts[] = {
@@ -36,7 +38,7 @@ static int load_realized(const char *path, const struct zb_schedule *s,
     char *text;
     int rc;
 
-    v->real_m.ranks = xcalloc((size_t)s->profile.pp,
+    v->real_m.ranks = zb_xcalloc((size_t)s->profile.pp,
                               sizeof(*v->real_m.ranks));
     if ((rc = zb_io_slurp(path, &text, &err)) == 0) {
         rc = zb_timeline_parse(text, &s->profile, us_per_unit, iter,
@@ -162,7 +164,7 @@ static int draw(const struct cli_args *a, struct render *v, int width)
 
 int cmd_render(int argc, char **argv)
 {
-    struct render *v = xcalloc(1, sizeof(*v));
+    struct render *v = zb_xcalloc(1, sizeof(*v));
     struct cli_args a;
     double us_per_unit;
     int rc, width, iter = -1;

@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include "cli.h"
 #include "commands.h"
-#include "zbsched/io.h"
 #include "zbsched/schedule.h"
+#include "zbsched/validate.h"
 
 int cmd_validate(int argc, char **argv)
 {
@@ -21,7 +21,7 @@ int cmd_validate(int argc, char **argv)
     }
     if ((rc = cli_read_schedule(a.pos[0], &s)) != CLI_OK)
         return rc;
-    if (zb_schedule_validate(&s, &err) < 0) {
+    if (zb_validate_schedule(&s, &err) < 0) {
         zb_error_prefix(&err, "'%s'", a.pos[0]);
         rc = cli_fail(&err);
     } else {

@@ -1,13 +1,11 @@
 /* report.c - measures as text and JSON (see report.h). */
 #include <math.h>
 #include "report.h"
+#include "zbsched/json.h"
 
 double report_max_peak(const struct zb_schedule *s)
 {
-    double peak = 0;
-    for (int r = 0; r < s->profile.pp; r++)
-        peak = fmax(peak, s->predicted.ranks[r].peak_memory);
-    return peak;
+    return zb_measures_max_peak(&s->predicted, s->profile.pp);
 }
 
 double report_gap(const struct zb_measures *m)
@@ -51,21 +49,44 @@ void report_measures(FILE *out, const struct zb_schedule *s)
                 p->mem_limit[r]);
 }
 
+/* "key": number, through the one JSON spelling (json.h). */
+static void put_num(FILE *out, const char *sep, const char *key, double v)
+{
+    fprintf(out, "%s\"%s\": ", sep, key);
+    zb_json_fput_num(out, v);
+}
+
 void report_measures_json(FILE *out, const struct zb_schedule *s)
 {
     const struct zb_measures *m = &s->predicted;
 
-    fprintf(out, "{\"schedule\": \"%s\", \"cost\": %.17g, \"makespan\": "
-            "%.17g, \"bubble_ratio\": %.17g, \"sync_bubble_ratio\": %.17g, "
-            "\"lower_bound\": %.17g, \"gap\": %.17g, "
-            "\"makespan_lower_bound\": %.17g, \"peak_memory\": %.17g, "
-            "\"fits_memory\": %s, \"ranks\": [", s->name, m->cost,
-            m->makespan, m->bubble_ratio, m->sync_bubble_ratio,
-            m->lower_bound, report_gap(m), m->makespan_bound,
-            report_max_peak(s), m->fits_memory ? "true" : "false");
-    for (int r = 0; r < s->profile.pp; r++)
-        fprintf(out, "%s{\"busy\": %.17g, \"span\": %.17g, "
-                "\"peak_memory\": %.17g}", r ? ", " : "", m->ranks[r].busy,
-                m->ranks[r].span, m->ranks[r].peak_memory);
+    fputs("{\"schedule\": ", out);
+    zb_json_fput_str(out, s->name);
+    put_num(out, ", ", "cost", m->cost);
+    put_num(out, ", ", "makespan", m->makespan);
+    put_num(out, ", ", "bubble_ratio", m->bubble_ratio);
+    put_num(out, ", ", "sync_bubble_ratio", m->sync_bubble_ratio);
+    put_num(out, ", ", "lower_bound", m->lower_bound);
+    put_num(out, ", ", "gap", report_gap(m));
+    put_num(out, ", ", "makespan_lower_bound", m->makespan_bound);
+    put_num(out, ", ", "peak_memory", report_max_peak(s));
+    fprintf(out, ", \"fits_memory\": %s, \"ranks\": [",
+            m->fits_memory ? "true" : "false");
+    for (int r = 0; r < s->profile.pp; r++) {
+        put_num(out, r ? ", {" : "{", "busy", m->ranks[r].busy);
+        put_num(out, ", ", "span", m->ranks[r].span);
+        put_num(out, ", ", "peak_memory", m->ranks[r].peak_memory);
+        fputc('}', out);
+    }
     fprintf(out, "]}\n");
+}
+
+/* {"schedule": name, "error": msg}: a row that could not be made. */
+void report_error_json(FILE *out, const char *name, const char *msg)
+{
+    fputs("{\"schedule\": ", out);
+    zb_json_fput_str(out, name);
+    fputs(", \"error\": ", out);
+    zb_json_fput_str(out, msg);
+    fputs("}\n", out);
 }

@@ -21,4 +21,7 @@ void report_measures(FILE *out, const struct zb_schedule *s);
 /* The same as a JSON object (one line, newline-terminated). */
 void report_measures_json(FILE *out, const struct zb_schedule *s);
 
+/* {"schedule": name, "error": msg} (one line, newline-terminated). */
+void report_error_json(FILE *out, const char *name, const char *msg);
+
 #endif

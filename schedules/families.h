@@ -13,15 +13,15 @@
  * microbatches' activations (F done, W not), and after its last F it keeps
  * the number of deferred W passes it had then, so the tail's B passes run
  * back to back while W passes fill the gaps. Oldest W first. */
-void zb_split_deferred(struct zb_schedule *s, int cap);
+void split_deferred(struct zb_schedule *s, int cap);
 
 /* Most microbatches in flight (F done, W or BW not yet) on any rank. */
-int zb_max_in_flight(const struct zb_schedule *s);
+int max_in_flight(const struct zb_schedule *s);
 
 /* A rank's choice among the passes it can start: the one ready first; on
  * a tie B, then F, then W, then the later stage. The patience values bend
  * that rule toward the critical path (B passes flowing back to rank 0). */
-struct zb_greedy_policy {
+struct greedy_policy {
     /* A W ready now runs only if no B or F becomes ready before
      * now + w_patience * T_W: 0 fills every gap with W, 1 never lets a W
      * delay a pass that is about to be ready. */
@@ -39,25 +39,18 @@ struct zb_greedy_policy {
  * and stage in microbatch order. Fills s with the compute order, each op
  * with the start and end the simulator would give it.
  * ZB_ENOMEM_LIMIT when the limit stalls it. */
-int zb_greedy(const struct zb_profile *p, const struct zb_greedy_policy *pol,
-              struct zb_schedule *s, struct zb_error *err);
+int greedy_schedule(const struct zb_profile *p,
+                    const struct greedy_policy *pol, struct zb_schedule *s,
+                    struct zb_error *err);
 
-/* zb_greedy() under each policy in a fixed table; s gets the order with
- * the lowest simulated cost (then makespan, then peak memory). */
-int zb_greedy_best(const struct zb_profile *p, struct zb_schedule *s,
-                   struct zb_error *err);
-
-/* Whether schedule measures x beat y: cost, then makespan, then the
- * largest peak memory. */
-bool zb_measures_better(const struct zb_measures *x,
-                        const struct zb_measures *y, int pp);
+/* greedy_schedule() under each policy in a fixed table; s gets the order
+ * with the lowest simulated cost (then makespan, then peak memory). */
+int greedy_best(const struct zb_profile *p, struct zb_schedule *s,
+                struct zb_error *err);
 
 /* A copy of p with unit times (F = B = W = 1, comm 0) and M_W = M_B = 1,
  * for families whose shape is defined at unit times. */
-void zb_unit_profile(const struct zb_profile *p, struct zb_profile *out,
-                     double limit);
-
-/* Copy the compute order of src into dst (same pp), replacing dst's. */
-void zb_copy_order(struct zb_schedule *dst, const struct zb_schedule *src);
+void unit_profile(const struct zb_profile *p, struct zb_profile *out,
+                  double limit);
 
 #endif

@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "families.h"
-#include "zbsched/passes.h"
+#include "zbsched/pass.h"
+#include "zbsched/validate.h"
 #include "zbsched/xalloc.h"
 
 struct choice {
@@ -25,7 +26,7 @@ struct choice {
 
 struct greedy {
     const struct zb_profile *p;
-    const struct zb_greedy_policy *pol;
+    const struct greedy_policy *pol;
     int nstages;
     int *next[ZB_PASS_COUNT]; /* per stage: next microbatch of each kind */
     double *end;              /* per pass; NAN until committed */
@@ -91,7 +92,8 @@ static void choose(struct greedy *g, int r)
          * chunks, or a rank full of early-chunk activations could never
          * reach a B that frees them. */
         if (g->next[ZB_PASS_F][s] < m &&
-            g->mem[r] + (p->vpp - c) * p->m_b <= p->mem_limit[r] * (1 + 1e-9))
+            zb_validate_within_limit(p, r,
+                                     g->mem[r] + (p->vpp - c) * p->m_b))
             cand[n++] = (struct choice){ true,
                                          input_ready(g, ZB_PASS_F, s, r),
                                          ZB_OP_F, s };
@@ -191,25 +193,26 @@ static void heap_fix(struct greedy *g, int r)
     }
 }
 
-int zb_greedy(const struct zb_profile *p, const struct zb_greedy_policy *pol,
-              struct zb_schedule *s, struct zb_error *err)
+int greedy_schedule(const struct zb_profile *p,
+                    const struct greedy_policy *pol, struct zb_schedule *s,
+                    struct zb_error *err)
 {
     struct greedy g = { .p = p, .pol = pol, .nstages = zb_profile_stages(p) };
     long npass = zb_pass_count(p), left = npass;
     int rc = 0;
 
     for (int k = 0; k < ZB_PASS_COUNT; k++)
-        g.next[k] = xcalloc((size_t)g.nstages, sizeof(int));
-    g.end = xmalloc((size_t)npass * sizeof(double));
+        g.next[k] = zb_xcalloc((size_t)g.nstages, sizeof(int));
+    g.end = zb_xmalloc((size_t)npass * sizeof(double));
     for (long i = 0; i < npass; i++)
         g.end[i] = NAN;
-    g.clock = xcalloc((size_t)p->pp, sizeof(double));
-    g.mem = xcalloc((size_t)p->pp, sizeof(double));
-    g.choice = xcalloc((size_t)p->pp, sizeof(*g.choice));
-    g.stale = xmalloc((size_t)p->pp * sizeof(int));
-    g.is_stale = xcalloc((size_t)p->pp, sizeof(bool));
-    g.heap = xmalloc((size_t)p->pp * sizeof(int));
-    g.where = xmalloc((size_t)p->pp * sizeof(int));
+    g.clock = zb_xcalloc((size_t)p->pp, sizeof(double));
+    g.mem = zb_xcalloc((size_t)p->pp, sizeof(double));
+    g.choice = zb_xcalloc((size_t)p->pp, sizeof(*g.choice));
+    g.stale = zb_xmalloc((size_t)p->pp * sizeof(int));
+    g.is_stale = zb_xcalloc((size_t)p->pp, sizeof(bool));
+    g.heap = zb_xmalloc((size_t)p->pp * sizeof(int));
+    g.where = zb_xmalloc((size_t)p->pp * sizeof(int));
     for (int r = 0; r < p->pp; r++) {
         g.heap[r] = g.where[r] = r;
         mark_rank(&g, r);
@@ -231,7 +234,7 @@ int zb_greedy(const struct zb_profile *p, const struct zb_greedy_policy *pol,
             goto out;
         }
         struct choice c = g.choice[r_best];
-        enum zb_pass k = zb_op_pass(c.kind);
+        enum zb_pass k = zb_pass_of(c.kind);
         int mb = g.next[k][c.stage]++;
         double d = c.kind == ZB_OP_F ? p->stage[c.stage].f
                  : c.kind == ZB_OP_B ? p->stage[c.stage].b
@@ -260,26 +263,9 @@ out:
     return rc;
 }
 
-bool zb_measures_better(const struct zb_measures *x,
-                        const struct zb_measures *y, int pp)
-{
-    const double eps = 1e-9;
-    double px = 0, py = 0;
-
-    if (fabs(x->cost - y->cost) > eps * fmax(1, y->cost))
-        return x->cost < y->cost;
-    if (fabs(x->makespan - y->makespan) > eps * fmax(1, y->makespan))
-        return x->makespan < y->makespan;
-    for (int r = 0; r < pp; r++) {
-        px = fmax(px, x->ranks[r].peak_memory);
-        py = fmax(py, y->ranks[r].peak_memory);
-    }
-    return px < py - eps;
-}
-
 struct policy_run {
     const struct zb_profile *p;
-    const struct zb_greedy_policy *pol;
+    const struct greedy_policy *pol;
     const char *name;
     struct zb_schedule sched;   /* timed order, valid when rc == 0 */
     int rc;
@@ -289,8 +275,8 @@ struct policy_run {
 static void run_policy(struct policy_run *run)
 {
     zb_schedule_init(&run->sched, run->name, run->p);
-    run->rc = zb_greedy(run->p, run->pol, &run->sched, &run->err);
-    /* zb_greedy() timed the order as the simulator does: measures from
+    run->rc = greedy_schedule(run->p, run->pol, &run->sched, &run->err);
+    /* greedy_schedule() timed the order as the simulator does: measures from
      * those times (no bounds needed to compare policies). */
     if (run->rc == 0)
         zb_measures_from_times(run->p, run->sched.ranks,
@@ -308,14 +294,14 @@ static void *run_odd_policies(void *arg)
     return NULL;
 }
 
-int zb_greedy_best(const struct zb_profile *p, struct zb_schedule *s,
-                   struct zb_error *err)
+int greedy_best(const struct zb_profile *p, struct zb_schedule *s,
+                struct zb_error *err)
 {
     /* Measured on 80 loop profiles (p 4-16, five time mixes, limits
      * 1p-3p): these six reach the best of a 3x3 grid of patience values
      * (and of preferring F on ties) in every case. On 20 V profiles at 2p
      * a W patience of 1 never won, so V placement runs the first four. */
-    static const struct zb_greedy_policy policies[] = {
+    static const struct greedy_policy policies[] = {
         { 0, 0 }, { 0.5, 0 }, { 0, 0.5 }, { 0.5, 0.5 }, { 1, 0 }, { 1, 0.5 },
     };
     const size_t n = p->placement == ZB_PLACEMENT_V ? 4 : 6;
@@ -346,7 +332,7 @@ int zb_greedy_best(const struct zb_profile *p, struct zb_schedule *s,
             best = &runs[i];
     }
     if (best)
-        zb_copy_order(s, &best->sched);
+        zb_schedule_copy_order(s, &best->sched);
     else if (err)
         *err = runs[n - 1].err;     /* every policy stalled: say why */
     for (size_t i = 0; i < n; i++)

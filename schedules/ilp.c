@@ -16,7 +16,7 @@ static int gen_ilp(const struct zb_profile *p, struct zb_schedule *s,
         return rc;
     /* zb_generate() lowers and times the order again; the solver's
      * report travels with it. */
-    zb_copy_order(s, &full);
+    zb_schedule_copy_order(s, &full);
     s->solver = full.solver;
     zb_schedule_release(&full);
     return 0;

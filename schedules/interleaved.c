@@ -8,6 +8,7 @@
  * generator then raises every rank's warm-up by one until the order runs
  * (what Megatron's table with a short group would need). */
 #include "onef1b.h"
+#include "zbsched/sim.h"
 #include "zbsched/xalloc.h"
 #include <stdlib.h>
 
@@ -19,7 +20,7 @@ struct vmb {
 static struct vmb *virtual_order(const struct zb_profile *p, bool backward)
 {
     const int m = p->microbatches, v = p->vpp, P = p->pp;
-    struct vmb *t = xmalloc((size_t)m * v * sizeof(*t));
+    struct vmb *t = zb_xmalloc((size_t)m * v * sizeof(*t));
     int k = 0;
 
     for (int g0 = 0; g0 < m; g0 += P) {
@@ -59,7 +60,7 @@ static void order_with_warmup(const struct zb_profile *p,
     free(bwd);
 }
 
-void zb_order_interleaved(const struct zb_profile *p, struct zb_schedule *s)
+void order_interleaved(const struct zb_profile *p, struct zb_schedule *s)
 {
     /* Terminates: with the warm-up at every forward the order is GPipe's
      * per chunk, which always runs. */
@@ -74,7 +75,7 @@ static int gen_interleaved(const struct zb_profile *p, struct zb_schedule *s,
                            struct zb_error *err)
 {
     (void)err;
-    zb_order_interleaved(p, s);
+    order_interleaved(p, s);
     return 0;
 }
 

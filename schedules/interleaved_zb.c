@@ -10,8 +10,8 @@ static int gen_interleaved_zb(const struct zb_profile *p,
                               struct zb_schedule *s, struct zb_error *err)
 {
     (void)err;
-    zb_order_interleaved(p, s);
-    zb_split_deferred(s, zb_max_in_flight(s));
+    order_interleaved(p, s);
+    split_deferred(s, max_in_flight(s));
     return 0;
 }
 

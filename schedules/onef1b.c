@@ -3,7 +3,7 @@
  * p microbatches in flight on rank 0. */
 #include "onef1b.h"
 
-void zb_order_1f1b(const struct zb_profile *p, struct zb_schedule *s)
+void order_1f1b(const struct zb_profile *p, struct zb_schedule *s)
 {
     const int m = p->microbatches;
 
@@ -24,7 +24,7 @@ static int gen_1f1b(const struct zb_profile *p, struct zb_schedule *s,
                     struct zb_error *err)
 {
     (void)err;
-    zb_order_1f1b(p, s);
+    order_1f1b(p, s);
     return 0;
 }
 

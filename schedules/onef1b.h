@@ -5,7 +5,7 @@
 
 #include "zbsched/generator.h"
 
-void zb_order_1f1b(const struct zb_profile *p, struct zb_schedule *s);
-void zb_order_interleaved(const struct zb_profile *p, struct zb_schedule *s);
+void order_1f1b(const struct zb_profile *p, struct zb_schedule *s);
+void order_interleaved(const struct zb_profile *p, struct zb_schedule *s);
 
 #endif

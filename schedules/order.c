@@ -4,12 +4,12 @@
 #include "families.h"
 #include "zbsched/xalloc.h"
 
-void zb_split_deferred(struct zb_schedule *s, int cap)
+void split_deferred(struct zb_schedule *s, int cap)
 {
     for (int r = 0; r < s->profile.pp; r++) {
         struct zb_op_list old = s->ranks[r];
         struct zb_op_list *l = &s->ranks[r];
-        struct zb_op *fifo = xmalloc((size_t)(old.n + 1) * sizeof(*fifo));
+        struct zb_op *fifo = zb_xmalloc((size_t)(old.n + 1) * sizeof(*fifo));
         int head = 0, tail = 0, in_flight = 0, hold = 0, last_f = -1;
 
         for (int i = 0; i < old.n; i++)
@@ -50,7 +50,7 @@ void zb_split_deferred(struct zb_schedule *s, int cap)
     }
 }
 
-int zb_max_in_flight(const struct zb_schedule *s)
+int max_in_flight(const struct zb_schedule *s)
 {
     int best = 0;
 
@@ -66,8 +66,8 @@ int zb_max_in_flight(const struct zb_schedule *s)
     return best;
 }
 
-void zb_unit_profile(const struct zb_profile *p, struct zb_profile *out,
-                     double limit)
+void unit_profile(const struct zb_profile *p, struct zb_profile *out,
+                  double limit)
 {
     zb_profile_copy(out, p);
     for (int s = 0; s < zb_profile_stages(p); s++)
@@ -76,14 +76,4 @@ void zb_unit_profile(const struct zb_profile *p, struct zb_profile *out,
     out->m_b = out->m_w = 1;
     for (int r = 0; r < p->pp; r++)
         out->mem_limit[r] = limit;
-}
-
-void zb_copy_order(struct zb_schedule *dst, const struct zb_schedule *src)
-{
-    for (int r = 0; r < dst->profile.pp; r++) {
-        dst->ranks[r].n = 0;
-        for (int i = 0; i < src->ranks[r].n; i++)
-            if (zb_op_is_compute(src->ranks[r].ops[i].kind))
-                zb_op_list_push(&dst->ranks[r], &src->ranks[r].ops[i]);
-    }
 }

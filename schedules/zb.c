@@ -8,6 +8,7 @@
 #include <string.h>
 #include "families.h"
 #include "zbsched/generator.h"
+#include "zbsched/sim.h"
 
 struct best {
     struct zb_schedule sched;
@@ -61,7 +62,7 @@ static int gen_zb(const struct zb_profile *p, struct zb_schedule *s,
     /* Timing an order is enough to compare; the winner is lowered and
      * validated by zb_generate() like any generator's order. */
     zb_schedule_init(&c, "zb", p);
-    if (zb_greedy_best(p, &c, NULL) == 0 && zb_sim_run(&c, NULL) == 0)
+    if (greedy_best(p, &c, NULL) == 0 && zb_sim_run(&c, NULL) == 0)
         consider(&b, &c);
     else
         zb_schedule_release(&c);
@@ -86,7 +87,7 @@ static int gen_zb(const struct zb_profile *p, struct zb_schedule *s,
     if (!b.have)
         return zb_error_set(err, ZB_ENOMEM_LIMIT,
                             "no schedule fits the memory limit");
-    zb_copy_order(s, &b.sched);
+    zb_schedule_copy_order(s, &b.sched);
     zb_schedule_release(&b.sched);
     return 0;
 }

@@ -9,8 +9,8 @@ static int gen_zb_h1(const struct zb_profile *p, struct zb_schedule *s,
                      struct zb_error *err)
 {
     (void)err;
-    zb_order_1f1b(p, s);
-    zb_split_deferred(s, zb_max_in_flight(s));
+    order_1f1b(p, s);
+    split_deferred(s, max_in_flight(s));
     return 0;
 }
 

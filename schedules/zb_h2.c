@@ -12,12 +12,12 @@
 static int gen_zb_h2(const struct zb_profile *p, struct zb_schedule *s,
                      struct zb_error *err)
 {
-    struct zb_greedy_policy pol = { 0, 0 };
+    struct greedy_policy pol = { 0, 0 };
     struct zb_profile unit;
     int rc;
 
-    zb_unit_profile(p, &unit, 2.0 * p->pp - 1);
-    rc = zb_greedy(&unit, &pol, s, err);
+    unit_profile(p, &unit, 2.0 * p->pp - 1);
+    rc = greedy_schedule(&unit, &pol, s, err);
     zb_profile_release(&unit);
     return rc;
 }

@@ -22,7 +22,7 @@ static int gen_zb_v(const struct zb_profile *p, struct zb_schedule *s,
     zb_profile_copy(&capped, p);
     for (int r = 0; r < p->pp; r++)
         capped.mem_limit[r] = 2.0 * p->pp * p->m_b;
-    rc = zb_greedy_best(&capped, s, err);
+    rc = greedy_best(&capped, s, err);
     zb_profile_release(&capped);
     return rc;
 }

@@ -3,7 +3,7 @@
  * fixed start time under as-soon-as-possible timing. */
 #include <stdlib.h>
 #include "ilp.h"
-#include "zbsched/passes.h"
+#include "zbsched/pass.h"
 #include "zbsched/xalloc.h"
 
 static const enum zb_op_kind pass_op[ZB_PASS_COUNT] = {
@@ -25,16 +25,16 @@ void ilp_inst_init(struct ilp_inst *in, const struct zb_profile *p,
 
     *in = (struct ilp_inst){ .p = p, .objective = obj, .S = S, .m = m,
                              .n = (int)zb_pass_count(p) };
-    in->dur = xmalloc((size_t)in->n * sizeof(double));
-    in->delta = xmalloc((size_t)in->n * sizeof(double));
-    in->rank = xmalloc((size_t)in->n * sizeof(int));
-    in->slot = xmalloc((size_t)in->n * sizeof(int));
-    in->pred = xmalloc((size_t)in->n * sizeof(*in->pred));
-    in->npred = xcalloc((size_t)in->n, sizeof(int));
-    in->rank_n = xcalloc((size_t)p->pp, sizeof(int));
-    in->rank_pass = xmalloc((size_t)p->pp * sizeof(int *));
+    in->dur = zb_xmalloc((size_t)in->n * sizeof(double));
+    in->delta = zb_xmalloc((size_t)in->n * sizeof(double));
+    in->rank = zb_xmalloc((size_t)in->n * sizeof(int));
+    in->slot = zb_xmalloc((size_t)in->n * sizeof(int));
+    in->pred = zb_xmalloc((size_t)in->n * sizeof(*in->pred));
+    in->npred = zb_xcalloc((size_t)in->n, sizeof(int));
+    in->rank_n = zb_xcalloc((size_t)p->pp, sizeof(int));
+    in->rank_pass = zb_xmalloc((size_t)p->pp * sizeof(int *));
     for (int r = 0; r < p->pp; r++)
-        in->rank_pass[r] = xmalloc((size_t)3 * p->vpp * m * sizeof(int));
+        in->rank_pass[r] = zb_xmalloc((size_t)3 * p->vpp * m * sizeof(int));
 
     for (int k = 0; k < ZB_PASS_COUNT; k++)
         for (int s = 0; s < S; s++)
@@ -54,7 +54,7 @@ void ilp_inst_init(struct ilp_inst *in, const struct zb_profile *p,
             for (int i = 0; i < m; i++) {
                 int a = (int)zb_pass_index(p, k, s, i);
                 struct zb_dep deps[2];
-                int nd = zb_op_deps(p, pass_op[k], s, i, deps);
+                int nd = zb_pass_deps(p, pass_op[k], s, i, deps);
                 for (int d = 0; d < nd; d++)
                     add_pred(in, a, (int)zb_pass_index(p, deps[d].pass,
                                                       deps[d].stage,
@@ -69,9 +69,9 @@ void ilp_inst_init(struct ilp_inst *in, const struct zb_profile *p,
     /* Under as-soon-as-possible timing (the simulator's) F(r, 0) is the
      * first pass of rank r and starts when microbatch 0 arrives from
      * F(r-1, 0), itself the first pass of rank r-1: a constant. */
-    in->start = xmalloc((size_t)p->pp * sizeof(double));
-    in->first = xmalloc((size_t)p->pp * sizeof(int));
-    in->off = xmalloc((size_t)p->pp * sizeof(double));
+    in->start = zb_xmalloc((size_t)p->pp * sizeof(double));
+    in->first = zb_xmalloc((size_t)p->pp * sizeof(int));
+    in->off = zb_xmalloc((size_t)p->pp * sizeof(double));
     for (int r = 0; r < p->pp; r++) {
         int lo = zb_profile_rank_stage(p, r, 0);
         for (int c = 1; c < p->vpp; c++)

@@ -109,8 +109,8 @@ void ilp_lns_run(struct ilp_shared *sh, int lane, int lanes)
     double sweep_obj;       /* best objective when the sweep began */
 
     ilp_order_init(&ls.cur, in);
-    ls.ev.t = xmalloc((size_t)in->n * sizeof(double));
-    ls.open = xcalloc((size_t)in->n, sizeof(bool));
+    ls.ev.t = zb_xmalloc((size_t)in->n * sizeof(double));
+    ls.open = zb_xcalloc((size_t)in->n, sizeof(bool));
     for (int s = 0; s < in->S; s++)
         ls.period = fmax(ls.period, p->stage[s].f + p->stage[s].b +
                                         p->stage[s].w);

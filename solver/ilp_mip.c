@@ -172,8 +172,8 @@ int ilp_mip_solve(struct ilp_model *md, struct ilp_shared *sh, bool global,
 
     *res = (struct ilp_mip_result){ .bound = -INFINITY };
     ilp_order_init(&c.o, in);
-    c.ev.t = xmalloc((size_t)in->n * sizeof(double));
-    c.x = xmalloc((size_t)(ilp_model_cols(md) + 1) * sizeof(double));
+    c.ev.t = zb_xmalloc((size_t)in->n * sizeof(double));
+    c.x = zb_xmalloc((size_t)(ilp_model_cols(md) + 1) * sizeof(double));
 
     st = root_lp(P, sh, c.deadline);
     if (st == GLP_ETMLIM)

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "ilp.h"
-#include "zbsched/passes.h"
+#include "zbsched/pass.h"
 #include "zbsched/xalloc.h"
 
 struct ilp_model {
@@ -47,9 +47,9 @@ static void before_term(const struct ilp_rel *rel, int k, int b, double *c,
 
 static void row_begin(struct rows *rw, int type, double bnd, const char *nm)
 {
-    xgrow((void **)&rw->type, &rw->rcap, rw->nrows + 1, sizeof(int));
-    rw->bnd = xrealloc(rw->bnd, (size_t)rw->rcap * sizeof(double));
-    rw->name = xrealloc(rw->name, (size_t)rw->rcap * sizeof(char *));
+    zb_xgrow((void **)&rw->type, &rw->rcap, rw->nrows + 1, sizeof(int));
+    rw->bnd = zb_xrealloc(rw->bnd, (size_t)rw->rcap * sizeof(double));
+    rw->name = zb_xrealloc(rw->name, (size_t)rw->rcap * sizeof(char *));
     rw->type[rw->nrows] = type;
     rw->bnd[rw->nrows] = bnd;
     rw->name[rw->nrows++] = nm;
@@ -60,10 +60,10 @@ static void row_add(struct rows *rw, int col, double v)
     int cap = rw->cap;
     if (fabs(v) < 1e-12)
         return;
-    xgrow((void **)&rw->ia, &cap, rw->nz + 2, sizeof(int));
+    zb_xgrow((void **)&rw->ia, &cap, rw->nz + 2, sizeof(int));
     cap = rw->cap;
-    xgrow((void **)&rw->ja, &cap, rw->nz + 2, sizeof(int));
-    xgrow((void **)&rw->ar, &rw->cap, rw->nz + 2, sizeof(double));
+    zb_xgrow((void **)&rw->ja, &cap, rw->nz + 2, sizeof(int));
+    zb_xgrow((void **)&rw->ar, &rw->cap, rw->nz + 2, sizeof(double));
     /* GLPK arrays are 1-based; row_begin() already counted this row, so
      * nrows is its 1-based index. */
     rw->nz++;
@@ -152,8 +152,8 @@ static void rank_rows(const struct ilp_model *md, struct rows *rw)
     const struct ilp_inst *in = rel->in;
     const struct zb_profile *p = in->p;
     const int n = in->n;
-    int *col = xmalloc((size_t)n * sizeof(int));
-    double *coef = xmalloc((size_t)n * sizeof(double)), k0;
+    int *col = zb_xmalloc((size_t)n * sizeof(int));
+    double *coef = zb_xmalloc((size_t)n * sizeof(double)), k0;
 
     for (int a = 0; a < n; a++) {
         const int r = in->rank[a];
@@ -223,7 +223,7 @@ static void name_columns(const struct ilp_model *md)
 struct ilp_model *ilp_model_build(const struct ilp_rel *rel, bool names)
 {
     const struct ilp_inst *in = rel->in;
-    struct ilp_model *md = xcalloc(1, sizeof(*md));
+    struct ilp_model *md = zb_xcalloc(1, sizeof(*md));
     struct rows rw = { 0 };
     int ncols = in->n + 1 + rel->nfree;
 
@@ -310,7 +310,7 @@ void ilp_model_point(const struct ilp_model *md, const struct ilp_order *o,
 {
     const struct ilp_rel *rel = md->rel;
     const struct ilp_inst *in = rel->in;
-    int *pos = xmalloc((size_t)in->n * sizeof(int));
+    int *pos = zb_xmalloc((size_t)in->n * sizeof(int));
 
     for (int r = 0; r < in->p->pp; r++)
         for (int i = 0; i < in->rank_n[r]; i++)
@@ -347,7 +347,7 @@ void ilp_model_order(const struct ilp_model *md, const double *x,
 
     for (int r = 0; r < in->p->pp; r++) {
         const int nr = in->rank_n[r];
-        struct ranked *rk = xmalloc((size_t)nr * sizeof(*rk));
+        struct ranked *rk = zb_xmalloc((size_t)nr * sizeof(*rk));
         for (int i = 0; i < nr; i++) {
             int a = in->rank_pass[r][i];
             rk[i] = (struct ranked){ 0, x[a + 1], a };

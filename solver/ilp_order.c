@@ -3,7 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ilp.h"
-#include "zbsched/passes.h"
+#include "zbsched/pass.h"
+#include "zbsched/sim.h"
 #include "zbsched/xalloc.h"
 
 static const enum zb_op_kind pass_op[ZB_PASS_COUNT] = {
@@ -12,9 +13,9 @@ static const enum zb_op_kind pass_op[ZB_PASS_COUNT] = {
 
 void ilp_order_init(struct ilp_order *o, const struct ilp_inst *in)
 {
-    o->seq = xmalloc((size_t)in->p->pp * sizeof(int *));
+    o->seq = zb_xmalloc((size_t)in->p->pp * sizeof(int *));
     for (int r = 0; r < in->p->pp; r++)
-        o->seq[r] = xcalloc((size_t)in->rank_n[r], sizeof(int));
+        o->seq[r] = zb_xcalloc((size_t)in->rank_n[r], sizeof(int));
 }
 
 void ilp_order_release(struct ilp_order *o, const struct ilp_inst *in)
@@ -68,7 +69,7 @@ int ilp_order_eval(const struct ilp_inst *in, const struct ilp_order *o,
         for (int r = 0; ev->t && r < in->p->pp; r++)
             for (int i = 0; i < s.ranks[r].n; i++) {
                 const struct zb_op *op = &s.ranks[r].ops[i];
-                ev->t[zb_pass_index(in->p, zb_op_pass(op->kind), op->stage,
+                ev->t[zb_pass_index(in->p, zb_pass_of(op->kind), op->stage,
                                     op->mb)] = op->start;
             }
     }
@@ -94,16 +95,16 @@ void ilp_order_from_schedule(struct ilp_order *o, const struct ilp_inst *in,
                              const struct zb_schedule *s)
 {
     const struct zb_profile *p = in->p;
-    int *label = xmalloc((size_t)in->n * sizeof(int));
-    double *t = xmalloc((size_t)in->n * sizeof(double));
-    struct timed *tm = xmalloc((size_t)in->m * sizeof(*tm));
+    int *label = zb_xmalloc((size_t)in->n * sizeof(int));
+    double *t = zb_xmalloc((size_t)in->n * sizeof(double));
+    struct timed *tm = zb_xmalloc((size_t)in->m * sizeof(*tm));
 
     for (int r = 0; r < p->pp; r++)
         for (int i = 0; i < s->ranks[r].n; i++) {
             const struct zb_op *op = &s->ranks[r].ops[i];
             if (!zb_op_is_compute(op->kind))
                 continue;
-            t[zb_pass_index(p, zb_op_pass(op->kind), op->stage, op->mb)] =
+            t[zb_pass_index(p, zb_pass_of(op->kind), op->stage, op->mb)] =
                 op->start;
             if (op->kind == ZB_OP_BW)
                 t[zb_pass_index(p, ZB_PASS_W, op->stage, op->mb)] =
@@ -127,7 +128,7 @@ void ilp_order_from_schedule(struct ilp_order *o, const struct ilp_inst *in,
             const struct zb_op *op = &s->ranks[r].ops[i];
             if (!zb_op_is_compute(op->kind))
                 continue;
-            o->seq[r][n++] = label[zb_pass_index(p, zb_op_pass(op->kind),
+            o->seq[r][n++] = label[zb_pass_index(p, zb_pass_of(op->kind),
                                                  op->stage, op->mb)];
             if (op->kind == ZB_OP_BW)
                 o->seq[r][n++] = label[zb_pass_index(p, ZB_PASS_W,
@@ -146,7 +147,7 @@ void ilp_order_by_times(struct ilp_order *o, const struct ilp_inst *in,
     int cap = 0;
 
     for (int r = 0; r < in->p->pp; r++) {
-        xgrow((void **)&tm, &cap, in->rank_n[r], sizeof(*tm));
+        zb_xgrow((void **)&tm, &cap, in->rank_n[r], sizeof(*tm));
         for (int i = 0; i < in->rank_n[r]; i++) {
             int a = in->rank_pass[r][i];
             tm[i] = (struct timed){ t[a], a };
@@ -161,7 +162,7 @@ void ilp_order_by_times(struct ilp_order *o, const struct ilp_inst *in,
 void ilp_order_serial(struct ilp_order *o, const struct ilp_inst *in)
 {
     const struct zb_profile *p = in->p;
-    int *n = xcalloc((size_t)p->pp, sizeof(int));
+    int *n = zb_xcalloc((size_t)p->pp, sizeof(int));
 
     for (int i = 0; i < in->m; i++) {
         for (int s = 0; s < in->S; s++) {

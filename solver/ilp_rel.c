@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ilp.h"
-#include "zbsched/passes.h"
+#include "zbsched/pass.h"
 #include "zbsched/xalloc.h"
 
 struct span {
@@ -24,12 +24,12 @@ void ilp_rel_init(struct ilp_rel *rel, const struct ilp_inst *in)
     const int n = in->n, pp = in->p->pp;
 
     *rel = (struct ilp_rel){ .in = in, .words = (n + 63) / 64 };
-    rel->reach = xcalloc((size_t)n * rel->words, sizeof(uint64_t));
-    rel->back = xcalloc((size_t)n * rel->words, sizeof(uint64_t));
-    rel->topo = xmalloc((size_t)n * sizeof(int));
-    rel->lb = xmalloc((size_t)n * sizeof(double));
-    rel->ub = xmalloc((size_t)n * sizeof(double));
-    rel->pair = xcalloc((size_t)pp, sizeof(int *));
+    rel->reach = zb_xcalloc((size_t)n * rel->words, sizeof(uint64_t));
+    rel->back = zb_xcalloc((size_t)n * rel->words, sizeof(uint64_t));
+    rel->topo = zb_xmalloc((size_t)n * sizeof(int));
+    rel->lb = zb_xmalloc((size_t)n * sizeof(double));
+    rel->ub = zb_xmalloc((size_t)n * sizeof(double));
+    rel->pair = zb_xcalloc((size_t)pp, sizeof(int *));
 }
 
 void ilp_rel_release(struct ilp_rel *rel)
@@ -51,7 +51,7 @@ void ilp_rel_release(struct ilp_rel *rel)
 
 void ilp_rel_add(struct ilp_rel *rel, int a, int b)
 {
-    xgrow((void **)&rel->extra, &rel->cap_extra, rel->nextra + 1,
+    zb_xgrow((void **)&rel->extra, &rel->cap_extra, rel->nextra + 1,
           sizeof(*rel->extra));
     rel->extra[rel->nextra++] = (struct ilp_pair){ a, b };
 }
@@ -130,10 +130,10 @@ static void graph_build(const struct ilp_rel *rel, struct graph *g)
 
     for (int b = 0; b < n; b++)
         m += in->npred[b];
-    g->sbeg = xcalloc((size_t)n + 1, sizeof(int));
-    g->pbeg = xcalloc((size_t)n + 1, sizeof(int));
-    g->succ = xmalloc((size_t)m * sizeof(int));
-    g->pred = xmalloc((size_t)m * sizeof(int));
+    g->sbeg = zb_xcalloc((size_t)n + 1, sizeof(int));
+    g->pbeg = zb_xcalloc((size_t)n + 1, sizeof(int));
+    g->succ = zb_xmalloc((size_t)m * sizeof(int));
+    g->pred = zb_xmalloc((size_t)m * sizeof(int));
     for (int b = 0; b < n; b++)
         for (int k = 0; k < in->npred[b]; k++) {
             g->sbeg[in->pred[b][k].from + 1]++;
@@ -147,8 +147,8 @@ static void graph_build(const struct ilp_rel *rel, struct graph *g)
         g->sbeg[a + 1] += g->sbeg[a];
         g->pbeg[a + 1] += g->pbeg[a];
     }
-    int *sfill = xmalloc((size_t)n * sizeof(int));
-    int *pfill = xmalloc((size_t)n * sizeof(int));
+    int *sfill = zb_xmalloc((size_t)n * sizeof(int));
+    int *pfill = zb_xmalloc((size_t)n * sizeof(int));
     memcpy(sfill, g->sbeg, (size_t)n * sizeof(int));
     memcpy(pfill, g->pbeg, (size_t)n * sizeof(int));
     for (int b = 0; b < n; b++)
@@ -182,7 +182,7 @@ static void set_bit(uint64_t *row, int b)
 static bool close_rel(struct ilp_rel *rel, const struct graph *g)
 {
     const int n = rel->in->n, W = rel->words;
-    int *indeg = xcalloc((size_t)n, sizeof(int));
+    int *indeg = zb_xcalloc((size_t)n, sizeof(int));
     int head = 0, tail = 0;
 
     for (int a = 0; a < n; a++)
@@ -293,7 +293,7 @@ static bool windows(struct ilp_rel *rel, const struct graph *g, double tol)
 {
     const struct ilp_inst *in = rel->in;
     const int n = in->n;
-    struct span *buf = xmalloc((size_t)n * sizeof(*buf));
+    struct span *buf = zb_xmalloc((size_t)n * sizeof(*buf));
     bool ok = true;
 
     for (int i = 0; i < n; i++) {
@@ -394,7 +394,7 @@ static void list_pairs(struct ilp_rel *rel)
     for (int r = 0; r < in->p->pp; r++) {
         const int nr = in->rank_n[r];
         free(rel->pair[r]);
-        rel->pair[r] = xmalloc((size_t)nr * nr * sizeof(int));
+        rel->pair[r] = zb_xmalloc((size_t)nr * nr * sizeof(int));
         for (int i = 0; i < nr; i++) {
             int a = in->rank_pass[r][i];
             rel->pair[r][i * nr + i] = ILP_BEFORE;
@@ -408,7 +408,7 @@ static void list_pairs(struct ilp_rel *rel)
                     v = ILP_AFTER;
                     rel->pair[r][j * nr + i] = ILP_BEFORE;
                 } else {
-                    xgrow((void **)&rel->free, &cap, rel->nfree + 1,
+                    zb_xgrow((void **)&rel->free, &cap, rel->nfree + 1,
                           sizeof(*rel->free));
                     rel->free[rel->nfree] = (struct ilp_pair){ a, b };
                     v = rel->nfree++;

@@ -167,7 +167,7 @@ static void report(struct ilp_shared *sh, const struct zb_solver_options *opt)
 void ilp_search(struct ilp_shared *sh, const struct zb_solver_options *opt)
 {
     const int nw = opt->threads;
-    struct worker *w = xcalloc((size_t)nw, sizeof(*w));
+    struct worker *w = zb_xcalloc((size_t)nw, sizeof(*w));
     struct ilp_rel full;
     atomic_int running;
     double last = ilp_now();

@@ -7,6 +7,9 @@
 #include "ilp.h"
 #include "zbsched/bound.h"
 #include "zbsched/generator.h"
+#include "zbsched/lower.h"
+#include "zbsched/sim.h"
+#include "zbsched/validate.h"
 
 void zb_solver_options_init(struct zb_solver_options *opt)
 {
@@ -163,8 +166,8 @@ int zb_ilp_solve(const struct zb_profile *p,
     solve_order(p, opt, out);
     /* The same steps as zb_generate(), memory limit included: the
      * solver's schedule must pass the one validator. */
-    if ((rc = zb_sim_run(out, err)) < 0 || (rc = zb_lower(out, err)) < 0 ||
-        (rc = zb_schedule_validate(out, err)) < 0) {
+    if ((rc = zb_sim_run(out, err)) < 0 || (rc = zb_lower_run(out, err)) < 0 ||
+        (rc = zb_validate_schedule(out, err)) < 0) {
         zb_error_prefix(err, "ilp produced an illegal schedule (a bug)");
         goto fail;
     }

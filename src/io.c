@@ -19,11 +19,11 @@ int zb_io_slurp(const char *path, char **out, struct zb_error *err)
     if (!f)
         return zb_error_set(err, ZB_EIO, "cannot open '%s': %s", path,
                             strerror(errno));
-    buf = xmalloc(cap);
+    buf = zb_xmalloc(cap);
     while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
         len += n;
         if (cap - len - 1 == 0)
-            buf = xrealloc(buf, cap *= 2);
+            buf = zb_xrealloc(buf, cap *= 2);
     }
     if (ferror(f)) {
         int e = errno;
@@ -77,7 +77,7 @@ int zb_io_write_file(const char *path, const char *data, size_t len,
                            strerror(errno))
             : rc;
     }
-    tmp = xmalloc(strlen(path) + 16);
+    tmp = zb_xmalloc(strlen(path) + 16);
     sprintf(tmp, "%s.tmp%ld", path, (long)getpid());
     f = fopen(tmp, "wb");
     if (!f) {

@@ -10,7 +10,7 @@
 #include <string.h>
 #include "json_util.h"
 #include "strbuf.h"
-#include "zbsched/io.h"
+#include "zbsched/json.h"
 #include "zbsched/xalloc.h"
 
 /* ---- Parsing helpers -------------------------------------------------- */
@@ -129,7 +129,7 @@ static int p_stages(const cJSON *it, struct zb_profile_draft *d,
     if (!cJSON_IsArray(it))
         return zb_error_set(err, ZB_EPARSE, "stages must be an array");
     d->n_stages = cJSON_GetArraySize(it);
-    d->stages = xcalloc((size_t)d->n_stages + 1, sizeof(*d->stages));
+    d->stages = zb_xcalloc((size_t)d->n_stages + 1, sizeof(*d->stages));
     cJSON_ArrayForEach(st, it) {
         struct zb_opt *dst[3] = { &d->stages[i].f, &d->stages[i].b,
                                   &d->stages[i].w };
@@ -184,7 +184,7 @@ static int p_limit(const cJSON *it, struct zb_profile_draft *d,
                             "memory.limit must be a number or an array");
     d->limit_kind = ZB_LIMIT_ARRAY;
     d->n_limits = cJSON_GetArraySize(it);
-    d->limits = xcalloc((size_t)d->n_limits + 1, sizeof(double));
+    d->limits = zb_xcalloc((size_t)d->n_limits + 1, sizeof(double));
     cJSON_ArrayForEach(x, it) {
         if (cJSON_IsNull(x)) {
             d->limits[i++] = INFINITY;      /* this rank is unlimited */
@@ -527,10 +527,11 @@ char *zb_json_format_schedule(const struct zb_schedule *s)
 
     sb_init(&sb);
     sb_addf(&sb, "{\n  \"format\": \"zbsched-schedule\", \"version\": 1,\n"
-            "  \"schedule\": \"%s\", \"pp\": %d, \"vpp\": %d, "
-            "\"microbatches\": %d,\n  \"placement\": \"%s\", "
-            "\"stage_rank\": [", s->name, p->pp, p->vpp, p->microbatches,
-            zb_placement_name(p->placement));
+            "  \"schedule\": ");
+    sb_add_str(&sb, s->name);
+    sb_addf(&sb, ", \"pp\": %d, \"vpp\": %d, \"microbatches\": %d,\n  "
+            "\"placement\": \"%s\", \"stage_rank\": [", p->pp, p->vpp,
+            p->microbatches, zb_placement_name(p->placement));
     for (int st = 0; st < zb_profile_stages(p); st++)
         sb_addf(&sb, "%s%d", st ? ", " : "", zb_profile_stage_rank(p, st));
     sb_addf(&sb, "],\n  \"profile\": ");
@@ -538,7 +539,9 @@ char *zb_json_format_schedule(const struct zb_schedule *s)
     sb_addf(&sb, ",\n");
     add_predicted(&sb, s);
     if (s->solver.present) {
-        sb_addf(&sb, "  \"solver\": {\"status\": \"%s\", ", s->solver.status);
+        sb_addf(&sb, "  \"solver\": {\"status\": ");
+        sb_add_str(&sb, s->solver.status);
+        sb_addf(&sb, ", ");
         add_key_num(&sb, "objective", s->solver.objective);
         sb_addf(&sb, ", ");
         add_key_num(&sb, "bound", s->solver.bound);

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "json_util.h"
-#include "zbsched/render.h"
+#include "zbsched/timeline.h"
 #include "zbsched/xalloc.h"
 
 struct record {
@@ -67,7 +67,7 @@ static int add(struct reader *rd, const char *what, int rank,
     rec.op.peer = rec.op.seq = -1;
     rec.op.start = start;
     rec.op.end = end;
-    xgrow((void **)&rd->recs, &rd->cap, rd->n + 1, sizeof(*rd->recs));
+    zb_xgrow((void **)&rd->recs, &rd->cap, rd->n + 1, sizeof(*rd->recs));
     rd->recs[rd->n++] = rec;
     return 0;
 }
@@ -177,7 +177,7 @@ int zb_timeline_parse(const char *text, const struct zb_profile *p,
     int rc = 0;
 
     out->pp = p->pp;
-    out->ranks = xcalloc((size_t)p->pp, sizeof(*out->ranks));
+    out->ranks = zb_xcalloc((size_t)p->pp, sizeof(*out->ranks));
     if (!root)
         return zb_error_set(err, ZB_EPARSE, "malformed JSON near byte %ld",
                             (long)((end ? end : text) - text));

@@ -16,6 +16,7 @@
  * simulation. Posting the receive early also lets an executor overlap the
  * transfer with compute. Same-rank edges (V placement) need no ops. */
 #include <stdlib.h>
+#include "zbsched/lower.h"
 #include "zbsched/schedule.h"
 #include "zbsched/xalloc.h"
 
@@ -31,17 +32,17 @@ static void push_comm(struct zb_op_list *l, enum zb_op_kind kind, int stage,
     zb_op_list_push(l, &op);
 }
 
-int zb_lower(struct zb_schedule *s, struct zb_error *err)
+int zb_lower_run(struct zb_schedule *s, struct zb_error *err)
 {
     const struct zb_profile *p = &s->profile;
     const int nstages = zb_profile_stages(p);
-    struct zb_op_list *out = xcalloc((size_t)p->pp, sizeof(*out));
+    struct zb_op_list *out = zb_xcalloc((size_t)p->pp, sizeof(*out));
     struct ref *by_seq;
     int total = 0;
 
     for (int r = 0; r < p->pp; r++)
         total += s->ranks[r].n;
-    by_seq = xmalloc((size_t)(total ? total : 1) * sizeof(*by_seq));
+    by_seq = zb_xmalloc((size_t)(total ? total : 1) * sizeof(*by_seq));
     for (int r = 0; r < p->pp; r++)
         for (int i = 0; i < s->ranks[r].n; i++) {
             const struct zb_op *op = &s->ranks[r].ops[i];

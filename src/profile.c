@@ -92,7 +92,7 @@ int zb_profile_draft_set(struct zb_profile_draft *d, const char *name,
     if (!strcmp(name, "mem-limit")) {
         size_t n = strlen(value);
         if (n > 1 && value[n - 1] == 'p') {
-            char *num = xstrdup(value);
+            char *num = zb_xstrdup(value);
             int rc;
             num[n - 1] = '\0';
             rc = parse_number(num, &v);
@@ -177,7 +177,7 @@ static int build_times(const struct zb_profile_draft *d, struct zb_profile *p,
         return zb_error_set(err, ZB_EINVAL,
                             "stages has %d entries, expected pp*vpp = %d",
                             d->n_stages, n);
-    p->stage = xcalloc((size_t)n, sizeof(*p->stage));
+    p->stage = zb_xcalloc((size_t)n, sizeof(*p->stage));
     for (int s = 0; s < n; s++) {
         double *dst[3] = { &p->stage[s].f, &p->stage[s].b, &p->stage[s].w };
         for (int k = 0; k < 3; k++) {
@@ -219,7 +219,7 @@ static int build_memory(const struct zb_profile_draft *d, struct zb_profile *p,
         return zb_error_set(err, ZB_EINVAL,
                             "memory.M_W must be between 0 and M_B = %g, "
                             "got %g", p->m_b, p->m_w);
-    p->mem_limit = xmalloc((size_t)p->pp * sizeof(double));
+    p->mem_limit = zb_xmalloc((size_t)p->pp * sizeof(double));
     if (d->limit_kind == ZB_LIMIT_ARRAY && d->n_limits != p->pp)
         return zb_error_set(err, ZB_EINVAL,
                             "memory.limit has %d entries, expected pp = %d",
@@ -304,9 +304,9 @@ int zb_profile_copy(struct zb_profile *dst, const struct zb_profile *src)
     size_t ns = (size_t)zb_profile_stages(src);
 
     *dst = *src;
-    dst->stage = xmalloc(ns * sizeof(*dst->stage));
+    dst->stage = zb_xmalloc(ns * sizeof(*dst->stage));
     memcpy(dst->stage, src->stage, ns * sizeof(*dst->stage));
-    dst->mem_limit = xmalloc((size_t)src->pp * sizeof(double));
+    dst->mem_limit = zb_xmalloc((size_t)src->pp * sizeof(double));
     memcpy(dst->mem_limit, src->mem_limit, (size_t)src->pp * sizeof(double));
     return 0;
 }

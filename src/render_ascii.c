@@ -34,7 +34,7 @@ static void add_line(struct strbuf *sb, int room, const char *fmt, ...)
     va_start(ap, fmt);
     len = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    text = xmalloc((size_t)len + 1);
+    text = zb_xmalloc((size_t)len + 1);
     va_start(ap, fmt);
     vsnprintf(text, (size_t)len + 1, fmt, ap);
     va_end(ap);
@@ -132,8 +132,8 @@ char *zb_render_ascii(const struct zb_panel *panels, int n, int width)
     if (cols < 8)
         cols = 8;
     dt = tmax / cols;
-    cells = xmalloc((size_t)cols * sizeof(*cells));
-    line = xmalloc((size_t)cols + 1);
+    cells = zb_xmalloc((size_t)cols * sizeof(*cells));
+    line = zb_xmalloc((size_t)cols + 1);
     sb_init(&sb);
     for (int k = 0; k < n; k++) {
         const struct zb_panel *pn = &panels[k];

@@ -13,8 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "zbsched/bound.h"
-#include "zbsched/passes.h"
-#include "zbsched/schedule.h"
+#include "zbsched/pass.h"
+#include "zbsched/sim.h"
+#include "zbsched/validate.h"
 #include "zbsched/xalloc.h"
 
 struct heap_item {
@@ -89,7 +90,7 @@ static void try_queue(struct sim *m, int r)
         return;
     const struct zb_op *op = &l->ops[m->pos[r]];
     ready = m->clock[r];
-    n = zb_op_deps(m->p, op->kind, op->stage, op->mb, deps);
+    n = zb_pass_deps(m->p, op->kind, op->stage, op->mb, deps);
     for (int i = 0; i < n; i++) {
         double e = m->end[zb_pass_index(m->p, deps[i].pass, deps[i].stage,
                                         deps[i].mb)];
@@ -104,34 +105,6 @@ static void try_queue(struct sim *m, int r)
     heap_push(m, ready, r);
 }
 
-/* Ops must name existing stages of their own rank before we index by them. */
-static int check_ranges(const struct zb_schedule *s, struct zb_error *err)
-{
-    const struct zb_profile *p = &s->profile;
-    char buf[96];
-
-    for (int r = 0; r < p->pp; r++)
-        for (int i = 0; i < s->ranks[r].n; i++) {
-            const struct zb_op *op = &s->ranks[r].ops[i];
-            if (op->kind == ZB_OP_STEP)
-                continue;
-            if (op->stage < 0 || op->stage >= zb_profile_stages(p) ||
-                op->mb < 0 || op->mb >= p->microbatches)
-                return zb_error_set(err, ZB_EILLEGAL,
-                                    "rank %d op %d (%s): stage or "
-                                    "microbatch out of range", r, i,
-                                    zb_op_describe(op, buf, sizeof(buf)));
-            if (zb_profile_stage_rank(p, op->stage) != r)
-                return zb_error_set(err, ZB_EILLEGAL,
-                                    "rank %d op %d (%s): stage %d belongs "
-                                    "to rank %d", r, i,
-                                    zb_op_describe(op, buf, sizeof(buf)),
-                                    op->stage,
-                                    zb_profile_stage_rank(p, op->stage));
-        }
-    return 0;
-}
-
 static int report_stuck(struct sim *m, struct zb_error *err)
 {
     char buf[96];
@@ -142,7 +115,7 @@ static int report_stuck(struct sim *m, struct zb_error *err)
             continue;
         const struct zb_op *op = &l->ops[m->pos[r]];
         struct zb_dep deps[2];
-        int n = zb_op_deps(m->p, op->kind, op->stage, op->mb, deps);
+        int n = zb_pass_deps(m->p, op->kind, op->stage, op->mb, deps);
         for (int i = 0; i < n; i++)
             if (isnan(m->end[zb_pass_index(m->p, deps[i].pass,
                                            deps[i].stage, deps[i].mb)]))
@@ -156,48 +129,6 @@ static int report_stuck(struct sim *m, struct zb_error *err)
     return zb_error_set(err, ZB_EILLEGAL, "simulation stalled");
 }
 
-void zb_measures_from_times(const struct zb_profile *p,
-                            const struct zb_op_list *ranks,
-                            struct zb_measures *ms)
-{
-    double busy = 0, first = INFINITY, last = -INFINITY;
-
-    ms->cost = ms->lower_bound = ms->makespan_bound = 0;
-    ms->fits_memory = true;
-    for (int r = 0; r < p->pp; r++) {
-        struct zb_rank_measures *rm = &ms->ranks[r];
-        double mem = 0;
-
-        memset(rm, 0, sizeof(*rm));
-        rm->first_start = INFINITY;
-        rm->last_end = -INFINITY;
-        for (int i = 0; i < ranks[r].n; i++) {
-            const struct zb_op *op = &ranks[r].ops[i];
-            if (!zb_op_is_compute(op->kind))
-                continue;
-            rm->busy += op->end - op->start;
-            rm->first_start = fmin(rm->first_start, op->start);
-            rm->last_end = fmax(rm->last_end, op->end);
-            mem += zb_op_memory_delta(p, op->kind);
-            rm->peak_memory = fmax(rm->peak_memory, mem);
-        }
-        if (rm->last_end < rm->first_start)
-            rm->first_start = rm->last_end = 0;
-        rm->span = rm->last_end - rm->first_start;
-        /* A tiny tolerance: memory sums of fractions such as 0.1 round. */
-        if (rm->peak_memory > p->mem_limit[r] * (1 + 1e-9))
-            ms->fits_memory = false;
-        busy += rm->busy;
-        ms->cost = fmax(ms->cost, rm->span);
-        first = fmin(first, rm->first_start);
-        last = fmax(last, rm->last_end);
-    }
-    ms->makespan = last > first ? last - first : 0;
-    ms->bubble_ratio = ms->cost > 0 ? 1 - busy / (p->pp * ms->cost) : 0;
-    ms->sync_bubble_ratio =
-        ms->makespan > 0 ? 1 - busy / (p->pp * ms->makespan) : 0;
-}
-
 int zb_sim_run(struct zb_schedule *s, struct zb_error *err)
 {
     const struct zb_profile *p = &s->profile;
@@ -205,15 +136,15 @@ int zb_sim_run(struct zb_schedule *s, struct zb_error *err)
     long npass = zb_pass_count(p);
     int rc = 0, seq = 0;
 
-    if ((rc = check_ranges(s, err)) < 0)
+    if ((rc = zb_validate_ranges(s, err)) < 0)
         return rc;
-    m.end = xmalloc((size_t)npass * sizeof(double));
+    m.end = zb_xmalloc((size_t)npass * sizeof(double));
     for (long i = 0; i < npass; i++)
         m.end[i] = NAN;
-    m.pos = xcalloc((size_t)p->pp, sizeof(int));
-    m.clock = xcalloc((size_t)p->pp, sizeof(double));
-    m.queued = xcalloc((size_t)p->pp, sizeof(bool));
-    m.heap = xmalloc((size_t)p->pp * sizeof(*m.heap));
+    m.pos = zb_xcalloc((size_t)p->pp, sizeof(int));
+    m.clock = zb_xcalloc((size_t)p->pp, sizeof(double));
+    m.queued = zb_xcalloc((size_t)p->pp, sizeof(bool));
+    m.heap = zb_xmalloc((size_t)p->pp * sizeof(*m.heap));
 
     for (int r = 0; r < p->pp; r++)
         try_queue(&m, r);
@@ -227,7 +158,7 @@ int zb_sim_run(struct zb_schedule *s, struct zb_error *err)
         op->start = it.t;
         op->end = it.t + d;
         op->seq = seq++;
-        m.end[zb_pass_index(p, zb_op_pass(op->kind), op->stage, op->mb)] =
+        m.end[zb_pass_index(p, zb_pass_of(op->kind), op->stage, op->mb)] =
             op->end;
         if (op->kind == ZB_OP_BW)
             m.end[zb_pass_index(p, ZB_PASS_W, op->stage, op->mb)] = op->end;

@@ -10,7 +10,7 @@ void sb_init(struct strbuf *sb)
 {
     sb->cap = 256;
     sb->len = 0;
-    sb->buf = xmalloc(sb->cap);
+    sb->buf = zb_xmalloc(sb->cap);
     sb->buf[0] = '\0';
 }
 
@@ -25,7 +25,7 @@ void sb_addf(struct strbuf *sb, const char *fmt, ...)
     if ((size_t)n >= sb->cap - sb->len) {
         while (sb->cap - sb->len <= (size_t)n)
             sb->cap *= 2;
-        sb->buf = xrealloc(sb->buf, sb->cap);
+        sb->buf = zb_xrealloc(sb->buf, sb->cap);
         va_start(ap, fmt);
         vsnprintf(sb->buf + sb->len, sb->cap - sb->len, fmt, ap);
         va_end(ap);
@@ -47,6 +47,21 @@ void sb_add_num(struct strbuf *sb, double v)
     if (strtod(tmp, NULL) != v)
         snprintf(tmp, sizeof(tmp), "%.17g", v);
     sb_addf(sb, "%s", tmp);
+}
+
+void sb_add_str(struct strbuf *sb, const char *s)
+{
+    sb_addf(sb, "\"");
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            sb_addf(sb, "\\%c", ch);
+        else if (ch < 0x20)
+            sb_addf(sb, "\\u%04x", ch);
+        else
+            sb_addf(sb, "%c", ch);
+    }
+    sb_addf(sb, "\"");
 }
 
 char *sb_detach(struct strbuf *sb)

@@ -1,4 +1,5 @@
-/* strbuf.h - a growable string for building output text. */
+/* strbuf.h - a growable string for building output text (internal to the
+ * library), and the one spelling of JSON numbers and strings. */
 #ifndef ZBSCHED_STRBUF_H
 #define ZBSCHED_STRBUF_H
 
@@ -12,9 +13,11 @@ struct strbuf {
 void sb_init(struct strbuf *sb);
 void sb_addf(struct strbuf *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* Shortest "%.15g"/"%.17g" text that reads back as v; null for NaN and
- * infinity, which JSON cannot hold. */
+/* The JSON spelling of values (json.h): the shortest "%.15g"/"%.17g" text
+ * that reads back as v, null for NaN and infinity, which JSON cannot
+ * hold; s quoted, with ", \\ and control characters escaped. */
 void sb_add_num(struct strbuf *sb, double v);
+void sb_add_str(struct strbuf *sb, const char *s);
 /* Hand over the buffer (caller frees); sb is empty afterwards. */
 char *sb_detach(struct strbuf *sb);
 void sb_release(struct strbuf *sb);

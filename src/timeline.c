@@ -1,7 +1,7 @@
 /* timeline.c - realized timelines (read back from a trace or report);
  * their measures come from zb_measures_from_times() like the simulator's. */
 #include <stdlib.h>
-#include "zbsched/render.h"
+#include "zbsched/timeline.h"
 
 void zb_timeline_release(struct zb_timeline *t)
 {

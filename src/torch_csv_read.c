@@ -58,7 +58,7 @@ static int note_stage(struct parser *ps, const char *cell, int stage)
 
     if (stage >= ps->stage_cap) {
         int old = ps->stage_cap;
-        xgrow((void **)&ps->stage_rank, &ps->stage_cap, stage + 1,
+        zb_xgrow((void **)&ps->stage_rank, &ps->stage_cap, stage + 1,
               sizeof(int));
         for (int s = old; s < ps->stage_cap; s++)
             ps->stage_rank[s] = -1;
@@ -137,7 +137,7 @@ static char *next_field(const char **s)
 {
     const char *p = *s;
     size_t cap = strlen(p) + 1, n = 0;
-    char *f = xmalloc(cap);
+    char *f = zb_xmalloc(cap);
 
     if (*p == '"') {
         for (p++; *p && !(*p == '"' && p[1] != '"'); p++) {
@@ -174,7 +174,7 @@ static int parse_rows(struct parser *ps, const char *text)
 
     while (*s) {
         ps->rank = ps->c->pp;
-        xgrow((void **)&ps->c->rows, &cap, ps->c->pp + 1,
+        zb_xgrow((void **)&ps->c->rows, &cap, ps->c->pp + 1,
               sizeof(*ps->c->rows));
         memset(&ps->c->rows[ps->c->pp++], 0, sizeof(*ps->c->rows));
         for (ps->step = 0;; ps->step++) {
@@ -232,7 +232,7 @@ static int check_passes(struct parser *ps)
 {
     struct zb_torch_csv *c = ps->c;
     size_t n = (size_t)c->stages * (size_t)c->microbatches;
-    int (*seen)[4] = xcalloc(n, sizeof(*seen));
+    int (*seen)[4] = zb_xcalloc(n, sizeof(*seen));
     int rc = 0;
 
     for (int r = 0; r < c->pp; r++)

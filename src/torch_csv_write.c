@@ -3,7 +3,7 @@
 #include <assert.h>
 #include <stdlib.h>
 #include "strbuf.h"
-#include "zbsched/passes.h"
+#include "zbsched/pass.h"
 #include "zbsched/torch.h"
 #include "zbsched/xalloc.h"
 
@@ -36,19 +36,19 @@ struct ref {
 static int *grid_steps(const struct zb_schedule *s, int *nsteps)
 {
     const struct zb_profile *p = &s->profile;
-    int total = 0, *next = xcalloc((size_t)p->pp, sizeof(int));
-    int *pass_step = xmalloc((size_t)zb_pass_count(p) * sizeof(int));
+    int total = 0, *next = zb_xcalloc((size_t)p->pp, sizeof(int));
+    int *pass_step = zb_xmalloc((size_t)zb_pass_count(p) * sizeof(int));
     int *step, *first;
     struct ref *by_seq;
 
-    first = xmalloc(((size_t)p->pp + 1) * sizeof(int));
+    first = zb_xmalloc(((size_t)p->pp + 1) * sizeof(int));
     for (int r = 0; r < p->pp; r++) {
         first[r] = total;
         total += s->ranks[r].n;
     }
     first[p->pp] = total;
-    step = xmalloc((size_t)(total ? total : 1) * sizeof(int));
-    by_seq = xmalloc((size_t)(total ? total : 1) * sizeof(*by_seq));
+    step = zb_xmalloc((size_t)(total ? total : 1) * sizeof(int));
+    by_seq = zb_xmalloc((size_t)(total ? total : 1) * sizeof(*by_seq));
     for (int k = 0; k < total; k++)
         by_seq[k].rank = -1;
     for (int r = 0; r < p->pp; r++)
@@ -65,7 +65,7 @@ static int *grid_steps(const struct zb_schedule *s, int *nsteps)
         int r = by_seq[k].rank, at = next[r];
         const struct zb_op *op = &s->ranks[r].ops[by_seq[k].index];
         struct zb_dep deps[2];
-        int nd = zb_op_deps(p, op->kind, op->stage, op->mb, deps);
+        int nd = zb_pass_deps(p, op->kind, op->stage, op->mb, deps);
 
         for (int d = 0; d < nd; d++) {
             int t = pass_step[zb_pass_index(p, deps[d].pass, deps[d].stage,
@@ -74,7 +74,7 @@ static int *grid_steps(const struct zb_schedule *s, int *nsteps)
                 at = t;
         }
         step[first[r] + by_seq[k].index] = at;
-        pass_step[zb_pass_index(p, zb_op_pass(op->kind), op->stage,
+        pass_step[zb_pass_index(p, zb_pass_of(op->kind), op->stage,
                                 op->mb)] = at;
         if (op->kind == ZB_OP_BW)
             pass_step[zb_pass_index(p, ZB_PASS_W, op->stage, op->mb)] = at;
@@ -122,7 +122,7 @@ static void format_compute_comms(const struct zb_schedule *s,
                                  struct strbuf *sb)
 {
     const struct zb_profile *p = &s->profile;
-    int *done = xcalloc((size_t)zb_profile_stages(p), sizeof(int));
+    int *done = zb_xcalloc((size_t)zb_profile_stages(p), sizeof(int));
 
     for (int r = 0; r < p->pp; r++) {
         const struct zb_op_list *l = &s->ranks[r];

@@ -1,7 +1,10 @@
 /* torch_import.c - a parsed PyTorch CSV becomes a schedule by the steps a
  * generator's output takes (generate.c): simulate, lower, simulate,
  * validate; a compute_comms file keeps its own transfers instead. */
+#include "zbsched/lower.h"
+#include "zbsched/sim.h"
 #include "zbsched/torch.h"
+#include "zbsched/validate.h"
 
 static int check_shape(const struct zb_torch_csv *c,
                        const struct zb_profile *p, struct zb_error *err)
@@ -36,8 +39,8 @@ int zb_torch_csv_schedule(const struct zb_torch_csv *c,
     /* As in zb_generate(): the simulation orders the compute ops in time
      * for lowering, which keeps their times. */
     if ((rc = zb_sim_run(out, err)) < 0 ||
-        (!c->comms && (rc = zb_lower(out, err)) < 0) ||
-        (rc = zb_schedule_validate_order(out, err)) < 0)
+        (!c->comms && (rc = zb_lower_run(out, err)) < 0) ||
+        (rc = zb_validate_order(out, err)) < 0)
         goto fail;
     return 0;
 fail:

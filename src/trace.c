@@ -4,8 +4,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include "strbuf.h"
-#include "zbsched/passes.h"
-#include "zbsched/render.h"
+#include "zbsched/pass.h"
+#include "zbsched/trace.h"
 #include "zbsched/xalloc.h"
 
 struct transfer {
@@ -14,21 +14,6 @@ struct transfer {
     int lane;           /* thread id - 1 */
     long flow;          /* id shared by the SEND and its RECV */
 };
-
-static void add_json_string(struct strbuf *sb, const char *s)
-{
-    sb_addf(sb, "\"");
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            sb_addf(sb, "\\%c", ch);
-        else if (ch < 0x20)
-            sb_addf(sb, "\\u%04x", ch);
-        else
-            sb_addf(sb, "%c", ch);
-    }
-    sb_addf(sb, "\"");
-}
 
 static void add_time(struct strbuf *sb, const char *key, double t)
 {
@@ -89,7 +74,7 @@ static int assign_lanes(struct transfer *t, int n, double dur)
         while (k < lanes && lane_end[k] > t[i].start)
             k++;
         if (k == lanes) {
-            xgrow((void **)&lane_end, &cap, lanes + 1, sizeof(*lane_end));
+            zb_xgrow((void **)&lane_end, &cap, lanes + 1, sizeof(*lane_end));
             lanes++;
         }
         lane_end[k] = t[i].start + dur;
@@ -141,26 +126,26 @@ char *zb_trace_format(const struct zb_schedule *s, double us_per_unit)
 {
     const struct zb_profile *p = &s->profile;
     long npass = zb_pass_count(p);
-    double *end = xmalloc((size_t)npass * sizeof(double));
+    double *end = zb_xmalloc((size_t)npass * sizeof(double));
     struct strbuf sb;
 
     for (int r = 0; r < p->pp; r++)
         for (int i = 0; i < s->ranks[r].n; i++) {
             const struct zb_op *op = &s->ranks[r].ops[i];
             if (zb_op_is_compute(op->kind))
-                end[zb_pass_index(p, zb_op_pass(op->kind), op->stage,
+                end[zb_pass_index(p, zb_pass_of(op->kind), op->stage,
                                   op->mb)] = op->end;
         }
     sb_init(&sb);
     sb_addf(&sb, "{\"displayTimeUnit\": \"ms\",\n \"otherData\": "
             "{\"format\": \"zbsched-trace\", \"version\": 1, \"source\": "
             "\"predicted\", \"schedule\": ");
-    add_json_string(&sb, s->name);
+    sb_add_str(&sb, s->name);
     add_time(&sb, "us_per_unit", us_per_unit);
     sb_addf(&sb, "},\n \"traceEvents\": [\n");
     for (int r = 0; r < p->pp; r++) {
         const struct zb_op_list *l = &s->ranks[r];
-        struct transfer *t = xmalloc((size_t)(l->n + 1) * sizeof(*t));
+        struct transfer *t = zb_xmalloc((size_t)(l->n + 1) * sizeof(*t));
         int nt = 0, lanes;
 
         for (int i = 0; i < l->n; i++)

@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "zbsched/passes.h"
-#include "zbsched/schedule.h"
+#include "zbsched/pass.h"
+#include "zbsched/validate.h"
 #include "zbsched/xalloc.h"
 
 #define DESC(op) zb_op_describe((op), desc, sizeof(desc))
@@ -39,11 +39,47 @@ static int peer_stage(const struct zb_op *op)
         ? op->stage + 1 : op->stage - 1;
 }
 
+/* One op (not STEP) names a stage and microbatch of p, on rank r. */
+static int check_range(const struct zb_profile *p, int r, int i,
+                       const struct zb_op *op, struct zb_error *err)
+{
+    char desc[96];
+
+    if (op->stage < 0 || op->stage >= zb_profile_stages(p) || op->mb < 0 ||
+        op->mb >= p->microbatches)
+        return zb_error_set(err, ZB_EILLEGAL, "rank %d op %d (%s): stage or "
+                            "microbatch out of range", r, i, DESC(op));
+    if (zb_profile_stage_rank(p, op->stage) != r)
+        return zb_error_set(err, ZB_EILLEGAL, "rank %d op %d (%s): stage %d "
+                            "belongs to rank %d", r, i, DESC(op), op->stage,
+                            zb_profile_stage_rank(p, op->stage));
+    return 0;
+}
+
+bool zb_validate_within_limit(const struct zb_profile *p, int r, double mem)
+{
+    return mem <= p->mem_limit[r] * (1 + ZB_VALIDATE_MEM_TOL);
+}
+
+int zb_validate_ranges(const struct zb_schedule *s, struct zb_error *err)
+{
+    int rc;
+
+    for (int r = 0; r < s->profile.pp; r++)
+        for (int i = 0; i < s->ranks[r].n; i++)
+            if (s->ranks[r].ops[i].kind != ZB_OP_STEP &&
+                (rc = check_range(&s->profile, r, i, &s->ranks[r].ops[i],
+                                  err)) < 0)
+                return rc;
+    return 0;
+}
+
 static int check_shape(struct val *v)
 {
     const struct zb_profile *p = v->p;
     const int nstages = zb_profile_stages(p);
     char desc[96];
+    int rc;
 
     for (int r = 0; r < p->pp; r++) {
         const struct zb_op_list *l = &v->s->ranks[r];
@@ -59,17 +95,8 @@ static int check_shape(struct val *v)
                                         "end of the list", r, i);
                 continue;
             }
-            if (op->stage < 0 || op->stage >= nstages || op->mb < 0 ||
-                op->mb >= p->microbatches)
-                return zb_error_set(v->err, ZB_EILLEGAL,
-                                    "rank %d op %d (%s): stage or "
-                                    "microbatch out of range", r, i,
-                                    DESC(op));
-            if (zb_profile_stage_rank(p, op->stage) != r)
-                return zb_error_set(v->err, ZB_EILLEGAL,
-                                    "rank %d op %d (%s): stage %d belongs "
-                                    "to rank %d", r, i, DESC(op), op->stage,
-                                    zb_profile_stage_rank(p, op->stage));
+            if ((rc = check_range(p, r, i, op, v->err)) < 0)
+                return rc;
             if (!zb_op_is_comm(op->kind))
                 continue;
             int ps = peer_stage(op);
@@ -90,7 +117,7 @@ static int check_once(struct val *v)
     static const char *const pass_names[ZB_PASS_COUNT] = { "F", "B", "W" };
     const struct zb_profile *p = v->p;
     long n = zb_pass_count(p);
-    int *where = xmalloc((size_t)n * 2 * sizeof(int));
+    int *where = zb_xmalloc((size_t)n * 2 * sizeof(int));
     char desc[96];
     int rc = 0;
 
@@ -99,7 +126,7 @@ static int check_once(struct val *v)
     for (int r = 0; r < p->pp && !rc; r++)
         for (int i = 0; i < v->s->ranks[r].n && !rc; i++) {
             const struct zb_op *op = &v->s->ranks[r].ops[i];
-            enum zb_pass ks[2] = { zb_op_pass(op->kind), ZB_PASS_W };
+            enum zb_pass ks[2] = { zb_pass_of(op->kind), ZB_PASS_W };
             int nk = op->kind == ZB_OP_BW ? 2 : 1;
             if (!zb_op_is_compute(op->kind))
                 continue;
@@ -135,7 +162,7 @@ static int check_order(struct val *v)
     long n = zb_pass_count(p);
     /* stamp[x] == r + 1: pass x is available on rank r (ran there, or its
      * result was received there). */
-    int *stamp = xcalloc((size_t)n, sizeof(int));
+    int *stamp = zb_xcalloc((size_t)n, sizeof(int));
     char desc[96];
     int rc = 0;
 
@@ -168,7 +195,7 @@ static int check_order(struct val *v)
                 break;
             }
             default:
-                nd = zb_op_deps(p, op->kind, op->stage, op->mb, deps);
+                nd = zb_pass_deps(p, op->kind, op->stage, op->mb, deps);
                 for (int d = 0; d < nd && !rc; d++) {
                     long x = zb_pass_index(p, deps[d].pass, deps[d].stage,
                                            deps[d].mb);
@@ -184,7 +211,7 @@ static int check_order(struct val *v)
                             deps[d].stage, deps[d].mb);
                 }
                 if (!rc) {
-                    stamp[zb_pass_index(p, zb_op_pass(op->kind), op->stage,
+                    stamp[zb_pass_index(p, zb_pass_of(op->kind), op->stage,
                                         op->mb)] = r + 1;
                     if (op->kind == ZB_OP_BW)
                         stamp[zb_pass_index(p, ZB_PASS_W, op->stage,
@@ -279,9 +306,9 @@ static int check_pairing(struct val *v)
 static int check_deadlock(struct val *v)
 {
     const struct zb_profile *p = v->p;
-    int *pos = xcalloc((size_t)p->pp, sizeof(int));
-    int *work = xmalloc((size_t)p->pp * 2 * sizeof(int));
-    bool *listed = xcalloc((size_t)p->pp, sizeof(bool));
+    int *pos = zb_xcalloc((size_t)p->pp, sizeof(int));
+    int *work = zb_xmalloc((size_t)p->pp * 2 * sizeof(int));
+    bool *listed = zb_xcalloc((size_t)p->pp, sizeof(bool));
     int nwork = 0, rc = 0;
     char desc[96], desc2[96];
 
@@ -347,7 +374,7 @@ static int check_memory(struct val *v)
         for (int i = 0; i < v->s->ranks[r].n; i++) {
             const struct zb_op *op = &v->s->ranks[r].ops[i];
             mem += zb_op_memory_delta(p, op->kind);
-            if (mem > limit * (1 + 1e-9))
+            if (!zb_validate_within_limit(p, r, mem))
                 return zb_error_set(v->err, ZB_ENOMEM_LIMIT,
                                     "rank %d op %d (%s): memory %g exceeds "
                                     "the limit %g", r, i, DESC(op), mem,
@@ -357,8 +384,14 @@ static int check_memory(struct val *v)
     return 0;
 }
 
-int zb_schedule_validate_order(const struct zb_schedule *s,
-                               struct zb_error *err)
+int zb_validate_shape(const struct zb_schedule *s, struct zb_error *err)
+{
+    struct val v = { .s = s, .p = &s->profile, .err = err };
+
+    return check_shape(&v);
+}
+
+int zb_validate_order(const struct zb_schedule *s, struct zb_error *err)
 {
     struct val v = { .s = s, .p = &s->profile, .err = err };
     int rc;
@@ -370,12 +403,12 @@ int zb_schedule_validate_order(const struct zb_schedule *s,
     return 0;
 }
 
-int zb_schedule_validate(const struct zb_schedule *s, struct zb_error *err)
+int zb_validate_schedule(const struct zb_schedule *s, struct zb_error *err)
 {
     struct val v = { .s = s, .p = &s->profile, .err = err };
     int rc;
 
-    if ((rc = zb_schedule_validate_order(s, err)) < 0 ||
+    if ((rc = zb_validate_order(s, err)) < 0 ||
         (rc = check_memory(&v)) < 0)
         return rc;
     return 0;

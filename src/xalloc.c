@@ -10,7 +10,7 @@ static void die_oom(size_t size)
     abort();
 }
 
-void *xmalloc(size_t size)
+void *zb_xmalloc(size_t size)
 {
     void *p = malloc(size ? size : 1);
     if (!p)
@@ -18,7 +18,7 @@ void *xmalloc(size_t size)
     return p;
 }
 
-void *xcalloc(size_t count, size_t size)
+void *zb_xcalloc(size_t count, size_t size)
 {
     void *p = calloc(count ? count : 1, size ? size : 1);
     if (!p)
@@ -26,7 +26,7 @@ void *xcalloc(size_t count, size_t size)
     return p;
 }
 
-void *xrealloc(void *ptr, size_t size)
+void *zb_xrealloc(void *ptr, size_t size)
 {
     void *p = realloc(ptr, size ? size : 1);
     if (!p)
@@ -34,13 +34,13 @@ void *xrealloc(void *ptr, size_t size)
     return p;
 }
 
-char *xstrdup(const char *s)
+char *zb_xstrdup(const char *s)
 {
     size_t n = strlen(s) + 1;
-    return memcpy(xmalloc(n), s, n);
+    return memcpy(zb_xmalloc(n), s, n);
 }
 
-void xgrow(void **items, int *cap, int need, size_t elem_size)
+void zb_xgrow(void **items, int *cap, int need, size_t elem_size)
 {
     int c = *cap;
 
@@ -48,6 +48,6 @@ void xgrow(void **items, int *cap, int need, size_t elem_size)
         return;
     while (c < need)
         c = c ? c * 2 : 16;
-    *items = xrealloc(*items, (size_t)c * elem_size);
+    *items = zb_xrealloc(*items, (size_t)c * elem_size);
     *cap = c;
 }

@@ -13,7 +13,7 @@
 static float *cpu_alloc(void *dev, size_t n)
 {
     (void)dev;
-    return xcalloc(n ? n : 1, sizeof(float));
+    return zb_xcalloc(n ? n : 1, sizeof(float));
 }
 
 static void cpu_release(void *dev, float *p)
@@ -111,11 +111,11 @@ struct cpu_dev {
 
 static int cpu_init(struct exec *x, struct zb_error *err)
 {
-    struct cpu_dev *d = xcalloc(1, sizeof(*d));
+    struct cpu_dev *d = zb_xcalloc(1, sizeof(*d));
 
     (void)err;
     d->nmarks = 3 * x->ops->n + 1;
-    d->marks = xcalloc((size_t)d->nmarks, sizeof(double));
+    d->marks = zb_xcalloc((size_t)d->nmarks, sizeof(double));
     x->dev = d;
     return 0;
 }
@@ -135,7 +135,7 @@ static void cpu_fini(struct exec *x)
  * and the header check catches an order mismatch. */
 static int cpu_post(struct exec *x, struct xmsg *m, struct zb_error *err)
 {
-    MPI_Request *req = xmalloc(sizeof(*req));
+    MPI_Request *req = zb_xmalloc(sizeof(*req));
     int rc;
 
     if (m->send)

@@ -295,9 +295,9 @@ static int setup(struct exec *x, struct cuda_dev *d, struct zb_error *err)
     CHECK_BLAS(d, cublasCreate(&d->blas));
     CHECK_BLAS(d, cublasSetStream(d->blas, d->compute));
     d->nmarks = 3 * x->ops->n + 1;
-    d->marks = (cudaEvent_t *)xcalloc((size_t)d->nmarks,
+    d->marks = (cudaEvent_t *)zb_xcalloc((size_t)d->nmarks,
                                       sizeof(cudaEvent_t));
-    d->recorded = (bool *)xcalloc((size_t)d->nmarks, sizeof(bool));
+    d->recorded = (bool *)zb_xcalloc((size_t)d->nmarks, sizeof(bool));
     for (int i = 0; i < d->nmarks; i++)
         CHECK_CUDA(d, cudaEventCreate(&d->marks[i]));
     return take_error(d, err);
@@ -331,7 +331,7 @@ static int nccl_connect(struct exec *x, struct cuda_dev *d,
 
 static int cu_init(struct exec *x, struct zb_error *err)
 {
-    struct cuda_dev *d = (struct cuda_dev *)xcalloc(1, sizeof(*d));
+    struct cuda_dev *d = (struct cuda_dev *)zb_xcalloc(1, sizeof(*d));
     int rc, ok;
 
     x->dev = d;
@@ -384,7 +384,7 @@ static void cu_fini(struct exec *x)
 static int cu_post(struct exec *x, struct xmsg *m, struct zb_error *err)
 {
     struct cuda_dev *d = (struct cuda_dev *)x->dev;
-    struct cuda_req *q = (struct cuda_req *)xcalloc(1, sizeof(*q));
+    struct cuda_req *q = (struct cuda_req *)zb_xcalloc(1, sizeof(*q));
 
     CHECK_CUDA(d, cudaEventCreateWithFlags(&q->done,
                                            cudaEventDisableTiming));
@@ -398,7 +398,7 @@ static int cu_post(struct exec *x, struct xmsg *m, struct zb_error *err)
     else
         CHECK_NCCL(d, ncclRecv(m->buf, m->n, ncclFloat, m->peer, d->nccl,
                                d->comm));
-    xgrow((void **)&d->group, &d->capgroup, d->ngroup + 1,
+    zb_xgrow((void **)&d->group, &d->capgroup, d->ngroup + 1,
           sizeof(*d->group));
     d->group[d->ngroup++] = m;
     m->priv = q;

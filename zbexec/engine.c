@@ -30,7 +30,7 @@ static void reset(struct exec *x)
             if (!dst)
                 continue;
             if (!host)
-                host = xmalloc((size_t)mbs * x->nact * sizeof(float));
+                host = zb_xmalloc((size_t)mbs * x->nact * sizeof(float));
             for (int mb = 0; mb < mbs; mb++)
                 mlp_data(&x->net, x->opt.seed, k == 1, x->iter, mb,
                          host + (size_t)mb * x->nact);

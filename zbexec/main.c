@@ -8,41 +8,11 @@
 #include <sys/prctl.h>
 #include "exec.h"
 #include "zbsched/io.h"
+#include "zbsched/json.h"
+#include "zbsched/sim.h"
+#include "zbsched/validate.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, GO_ON = -1 };
-
-/* With --no-validate, the few rules without which the engine would index
- * out of bounds; everything else is left to the run-time checks. */
-static int check_shape(const struct exec *x, struct zb_error *err)
-{
-    const struct zb_profile *p = x->p;
-    char desc[96];
-
-    for (int r = 0; r < p->pp; r++) {
-        const struct zb_op_list *l = &x->sched.ranks[r];
-        if (l->n == 0 || l->ops[l->n - 1].kind != ZB_OP_STEP)
-            return zb_error_set(err, ZB_EILLEGAL, "rank %d: the list does "
-                                "not end with STEP", r);
-        for (int i = 0; i < l->n - 1; i++) {
-            const struct zb_op *op = &l->ops[i];
-            /* A comm op's other side must be a stage too. */
-            int other = op->stage + (op->kind == ZB_OP_SEND_F ||
-                                     op->kind == ZB_OP_RECV_B ? 1 : -1);
-            bool comm = zb_op_is_comm(op->kind);
-            if (op->kind == ZB_OP_STEP || op->stage < 0 ||
-                op->stage >= x->nstages || op->mb < 0 ||
-                op->mb >= p->microbatches ||
-                zb_profile_stage_rank(p, op->stage) != r ||
-                (comm && (other < 0 || other >= x->nstages ||
-                          op->peer < 0 || op->peer >= p->pp ||
-                          op->peer == r)))
-                return zb_error_set(err, ZB_EILLEGAL, "rank %d op %d (%s): "
-                                    "not an op of this rank", r, i,
-                                    zb_op_describe(op, desc, sizeof(desc)));
-        }
-    }
-    return 0;
-}
 
 static int load(struct exec *x, struct zb_error *err)
 {
@@ -75,8 +45,10 @@ static int load(struct exec *x, struct zb_error *err)
                           x->opt.nan_mb);
         goto fail;
     }
-    rc = x->opt.validate ? zb_schedule_validate(&x->sched, err)
-                         : check_shape(x, err);
+    /* With --no-validate, only the shape without which the engine would
+     * index out of bounds; the rest is left to the run-time checks. */
+    rc = x->opt.validate ? zb_validate_schedule(&x->sched, err)
+                         : zb_validate_shape(&x->sched, err);
     if (rc < 0)
         goto fail;
     /* Predicted measures; a --no-validate list may not simulate. */

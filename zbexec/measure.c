@@ -64,33 +64,39 @@ void measure_iteration(struct exec *x)
                                : x->mem_peak / mb_unit(x) * x->p->m_b;
 }
 
-/* samples: [rank][iter] gathered on rank 0. */
+/* samples: [rank][iter] gathered on rank 0; each iteration's measures
+ * come from the library's one definition (measures.h), in host ms, then
+ * turn into profile units. */
 static void summarise(const struct exec *x, const struct rank_sample *all,
                       struct realized *out)
 {
     const int P = x->p->pp, iters = x->opt.iters;
     const double u = x->opt.time_unit;
+    struct zb_measures ms = { 0 };
 
+    ms.ranks = zb_xcalloc((size_t)P, sizeof(*ms.ranks));
     out->first = iters > 1 ? 1 : 0;
     out->last = iters - 1;
     for (int it = out->first; it <= out->last; it++) {
-        double busy = 0, cost = 0, first = INFINITY, last = -INFINITY;
         for (int r = 0; r < P; r++) {
             const struct rank_sample *s = &all[r * iters + it];
-            busy += s->busy;
-            cost = fmax(cost, s->last - s->first);
-            first = fmin(first, s->first);
-            last = fmax(last, s->last);
-            out->busy[r] += s->busy / u;
-            out->span[r] += (s->last - s->first) / u;
-            out->peak_memory[r] = fmax(out->peak_memory[r], s->peak);
+            ms.ranks[r] = (struct zb_rank_measures){
+                .busy = s->busy, .first_start = s->first,
+                .last_end = s->last, .peak_memory = s->peak };
         }
-        out->cost += cost / u;
-        out->makespan += (last - first) / u;
-        out->bubble_ratio += cost > 0 ? 1 - busy / (P * cost) : 0;
-        out->sync_bubble_ratio +=
-            last > first ? 1 - busy / (P * (last - first)) : 0;
+        zb_measures_summarise(&ms, P);
+        for (int r = 0; r < P; r++) {
+            out->busy[r] += ms.ranks[r].busy / u;
+            out->span[r] += ms.ranks[r].span / u;
+            out->peak_memory[r] = fmax(out->peak_memory[r],
+                                       ms.ranks[r].peak_memory);
+        }
+        out->cost += ms.cost / u;
+        out->makespan += ms.makespan / u;
+        out->bubble_ratio += ms.bubble_ratio;
+        out->sync_bubble_ratio += ms.sync_bubble_ratio;
     }
+    free(ms.ranks);
     const int n = out->last - out->first + 1;
     out->cost /= n;
     out->makespan /= n;
@@ -182,16 +188,16 @@ int measure_report(struct exec *x, const char *check, struct zb_error *err)
 
     watchdog_phase("gathering the measures");
     if (x->rank == 0)
-        all = xcalloc((size_t)P * x->opt.iters, sizeof(*all));
+        all = zb_xcalloc((size_t)P * x->opt.iters, sizeof(*all));
     rc = MPI_Gather(x->samples, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0,
                     MPI_COMM_WORLD);
     if (rc != MPI_SUCCESS)
         return exec_mpi_error(rc, "MPI_Gather", err);
     if (x->rank != 0)
         return 0;
-    r.busy = xcalloc((size_t)P, sizeof(double));
-    r.span = xcalloc((size_t)P, sizeof(double));
-    r.peak_memory = xcalloc((size_t)P, sizeof(double));
+    r.busy = zb_xcalloc((size_t)P, sizeof(double));
+    r.span = zb_xcalloc((size_t)P, sizeof(double));
+    r.peak_memory = zb_xcalloc((size_t)P, sizeof(double));
     summarise(x, all, &r);
     print(x, &r, check);
     if (x->opt.report)

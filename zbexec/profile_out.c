@@ -10,6 +10,7 @@
 #include <string.h>
 #include "exec.h"
 #include "zbsched/io.h"
+#include "zbsched/json.h"
 #include "zbsched/xalloc.h"
 
 #define PINGS 21
@@ -97,8 +98,8 @@ int profile_write(struct exec *x, struct zb_error *err)
     const struct zb_profile *sp = x->p;
     const int mbs = sp->microbatches, first = x->opt.iters > 1 ? 1 : 0;
     const int per = x->opt.iters * mbs, n = (x->opt.iters - first) * mbs;
-    double *mine = xcalloc((size_t)3 * sp->vpp, sizeof(double));
-    double *all = xcalloc((size_t)3 * sp->vpp * sp->pp, sizeof(double));
+    double *mine = zb_xcalloc((size_t)3 * sp->vpp, sizeof(double));
+    double *all = zb_xcalloc((size_t)3 * sp->vpp * sp->pp, sizeof(double));
     double comm = 0;
     struct zb_profile prof = { 0 };
     char *text;

@@ -29,25 +29,25 @@ static void ref_init(struct ref *r, const struct exec *x)
 
     r->nstages = S;
     r->layers = L;
-    r->w = xcalloc((size_t)S, sizeof(float *));
-    r->g = xcalloc((size_t)S, sizeof(float *));
-    r->y = xcalloc((size_t)S * L, sizeof(float *));
-    r->dz = xcalloc((size_t)S * L, sizeof(float *));
+    r->w = zb_xcalloc((size_t)S, sizeof(float *));
+    r->g = zb_xcalloc((size_t)S, sizeof(float *));
+    r->y = zb_xcalloc((size_t)S * L, sizeof(float *));
+    r->dz = zb_xcalloc((size_t)S * L, sizeof(float *));
     for (int s = 0; s < S; s++) {
-        r->w[s] = xmalloc(np * sizeof(float));
-        r->g[s] = xcalloc(np, sizeof(float));
+        r->w[s] = zb_xmalloc(np * sizeof(float));
+        r->g[s] = zb_xcalloc(np, sizeof(float));
         mlp_init_params(&x->net, x->opt.seed, s, r->w[s]);
         for (int l = 0; l < L; l++) {
-            r->y[s * L + l] = xcalloc(na, sizeof(float));
-            r->dz[s * L + l] = xcalloc(na, sizeof(float));
+            r->y[s * L + l] = zb_xcalloc(na, sizeof(float));
+            r->dz[s * L + l] = zb_xcalloc(na, sizeof(float));
         }
     }
-    r->dw = xcalloc(np, sizeof(float));
-    r->x = xcalloc(na, sizeof(float));
-    r->t = xcalloc(na, sizeof(float));
-    r->dy = xcalloc(na, sizeof(float));
-    r->dx = xcalloc(na, sizeof(float));
-    r->loss = xcalloc((size_t)x->opt.iters, sizeof(double));
+    r->dw = zb_xcalloc(np, sizeof(float));
+    r->x = zb_xcalloc(na, sizeof(float));
+    r->t = zb_xcalloc(na, sizeof(float));
+    r->dy = zb_xcalloc(na, sizeof(float));
+    r->dx = zb_xcalloc(na, sizeof(float));
+    r->loss = zb_xcalloc((size_t)x->opt.iters, sizeof(double));
 }
 
 static void ref_release(struct ref *r)
@@ -112,8 +112,8 @@ static double ref_microbatch(struct ref *r, const struct exec *x, int it,
 
 static void ref_run(struct ref *r, const struct exec *x)
 {
-    double *sums = xcalloc((size_t)r->nstages, sizeof(double));
-    int *bad = xcalloc((size_t)r->nstages, sizeof(int));
+    double *sums = zb_xcalloc((size_t)r->nstages, sizeof(double));
+    int *bad = zb_xcalloc((size_t)r->nstages, sizeof(int));
 
     for (int it = 0; it < x->opt.iters; it++) {
         struct step_info info = { 0 };
@@ -175,7 +175,7 @@ static int compare(const struct exec *x, int stage, const char *what,
 int reference_check(struct exec *x, bool *exact, struct zb_error *err)
 {
     struct ref r;
-    float *host = xmalloc(x->nparam * sizeof(float));
+    float *host = zb_xmalloc(x->nparam * sizeof(float));
     int rc = 0;
 
     *exact = x->be == &zb_executor_cpu;

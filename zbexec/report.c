@@ -1,19 +1,18 @@
 /* report.c - --report FILE: the run's predicted and realized measures,
  * their difference, the losses and steps, as JSON (docs/zbexec.md). */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "exec.h"
 #include "zbsched/io.h"
+#include "zbsched/json.h"
 #include "zbsched/xalloc.h"
 
-/* JSON has no NaN or infinity: a non-finite loss is written as null. */
+/* "key": v then sep; a non-finite loss is written as null (json.h). */
 static void num(FILE *f, const char *key, double v, const char *sep)
 {
-    if (isfinite(v))
-        fprintf(f, "\"%s\": %.17g%s", key, v, sep);
-    else
-        fprintf(f, "\"%s\": null%s", key, sep);
+    fprintf(f, "\"%s\": ", key);
+    zb_json_fput_num(f, v);
+    fputs(sep, f);
 }
 
 static void measures(FILE *f, const char *name, double cost, double span,
@@ -38,11 +37,8 @@ static void steps(FILE *f, const struct exec *x)
 {
     fprintf(f, "  \"loss\": [");
     for (int it = 0; it < x->opt.iters; it++) {
-        double v = x->steps[it].loss;
-        if (isfinite(v))
-            fprintf(f, "%s%.17g", it ? ", " : "", v);
-        else
-            fprintf(f, "%snull", it ? ", " : "");
+        fputs(it ? ", " : "", f);
+        zb_json_fput_num(f, x->steps[it].loss);
     }
     fprintf(f, "],\n  \"steps\": [");
     for (int it = 0; it < x->opt.iters; it++) {
@@ -63,7 +59,7 @@ int report_write(const struct exec *x, const struct realized *r,
     const struct zb_measures *m = &x->sched.predicted;
     const int P = x->p->pp;
     /* predicted (p*) and difference (d*) per rank, like r's arrays */
-    double *pb = xcalloc((size_t)P * 6, sizeof(double));
+    double *pb = zb_xcalloc((size_t)P * 6, sizeof(double));
     double *ps = pb + P, *pm = pb + 2 * P, *db = pb + 3 * P;
     double *ds = pb + 4 * P, *dm = pb + 5 * P;
     char *text = NULL;
@@ -83,11 +79,12 @@ int report_write(const struct exec *x, const struct realized *r,
         ds[k] = r->span[k] - ps[k];
         dm[k] = r->peak_memory[k] - pm[k];
     }
-    fprintf(f, "{\n  \"format\": \"zbexec-report\", \"version\": 1,\n"
-            "  \"schedule\": \"%s\", \"pp\": %d, \"vpp\": %d, "
-            "\"microbatches\": %d, \"placement\": \"%s\",\n"
-            "  \"backend\": \"%s\", \"mode\": \"%s\", ", x->sched.name, P,
-            x->p->vpp, x->p->microbatches,
+    fputs("{\n  \"format\": \"zbexec-report\", \"version\": 1,\n"
+          "  \"schedule\": ", f);
+    zb_json_fput_str(f, x->sched.name);
+    fprintf(f, ", \"pp\": %d, \"vpp\": %d, \"microbatches\": %d, "
+            "\"placement\": \"%s\",\n  \"backend\": \"%s\", "
+            "\"mode\": \"%s\", ", P, x->p->vpp, x->p->microbatches,
             zb_placement_name(x->p->placement), x->be->name,
             x->opt.synthetic ? "synthetic" : "model");
     if (!x->opt.synthetic)
@@ -95,8 +92,9 @@ int report_write(const struct exec *x, const struct realized *r,
                 "\"batch\": %d}, ", x->net.layers, x->net.hidden,
                 x->net.batch);
     fprintf(f, "\"iterations\": %d,\n  \"measured_iterations\": [%d, %d], "
-            "\"time_unit_ms\": %.17g, \"post_validation\": %s,\n",
-            x->opt.iters, r->first + 1, r->last + 1, x->opt.time_unit,
+            "\"time_unit_ms\": ", x->opt.iters, r->first + 1, r->last + 1);
+    zb_json_fput_num(f, x->opt.time_unit);
+    fprintf(f, ", \"post_validation\": %s,\n",
             x->post_validation ? "true" : "false");
     measures(f, "predicted", m->cost, m->makespan, m->bubble_ratio,
              m->sync_bubble_ratio, pb, ps, pm, P);
@@ -110,8 +108,12 @@ int report_write(const struct exec *x, const struct realized *r,
     fprintf(f, ",\n");
     if (!x->opt.synthetic)
         steps(f, x);
-    fprintf(f, "  \"check\": %s%s%s\n}\n", check ? "\"" : "",
-            check ? check : "null", check ? "\"" : "");
+    fputs("  \"check\": ", f);
+    if (check)
+        zb_json_fput_str(f, check);
+    else
+        fputs("null", f);
+    fputs("\n}\n", f);
     fclose(f);
     rc = zb_io_write_file(x->opt.report, text, len, err);
     free(text);

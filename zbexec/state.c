@@ -37,13 +37,13 @@ static void init_stage(struct exec *x, struct stage_state *st, int stage,
     const int mbs = x->p->microbatches;
 
     st->stage = stage;
-    st->mbs = xcalloc((size_t)mbs, sizeof(*st->mbs));
-    st->pending = xcalloc((size_t)mbs, sizeof(*st->pending));
+    st->mbs = zb_xcalloc((size_t)mbs, sizeof(*st->mbs));
+    st->pending = zb_xcalloc((size_t)mbs, sizeof(*st->pending));
     if (x->opt.synthetic)
         return;
     for (int i = 0; i < mbs; i++) {
-        st->mbs[i].y = xcalloc((size_t)x->net.layers, sizeof(float *));
-        st->mbs[i].dz = xcalloc((size_t)x->net.layers, sizeof(float *));
+        st->mbs[i].y = zb_xcalloc((size_t)x->net.layers, sizeof(float *));
+        st->mbs[i].dz = zb_xcalloc((size_t)x->net.layers, sizeof(float *));
     }
     st->w = x->m->alloc(x->dev, x->nparam);
     st->g = x->m->alloc(x->dev, x->nparam);
@@ -69,19 +69,19 @@ int exec_state_init(struct exec *x, struct zb_error *err)
     x->net = (struct mlp){ x->opt.layers, x->opt.hidden, x->opt.batch };
     x->nact = mlp_nact(&x->net);
     x->nparam = mlp_nparam(&x->net);
-    host = xmalloc(x->nparam * sizeof(float));
-    x->st = xcalloc((size_t)p->vpp, sizeof(*x->st));
+    host = zb_xmalloc(x->nparam * sizeof(float));
+    x->st = zb_xcalloc((size_t)p->vpp, sizeof(*x->st));
     for (int c = 0; c < p->vpp; c++)
         init_stage(x, &x->st[c], zb_profile_rank_stage(p, x->rank, c),
                    host);
     free(host);
-    x->xf = xcalloc((size_t)2 * x->nstages * p->microbatches,
+    x->xf = zb_xcalloc((size_t)2 * x->nstages * p->microbatches,
                     sizeof(*x->xf));
-    x->t = xcalloc((size_t)n, sizeof(*x->t));
-    x->marks = xcalloc((size_t)3 * n + 1, sizeof(double));
-    x->samples = xcalloc((size_t)iters, sizeof(*x->samples));
-    x->steps = xcalloc((size_t)iters, sizeof(*x->steps));
-    x->durations = xcalloc((size_t)p->vpp * 3 * iters * p->microbatches,
+    x->t = zb_xcalloc((size_t)n, sizeof(*x->t));
+    x->marks = zb_xcalloc((size_t)3 * n + 1, sizeof(double));
+    x->samples = zb_xcalloc((size_t)iters, sizeof(*x->samples));
+    x->steps = zb_xcalloc((size_t)iters, sizeof(*x->steps));
+    x->durations = zb_xcalloc((size_t)p->vpp * 3 * iters * p->microbatches,
                            sizeof(double));
     return 0;
 }

@@ -136,11 +136,11 @@ int step_run(struct exec *x, struct zb_error *err)
 
     if ((rc = check_complete(x, err)) < 0 || x->opt.synthetic)
         return rc;
-    mine = xcalloc((size_t)3 * p->vpp, sizeof(double));
-    all = xcalloc((size_t)3 * p->vpp * p->pp, sizeof(double));
-    sums = xcalloc((size_t)x->nstages, sizeof(double));
-    bad = xcalloc((size_t)x->nstages, sizeof(int));
-    host = xmalloc((x->nparam > (size_t)p->microbatches
+    mine = zb_xcalloc((size_t)3 * p->vpp, sizeof(double));
+    all = zb_xcalloc((size_t)3 * p->vpp * p->pp, sizeof(double));
+    sums = zb_xcalloc((size_t)x->nstages, sizeof(double));
+    bad = zb_xcalloc((size_t)x->nstages, sizeof(int));
+    host = zb_xmalloc((x->nparam > (size_t)p->microbatches
                         ? x->nparam : (size_t)p->microbatches) *
                    sizeof(float));
     local_stats(x, mine, host);

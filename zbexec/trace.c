@@ -11,7 +11,8 @@
 #include <string.h>
 #include "exec.h"
 #include "zbsched/io.h"
-#include "zbsched/render.h"
+#include "zbsched/json.h"
+#include "zbsched/trace.h"
 #include "zbsched/xalloc.h"
 
 enum { TID_COMPUTE, TID_COMM };
@@ -127,7 +128,7 @@ void trace_iteration(struct exec *x)
     if (!x->trace) {
         x->trace = open_memstream(&x->trace_buf, &x->trace_len);
         if (!x->trace) {
-            /* Out of memory, like xmalloc: not recoverable mid-run, and
+            /* Out of memory, like zb_xmalloc: not recoverable mid-run, and
              * the other ranks expect this one at the trace gather. */
             exec_error(x->rank, "cannot buffer the trace");
             MPI_Abort(MPI_COMM_WORLD, 1);
@@ -152,9 +153,10 @@ static const char *const tail =
 
 static void head(FILE *f, const struct exec *x, const char *kind)
 {
-    fprintf(f, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"schedule\": "
-            "\"%s\", \"timeline\": \"%s\", \"pp\": %d, \"microbatches\": "
-            "%d},\n\"traceEvents\": [\n", x->sched.name, kind, x->p->pp,
+    fputs("{\"displayTimeUnit\": \"ms\", \"otherData\": {\"schedule\": ", f);
+    zb_json_fput_str(f, x->sched.name);
+    fprintf(f, ", \"timeline\": \"%s\", \"pp\": %d, \"microbatches\": "
+            "%d},\n\"traceEvents\": [\n", kind, x->p->pp,
             x->p->microbatches);
 }
 
@@ -169,8 +171,8 @@ int trace_write(struct exec *x, struct zb_error *err)
     fflush(x->trace);
     len = (int)x->trace_len;
     if (x->rank == 0) {
-        lens = xcalloc((size_t)x->nranks, sizeof(int));
-        offs = xcalloc((size_t)x->nranks, sizeof(int));
+        lens = zb_xcalloc((size_t)x->nranks, sizeof(int));
+        offs = zb_xcalloc((size_t)x->nranks, sizeof(int));
     }
     MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (x->rank == 0)
@@ -179,7 +181,7 @@ int trace_write(struct exec *x, struct zb_error *err)
             total += lens[r];
         }
     if (x->rank == 0)
-        all = xmalloc((size_t)total + 1);
+        all = zb_xmalloc((size_t)total + 1);
     rc = MPI_Gatherv(x->trace_buf, len, MPI_CHAR, all, lens, offs, MPI_CHAR,
                      0, MPI_COMM_WORLD);
     if (rc != MPI_SUCCESS)

@@ -56,7 +56,7 @@ int xfer_post(struct exec *x, int i, struct zb_error *err)
                             "of %s stage %d mb %d", i,
                             op_desc(x, i, desc, 96), dir_names[dir], from,
                             op->mb);
-    m = xcalloc(1, sizeof(*m));
+    m = zb_xcalloc(1, sizeof(*m));
     *m = (struct xmsg){ .send = send, .peer = op->peer, .op = i,
                         .n = xfer_floats(x) };
     m->hdr = (struct msg_header){ MSG_MAGIC, dir, from, op->mb, x->iter,
@@ -76,7 +76,7 @@ int xfer_post(struct exec *x, int i, struct zb_error *err)
     f->msg = m;
     f->state = send ? XF_SENDING : XF_RECEIVING;
     if (send) {
-        xgrow((void **)&x->sending, &x->capsending, x->nsending + 1,
+        zb_xgrow((void **)&x->sending, &x->capsending, x->nsending + 1,
               sizeof(*x->sending));
         x->sending[x->nsending++] = m;
     }

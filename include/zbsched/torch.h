@@ -49,9 +49,9 @@ int zb_torch_csv_parse(const char *text, struct zb_torch_csv *out,
 void zb_torch_csv_release(struct zb_torch_csv *c);
 
 /* The schedule of c for profile p (same pp, vpp, microbatches and
- * placement): compute_only is lowered by zb_lower(), compute_comms keeps
+ * placement): compute_only is lowered by zb_lower_run(), compute_comms keeps
  * its transfers in file order and gains the final STEP. Simulated and
- * checked by zb_schedule_validate_order(); memory is left to the caller. */
+ * checked by zb_validate_order(); memory is left to the caller. */
 int zb_torch_csv_schedule(const struct zb_torch_csv *c,
                           const struct zb_profile *p, const char *name,
                           struct zb_schedule *out, struct zb_error *err);

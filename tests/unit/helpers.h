@@ -7,8 +7,11 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include "zbsched/generator.h"
+#include "zbsched/lower.h"
 #include "zbsched/profile.h"
 #include "zbsched/schedule.h"
+#include "zbsched/sim.h"
+#include "zbsched/validate.h"
 
 struct shape {
     int pp, vpp, mb;

@@ -173,7 +173,7 @@ Test(generators, every_family_is_legal_on_random_profiles)
             /* The bound holds for schedules within the limit; one over it
              * may well beat it. */
             if (s.predicted.fits_memory) {
-                cr_assert_eq(zb_schedule_validate(&s, &err), 0,
+                cr_assert_eq(zb_validate_schedule(&s, &err), 0,
                              "iter %d %s: %s", iter, g->name, err.msg);
                 cr_assert_geq(s.predicted.cost,
                               s.predicted.lower_bound * (1 - 1e-9),

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "helpers.h"
-#include "zbsched/io.h"
+#include "zbsched/json.h"
 
 static void assert_same(const struct zb_schedule *a,
                         const struct zb_schedule *b)
@@ -42,7 +42,7 @@ Test(json, schedules_round_trip_exactly)
     assert_near(back.profile.stage[3].f, 1.7, "stage time");
     assert_near(back.profile.mem_limit[1], 12, "rank limit");
     cr_assert(isinf(back.profile.mem_limit[0]));
-    cr_assert_eq(zb_schedule_validate(&back, &err), 0, "%s", err.msg);
+    cr_assert_eq(zb_validate_schedule(&back, &err), 0, "%s", err.msg);
     cr_assert_eq(zb_sim_run(&back, &err), 0, "%s", err.msg);
     assert_near(back.predicted.cost, s.predicted.cost, "cost");
     free(text);

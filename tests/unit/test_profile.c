@@ -2,7 +2,7 @@
  * that name the field. */
 #include <string.h>
 #include "helpers.h"
-#include "zbsched/io.h"
+#include "zbsched/json.h"
 
 /* Parse text, apply flags ("name=value" strings), build. */
 static int load(const char *text, const char *const *flags,

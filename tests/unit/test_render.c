@@ -6,6 +6,8 @@
 #include <string.h>
 #include "helpers.h"
 #include "zbsched/render.h"
+#include "zbsched/timeline.h"
+#include "zbsched/trace.h"
 
 static int count(const char *text, const char *needle)
 {

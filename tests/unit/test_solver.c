@@ -43,7 +43,7 @@ static void solve(const struct zb_profile *p,
     double obj;
 
     cr_assert_eq(zb_ilp_solve(p, o, s, &err), 0, "%s", err.msg);
-    cr_assert_eq(zb_schedule_validate(s, &err), 0, "%s", err.msg);
+    cr_assert_eq(zb_validate_schedule(s, &err), 0, "%s", err.msg);
     cr_assert(s->predicted.fits_memory);
     cr_assert(si->present);
     cr_assert_str_eq(s->name, "ilp");

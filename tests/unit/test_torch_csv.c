@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "helpers.h"
-#include "zbsched/passes.h"
+#include "zbsched/pass.h"
 #include "zbsched/torch.h"
 
 /* Parse text and build the schedule for sh; fails the test on error. */
@@ -272,7 +272,7 @@ Test(torch_csv, compute_only_steps_follow_dependencies)
                 at = cell_step(text, r, op);
                 cr_assert_geq(at, 0, "%s rank %d op %d", families[k].name,
                               r, i);
-                n = zb_op_deps(&p, op->kind, op->stage, op->mb, deps);
+                n = zb_pass_deps(&p, op->kind, op->stage, op->mb, deps);
                 for (int d = 0; d < n; d++) {
                     int q = zb_profile_stage_rank(&p, deps[d].stage);
                     for (int j = 0; j < s.ranks[q].n; j++) {
@@ -280,7 +280,7 @@ Test(torch_csv, compute_only_steps_follow_dependencies)
                         if (zb_op_is_compute(x->kind) &&
                             x->stage == deps[d].stage &&
                             x->mb == deps[d].mb &&
-                            (zb_op_pass(x->kind) == deps[d].pass ||
+                            (zb_pass_of(x->kind) == deps[d].pass ||
                              (x->kind == ZB_OP_BW &&
                               deps[d].pass == ZB_PASS_W)))
                             cr_assert_lt(cell_step(text, q, x), at,

@@ -54,7 +54,7 @@ static void assert_rejects(const struct zb_schedule *s, int code,
                            const char *expect)
 {
     struct zb_error err = { 0 };
-    cr_assert_eq(zb_schedule_validate(s, &err), code, "got %d: %s",
+    cr_assert_eq(zb_validate_schedule(s, &err), code, "got %d: %s",
                  err.code, err.msg);
     cr_assert(strstr(err.msg, expect), "message '%s' lacks '%s'", err.msg,
               expect);
@@ -65,7 +65,7 @@ Test(validate, accepts_every_generated_schedule)
     struct fixture fx;
     struct zb_error err = { 0 };
     setup(&fx, INFINITY);
-    cr_assert_eq(zb_schedule_validate(&fx.s, &err), 0, "%s", err.msg);
+    cr_assert_eq(zb_validate_schedule(&fx.s, &err), 0, "%s", err.msg);
     teardown(&fx);
 }
 
@@ -178,7 +178,7 @@ Test(validate, rejects_a_cyclic_wait)
     swap(&s.ranks[0], 3, 4);
     swap(&s.ranks[0], 2, 3);
     struct zb_error err = { 0 };
-    cr_assert_eq(zb_schedule_validate(&s, &err), 0, "%s", err.msg);
+    cr_assert_eq(zb_validate_schedule(&s, &err), 0, "%s", err.msg);
     zb_schedule_release(&s);
     zb_profile_release(&prof);
 }

@@ -1,13 +1,13 @@
-/* passes.h - the pass graph every module shares: pass identifiers and the
+/* pass.h - the pass graph every module shares: pass identifiers and the
  * dependencies of each pass (DESIGN.md, "The problem").
  *
  * A pass is (kind, stage, microbatch) with kind F, B or W; a fused BW op
  * performs both the B and the W pass. */
-#ifndef ZBSCHED_PASSES_H
-#define ZBSCHED_PASSES_H
+#ifndef ZBSCHED_PASS_H
+#define ZBSCHED_PASS_H
 
 #include "zbsched/profile.h"
-#include "zbsched/schedule.h"
+#include "zbsched/op.h"
 
 enum zb_pass { ZB_PASS_F, ZB_PASS_B, ZB_PASS_W, ZB_PASS_COUNT };
 
@@ -31,10 +31,10 @@ static inline long zb_pass_count(const struct zb_profile *p)
 /* The passes a compute op must wait for (at most 2): F(s) needs F(s-1);
  * B(s) and BW(s) need F(s) and B(s+1) (the last stage only F(s));
  * W(s) needs B(s). Returns how many it wrote to out. */
-int zb_op_deps(const struct zb_profile *p, enum zb_op_kind kind, int stage,
-               int mb, struct zb_dep out[2]);
+int zb_pass_deps(const struct zb_profile *p, enum zb_op_kind kind, int stage,
+                 int mb, struct zb_dep out[2]);
 
 /* The pass kind an op completes first (BW: B). */
-enum zb_pass zb_op_pass(enum zb_op_kind kind);
+enum zb_pass zb_pass_of(enum zb_op_kind kind);
 
 #endif

@@ -1,7 +1,7 @@
 /* passes.c - dependencies of the pass graph (see passes.h). */
-#include "zbsched/passes.h"
+#include "zbsched/pass.h"
 
-int zb_op_deps(const struct zb_profile *p, enum zb_op_kind kind, int stage,
+int zb_pass_deps(const struct zb_profile *p, enum zb_op_kind kind, int stage,
                int mb, struct zb_dep out[2])
 {
     int n = 0;
@@ -26,7 +26,7 @@ int zb_op_deps(const struct zb_profile *p, enum zb_op_kind kind, int stage,
     return n;
 }
 
-enum zb_pass zb_op_pass(enum zb_op_kind kind)
+enum zb_pass zb_pass_of(enum zb_op_kind kind)
 {
     switch (kind) {
     case ZB_OP_F: return ZB_PASS_F;

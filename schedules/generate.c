@@ -1,6 +1,9 @@
 /* generate.c - the pipeline every generator's output goes through:
  * generate (compute order) -> simulate -> lower -> validate. */
 #include "zbsched/generator.h"
+#include "zbsched/lower.h"
+#include "zbsched/sim.h"
+#include "zbsched/validate.h"
 
 int zb_generator_accepts(const struct zb_generator *g,
                          const struct zb_profile *prof, struct zb_error *err)
@@ -33,11 +36,11 @@ int zb_generate(const struct zb_generator *g, const struct zb_profile *prof,
     /* The simulation orders the compute ops in time for lowering; lowering
      * keeps those ops, their times and the measures as they are (comm ops
      * take no compute time), so there is nothing to re-time. */
-    if ((rc = zb_sim_run(out, err)) < 0 || (rc = zb_lower(out, err)) < 0)
+    if ((rc = zb_sim_run(out, err)) < 0 || (rc = zb_lower_run(out, err)) < 0)
         goto internal;
     /* Whether a fixed family fits the limit is a property of the choice,
      * reported as fits_memory; every other rule is legality. */
-    if ((rc = zb_schedule_validate_order(out, err)) < 0)
+    if ((rc = zb_validate_order(out, err)) < 0)
         goto internal;
     return 0;
 internal:

@@ -1,0 +1,59 @@
+/* op.h - the ops of a schedule's per-rank lists and the facts every module
+ * shares about them: names, durations, memory deltas (DESIGN.md, "Schedule
+ * JSON"). Ownership: an op list owns its array; const pointer arguments
+ * are borrowed, never kept. */
+#ifndef ZBSCHED_OP_H
+#define ZBSCHED_OP_H
+
+#include <stdbool.h>
+#include "zbsched/profile.h"
+
+enum zb_op_kind {
+    ZB_OP_F,        /* forward */
+    ZB_OP_B,        /* input gradient */
+    ZB_OP_W,        /* weight gradient */
+    ZB_OP_BW,       /* B and W fused (classic backward) */
+    ZB_OP_SEND_F,   /* activations out of F at this rank's stage */
+    ZB_OP_RECV_F,   /* activations into F at this rank's stage */
+    ZB_OP_SEND_B,   /* input gradient out of B at this rank's stage */
+    ZB_OP_RECV_B,   /* output gradient into B at this rank's stage */
+    ZB_OP_STEP,     /* optimizer step */
+    ZB_OP_KIND_COUNT
+};
+
+/* Comm ops name the stage on their own rank: SEND_F(s) pairs with
+ * RECV_F(s+1) on the peer, SEND_B(s) with RECV_B(s-1). */
+struct zb_op {
+    enum zb_op_kind kind;
+    int stage;          /* -1 for STEP */
+    int mb;             /* microbatch, -1 for STEP */
+    int peer;           /* comm ops: the other rank; else -1 */
+    double start, end;  /* compute ops: predicted times; else 0 */
+    int seq;            /* compute ops: position in the simulator's global
+                           commit order (a topological order that follows
+                           time); lowering sorts transfers by it */
+};
+
+struct zb_op_list {
+    struct zb_op *ops;
+    int n, cap;
+};
+
+/* Append a copy of op. */
+void zb_op_list_push(struct zb_op_list *l, const struct zb_op *op);
+
+const char *zb_op_kind_name(enum zb_op_kind k);
+int zb_op_kind_parse(const char *s, enum zb_op_kind *out);
+bool zb_op_is_compute(enum zb_op_kind k);
+bool zb_op_is_comm(enum zb_op_kind k);
+
+/* Duration of a compute op under the profile (0 for others). */
+double zb_op_duration(const struct zb_profile *p, const struct zb_op *op);
+
+/* Memory change of a compute op: F +M_B, B -(M_B-M_W), W -M_W, BW -M_B. */
+double zb_op_memory_delta(const struct zb_profile *p, enum zb_op_kind k);
+
+/* "F stage 3 mb 7", "SEND_B stage 2 mb 0 to 1", "STEP" into buf. */
+const char *zb_op_describe(const struct zb_op *op, char *buf, int size);
+
+#endif

@@ -1,0 +1,16 @@
+/* sim.h - the simulator: times any schedule's compute ops (generated,
+ * hand-written or imported) and fills its predicted measures. */
+#ifndef ZBSCHED_SIM_H
+#define ZBSCHED_SIM_H
+
+#include "zbsched/error.h"
+#include "zbsched/schedule.h"
+
+/* Time the compute ops (event-driven: a rank runs its ops in list order,
+ * each starting when the rank is free and its inputs have arrived, comm
+ * added on cross-rank edges) and fill s->predicted, lower bounds included.
+ * Ops must pass zb_validate_ranges(); ZB_EILLEGAL if a pass waits on a
+ * pass that never runs (cycle, missing). */
+int zb_sim_run(struct zb_schedule *s, struct zb_error *err);
+
+#endif

@@ -1,0 +1,83 @@
+/* measures.c - the measures of DESIGN.md from compute ops' times, one
+ * definition for the simulator's predictions and zbexec's realized runs,
+ * and the order in which candidate schedules compare. */
+#include <math.h>
+#include <string.h>
+#include "zbsched/measures.h"
+#include "zbsched/validate.h"
+
+void zb_measures_summarise(struct zb_measures *ms, int pp)
+{
+    double busy = 0, first = INFINITY, last = -INFINITY;
+
+    ms->cost = 0;
+    for (int r = 0; r < pp; r++) {
+        struct zb_rank_measures *rm = &ms->ranks[r];
+        rm->span = rm->last_end - rm->first_start;
+        busy += rm->busy;
+        ms->cost = fmax(ms->cost, rm->span);
+        first = fmin(first, rm->first_start);
+        last = fmax(last, rm->last_end);
+    }
+    ms->makespan = last > first ? last - first : 0;
+    ms->bubble_ratio = ms->cost > 0 ? 1 - busy / (pp * ms->cost) : 0;
+    ms->sync_bubble_ratio =
+        ms->makespan > 0 ? 1 - busy / (pp * ms->makespan) : 0;
+}
+
+void zb_measures_from_times(const struct zb_profile *p,
+                            const struct zb_op_list *ranks,
+                            struct zb_measures *ms)
+{
+    ms->lower_bound = ms->makespan_bound = 0;
+    ms->fits_memory = true;
+    for (int r = 0; r < p->pp; r++) {
+        struct zb_rank_measures *rm = &ms->ranks[r];
+        double mem = 0;
+
+        memset(rm, 0, sizeof(*rm));
+        rm->first_start = INFINITY;
+        rm->last_end = -INFINITY;
+        for (int i = 0; i < ranks[r].n; i++) {
+            const struct zb_op *op = &ranks[r].ops[i];
+            if (!zb_op_is_compute(op->kind))
+                continue;
+            rm->busy += op->end - op->start;
+            rm->first_start = fmin(rm->first_start, op->start);
+            rm->last_end = fmax(rm->last_end, op->end);
+            mem += zb_op_memory_delta(p, op->kind);
+            rm->peak_memory = fmax(rm->peak_memory, mem);
+        }
+        if (rm->last_end < rm->first_start)
+            rm->first_start = rm->last_end = 0;
+        if (!zb_validate_within_limit(p, r, rm->peak_memory))
+            ms->fits_memory = false;
+    }
+    zb_measures_summarise(ms, p->pp);
+}
+
+double zb_measures_max_peak(const struct zb_measures *ms, int pp)
+{
+    double peak = 0;
+
+    for (int r = 0; r < pp; r++)
+        peak = fmax(peak, ms->ranks[r].peak_memory);
+    return peak;
+}
+
+bool zb_measures_better(const struct zb_measures *x,
+                        const struct zb_measures *y, int pp)
+{
+    const double eps = 1e-9;
+    double px = 0, py = 0;
+
+    if (fabs(x->cost - y->cost) > eps * fmax(1, y->cost))
+        return x->cost < y->cost;
+    if (fabs(x->makespan - y->makespan) > eps * fmax(1, y->makespan))
+        return x->makespan < y->makespan;
+    for (int r = 0; r < pp; r++) {
+        px = fmax(px, x->ranks[r].peak_memory);
+        py = fmax(py, y->ranks[r].peak_memory);
+    }
+    return px < py - eps;
+}
