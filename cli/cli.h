@@ -62,19 +62,18 @@ int cli_read_schedule(const char *path, struct zb_schedule *out);
  * the error itself; on failure *out holds nothing to release. */
 int cli_load_schedule(const char *path, struct zb_schedule *out);
 
-struct zb_solver_options;
-struct zb_profile;
+struct zb_options;
 
-/* The solver options of generate and compare: --time-limit (default
- * default_time), --gap, --objective cost|makespan; Ctrl-C interrupts the
- * search; a progress line on stderr unless -q. Prints usage errors. */
-int cli_solver_options(const struct cli_args *a, double default_time,
-                       struct zb_solver_options *opt);
+/* The search options of generate and compare (for rows with `solver`
+ * set): --time-limit (default default_time), --gap, --objective
+ * cost|makespan, --export-lp; Ctrl-C interrupts the search; a progress
+ * line on stderr unless -q. Prints usage errors. */
+int cli_generator_options(const struct cli_args *a, double default_time,
+                          struct zb_options *opt);
 
-/* zb_ilp_solve() with a summary line on stderr (unless -q); prints the
- * error itself. */
-int cli_solve(const struct zb_profile *prof,
-              const struct zb_solver_options *opt, struct zb_schedule *out);
+/* After a search row: its summary line on stderr (unless -q). */
+void cli_search_summary(const struct zb_options *opt,
+                        const struct zb_schedule *s);
 
 /* Solver flags, for option tables. */
 #define CLI_SOLVER_OPTS                                                    \

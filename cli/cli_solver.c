@@ -1,12 +1,12 @@
-/* cli_solver.c - what generate and compare share to drive the integer
- * program: --time-limit, --gap, --objective, Ctrl-C and the progress line.
- * The solver never prints; these callbacks do, on stderr. */
+/* cli_solver.c - what generate and compare share to drive a search row
+ * (ilp): --time-limit, --gap, --objective, --export-lp, Ctrl-C and the
+ * progress line. The library never prints; these callbacks do, on stderr. */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
 #include "zbsched/schedule.h"
-#include "zbsched/solver.h"
+#include "zbsched/options.h"
 
 static volatile sig_atomic_t interrupted;
 
@@ -16,7 +16,7 @@ static void on_sigint(int sig)
     interrupted = 1;
 }
 
-static void print_progress(const struct zb_solver_progress *pr, void *ctx)
+static void print_progress(const struct zb_progress *pr, void *ctx)
 {
     (void)ctx;
     fprintf(stderr, "zbsched: ilp %6.1f s  incumbent %.6g  bound %.6g  "
@@ -24,13 +24,13 @@ static void print_progress(const struct zb_solver_progress *pr, void *ctx)
             100 * pr->gap, pr->nodes);
 }
 
-int cli_solver_options(const struct cli_args *a, double default_time,
-                       struct zb_solver_options *opt)
+int cli_generator_options(const struct cli_args *a, double default_time,
+                       struct zb_options *opt)
 {
     const char *obj = cli_get(a, "objective");
     int rc;
 
-    zb_solver_options_init(opt);
+    zb_options_init(opt);
     if ((rc = cli_number(a, "time-limit", default_time,
                          &opt->time_limit)) != CLI_OK ||
         (rc = cli_number(a, "gap", 0, &opt->gap)) != CLI_OK)
@@ -59,22 +59,19 @@ int cli_solver_options(const struct cli_args *a, double default_time,
     opt->interrupt = &interrupted;
     if (!cli_has(a, "q"))
         opt->progress = print_progress;
+    opt->export_lp = cli_get(a, "export-lp");
     return CLI_OK;
 }
 
-int cli_solve(const struct zb_profile *prof,
-              const struct zb_solver_options *opt, struct zb_schedule *out)
+void cli_search_summary(const struct zb_options *opt,
+                        const struct zb_schedule *s)
 {
-    struct zb_error err = { 0 };
-    const struct zb_solver_info *si = &out->solver;
+    const struct zb_solver_info *si = &s->solver;
 
-    if (zb_ilp_solve(prof, opt, out, &err) < 0)
-        return cli_fail(&err);
-    if (opt->progress)
+    if (si->present && opt->progress)
         fprintf(stderr, "zbsched: ilp: %s, %s %.6g, bound %.6g, gap %.2f%%, "
                 "%.1f s, %ld nodes\n", si->status,
                 opt->objective == ZB_OBJECTIVE_MAKESPAN ? "makespan" : "cost",
                 si->objective, si->bound, 100 * si->gap, si->seconds,
                 si->nodes);
-    return CLI_OK;
 }

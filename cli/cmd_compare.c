@@ -13,7 +13,6 @@
 #include "commands.h"
 #include "report.h"
 #include "zbsched/generator.h"
-#include "zbsched/solver.h"
 #include "zbsched/xalloc.h"
 
 static const struct cli_opt opts[] = {
@@ -28,16 +27,15 @@ struct row {
     char error[ZB_ERROR_MSG_MAX];
 };
 
-/* Generate one family's row; the solver row takes the command's options. */
+/* Generate one family's row with the command's options. */
 static void make_row(struct row *row, const struct zb_generator *g,
                      const struct zb_profile *prof,
-                     const struct zb_solver_options *opt)
+                     const struct zb_options *opt)
 {
     struct zb_error err = { 0 };
 
     row->g = g;
-    row->ok = (g->solver ? zb_ilp_solve(prof, opt, &row->s, &err)
-                         : zb_generate(g, prof, &row->s, &err)) == 0;
+    row->ok = zb_generator_run(g, prof, opt, &row->s, &err) == 0;
     snprintf(row->error, sizeof(row->error), "%s", err.msg);
 }
 
@@ -71,7 +69,7 @@ static void print_row(const struct row *row, double bound, bool json)
 }
 
 static int compare(const struct zb_profile *prof,
-                   const struct zb_solver_options *opt, bool json)
+                   const struct zb_options *opt, bool json)
 {
     int n = 0, rows_ok = 0;
     struct row *rows = zb_xcalloc(32, sizeof(*rows));
@@ -144,7 +142,7 @@ static int parse_sweep(const char *spec, const struct zb_profile *p,
 /* Best cost and proven bound for each limit of the sweep: zb, and the
  * solver when its time limit is above 0. */
 static int mem_sweep(struct zb_profile *prof, const char *spec,
-                     const struct zb_solver_options *opt)
+                     const struct zb_options *opt)
 {
     double v[3];
     int rc;
@@ -161,7 +159,8 @@ static int mem_sweep(struct zb_profile *prof, const char *spec,
         for (int r = 0; r < prof->pp; r++)
             prof->mem_limit[r] = lim;
         if (lim < prof->vpp * prof->m_b ||
-            zb_generate(zb_generator_find("zb"), prof, &zb, &err) < 0) {
+            zb_generator_run(zb_generator_find("zb"), prof, opt, &zb,
+                             &err) < 0) {
             printf("%10.6g %12s %12s %12s %8s  %s\n", lim, "-", "-", "-",
                    "-", lim < prof->vpp * prof->m_b ? "below one microbatch"
                                                    : err.msg);
@@ -169,7 +168,9 @@ static int mem_sweep(struct zb_profile *prof, const char *spec,
         }
         best = zb.predicted.cost;
         bound = zb.predicted.lower_bound;
-        if (opt->time_limit > 0 && zb_ilp_solve(prof, opt, &ilp, &err) == 0) {
+        if (opt->time_limit > 0 &&
+            zb_generator_run(zb_generator_find("ilp"), prof, opt, &ilp,
+                             &err) == 0) {
             best = fmin(best, ilp.predicted.cost);
             bound = fmax(bound, ilp.solver.bound);
             printf("%10.6g %12.6g %12.6g %12.6g %7.2f%%  %s\n", lim,
@@ -189,7 +190,7 @@ static int mem_sweep(struct zb_profile *prof, const char *spec,
 int cmd_compare(int argc, char **argv)
 {
     struct zb_profile prof = { 0 };
-    struct zb_solver_options opt;
+    struct zb_options opt;
     struct cli_args a;
     int rc;
 
@@ -200,7 +201,7 @@ int cmd_compare(int argc, char **argv)
         return CLI_OK;
     }
     /* The table's progress lines would interleave with it: quiet. */
-    if ((rc = cli_solver_options(&a, 10, &opt)) != CLI_OK ||
+    if ((rc = cli_generator_options(&a, 10, &opt)) != CLI_OK ||
         (rc = cli_load_profile(&a, &prof)) != CLI_OK)
         return rc;
     opt.progress = NULL;

@@ -10,7 +10,7 @@
 #include "zbsched/generator.h"
 #include "zbsched/io.h"
 #include "zbsched/json.h"
-#include "zbsched/solver.h"
+#include "zbsched/validate.h"
 
 static const struct cli_opt opts[] = {
     { "schedule", true }, { "o", true }, { "output", true }, { "q", false },
@@ -18,37 +18,25 @@ static const struct cli_opt opts[] = {
     CLI_PROFILE_OPTS, { NULL, 0 },
 };
 
-/* --schedule ilp: the solver with the command line's options, and the
- * model in LP format first when --export-lp asks for it. */
-static int solve(const struct cli_args *a, const struct zb_profile *prof,
-                 struct zb_schedule *out)
+/* The whole validator before anything is written (DESIGN.md): a fixed
+ * family that does not fit the limit is refused, naming what it would
+ * need; the limit decides the choice only for `zb`. */
+static int refuse_illegal(const struct zb_schedule *s)
 {
-    struct zb_solver_options opt;
     struct zb_error err = { 0 };
-    const char *lp = cli_get(a, "export-lp");
-    int rc;
+    int rc = zb_validate_schedule(s, &err);
 
-    if ((rc = cli_solver_options(a, 60, &opt)) != CLI_OK)
-        return rc;
-    if (lp && zb_ilp_export_lp(prof, &opt, lp, &err) < 0)
-        return cli_fail(&err);
-    return cli_solve(prof, &opt, out);
-}
-
-/* The limit decides only for `zb`; a fixed family that does not fit is
- * refused rather than written, naming what it would need. */
-static int refuse_over_limit(const struct zb_schedule *s)
-{
-    for (int r = 0; r < s->profile.pp; r++)
-        if (s->predicted.ranks[r].peak_memory >
-            s->profile.mem_limit[r] * (1 + 1e-9)) {
-            cli_error("generate: %s needs %g memory on rank %d, above its "
-                      "limit %g (try --schedule zb)", s->name,
-                      s->predicted.ranks[r].peak_memory, r,
-                      s->profile.mem_limit[r]);
-            return CLI_FAIL;
-        }
-    return CLI_OK;
+    if (rc == ZB_ENOMEM_LIMIT)
+        for (int r = 0; r < s->profile.pp; r++)
+            if (!zb_validate_within_limit(&s->profile, r,
+                                          s->predicted.ranks[r].peak_memory)) {
+                cli_error("generate: %s needs %g memory on rank %d, above "
+                          "its limit %g (try --schedule zb)", s->name,
+                          s->predicted.ranks[r].peak_memory, r,
+                          s->profile.mem_limit[r]);
+                return CLI_FAIL;
+            }
+    return rc < 0 ? cli_fail(&err) : CLI_OK;
 }
 
 static void print_comparison(const struct zb_schedule *s)
@@ -59,7 +47,8 @@ static void print_comparison(const struct zb_schedule *s)
     report_summary(stderr, s);
     fputc('\n', stderr);
     if (!strcmp(s->name, "1f1b") ||
-        zb_generate(zb_generator_find("1f1b"), &s->profile, &base, NULL) < 0)
+        zb_generator_run(zb_generator_find("1f1b"), &s->profile, NULL, &base,
+                         NULL) < 0)
         return;
     fprintf(stderr, "zbsched: vs 1f1b: cost %.6g, bubble_ratio %.4f "
             "(%+.1f%% cost)\n", base.predicted.cost,
@@ -73,6 +62,7 @@ int cmd_generate(int argc, char **argv)
     const struct zb_generator *g;
     struct zb_profile prof = { 0 };
     struct zb_schedule s;
+    struct zb_options opt;
     struct zb_error err = { 0 };
     struct cli_args a;
     const char *name, *out;
@@ -103,14 +93,19 @@ int cmd_generate(int argc, char **argv)
     }
     if ((rc = cli_load_profile(&a, &prof)) != CLI_OK)
         return rc;
-    if (g->solver)
-        rc = solve(&a, &prof, &s);
-    else if (zb_generate(g, &prof, &s, &err) < 0)
-        rc = cli_fail(&err);
+    /* A search reads the command line's options (and Ctrl-C); every other
+     * row runs with the defaults, which it does not read. */
+    zb_options_init(&opt);
+    if (!g->solver || (rc = cli_generator_options(&a, 60, &opt)) == CLI_OK) {
+        if (zb_generator_run(g, &prof, &opt, &s, &err) < 0)
+            rc = cli_fail(&err);
+        else
+            cli_search_summary(&opt, &s);
+    }
     zb_profile_release(&prof);
     if (rc != CLI_OK)
         return rc;
-    if ((rc = refuse_over_limit(&s)) == CLI_OK) {
+    if ((rc = refuse_illegal(&s)) == CLI_OK) {
         out = cli_get(&a, "o") ? cli_get(&a, "o") : cli_get(&a, "output");
         text = zb_json_format_schedule(&s);
         if (zb_io_write_file(out ? out : "-", text, strlen(text), &err) < 0)

@@ -1,4 +1,4 @@
-/* generate.c - the pipeline every generator's output goes through:
+/* generate.c - the one pipeline every generator's output goes through:
  * generate (compute order) -> simulate -> lower -> validate. */
 #include "zbsched/generator.h"
 #include "zbsched/lower.h"
@@ -24,14 +24,21 @@ int zb_generator_accepts(const struct zb_generator *g,
     return 0;
 }
 
-int zb_generate(const struct zb_generator *g, const struct zb_profile *prof,
-                struct zb_schedule *out, struct zb_error *err)
+int zb_generator_run(const struct zb_generator *g,
+                     const struct zb_profile *prof,
+                     const struct zb_options *opt, struct zb_schedule *out,
+                     struct zb_error *err)
 {
+    struct zb_options def;
     int rc;
 
+    if (!opt) {
+        zb_options_init(&def);
+        opt = &def;
+    }
     zb_schedule_init(out, g->name, prof);
     if ((rc = zb_generator_accepts(g, prof, err)) < 0 ||
-        (rc = g->generate(prof, out, err)) < 0)
+        (rc = g->generate(prof, opt, out, err)) < 0)
         goto fail;
     /* The simulation orders the compute ops in time for lowering; lowering
      * keeps those ops, their times and the measures as they are (comm ops
@@ -39,8 +46,11 @@ int zb_generate(const struct zb_generator *g, const struct zb_profile *prof,
     if ((rc = zb_sim_run(out, err)) < 0 || (rc = zb_lower_run(out, err)) < 0)
         goto internal;
     /* Whether a fixed family fits the limit is a property of the choice,
-     * reported as fits_memory; every other rule is legality. */
-    if ((rc = zb_validate_order(out, err)) < 0)
+     * reported as fits_memory; for a row that reads the limit, fitting is
+     * part of being correct. */
+    rc = g->memory_aware ? zb_validate_schedule(out, err)
+                         : zb_validate_order(out, err);
+    if (rc < 0)
         goto internal;
     return 0;
 internal:

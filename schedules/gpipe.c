@@ -2,9 +2,10 @@
  * the most memory (m microbatches in flight) and the largest bubble. */
 #include "zbsched/generator.h"
 
-static int gen_gpipe(const struct zb_profile *p, struct zb_schedule *s,
-                     struct zb_error *err)
+static int gen_gpipe(const struct zb_profile *p, const struct zb_options *opt,
+                     struct zb_schedule *s, struct zb_error *err)
 {
+    (void)opt;
     (void)err;
     for (int r = 0; r < p->pp; r++) {
         for (int i = 0; i < p->microbatches; i++)

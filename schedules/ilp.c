@@ -1,25 +1,49 @@
-/* ilp.c - `ilp`: the optimal-placement integer program (solver/) as a
- * generator, with default options (60 s, both cores, cost). The CLI calls
- * zb_ilp_solve() itself to pass --time-limit and friends. */
-#include <stddef.h>
-#include "families.h"
+/* ilp.c - `ilp`: the optimal-placement integer program (solver/) as an
+ * ordinary row: it reads the search options (time limit, gap, objective,
+ * Ctrl-C, progress, --export-lp) and hands the solver its warm start, the
+ * orders `zb` chooses from (best.c) plus `zb`'s choice, so the solver
+ * needs nothing from this directory. */
+#include <stdlib.h>
+#include "best.h"
 #include "zbsched/generator.h"
 #include "zbsched/solver.h"
+#include "zbsched/xalloc.h"
 
-static int gen_ilp(const struct zb_profile *p, struct zb_schedule *s,
-                   struct zb_error *err)
+/* Every fixed family's order in table order, then `zb`'s winner: the
+ * warm-start candidates, borrowed from c (nothing to free but the array). */
+static struct zb_schedule *warm_orders(const struct best_candidates *c,
+                                       const struct zb_profile *p, int *n)
 {
-    struct zb_schedule full;
-    int rc;
+    struct zb_schedule *w = zb_xcalloc((size_t)c->n + 1, sizeof(*w));
+    struct best b;
 
-    if ((rc = zb_ilp_solve(p, NULL, &full, err)) < 0)
-        return rc;
-    /* zb_generate() lowers and times the order again; the solver's
-     * report travels with it. */
-    zb_schedule_copy_order(s, &full);
-    s->solver = full.solver;
-    zb_schedule_release(&full);
-    return 0;
+    *n = 0;
+    for (int i = c->fixed; i < c->n; i++)
+        w[(*n)++] = c->s[i];
+    best_init(&b);
+    for (int i = 0; i < c->n; i++)
+        best_consider(&b, &c->s[i]);
+    if (best_result(&b, p, NULL) == 0)
+        w[(*n)++] = *b.sched;
+    return w;
+}
+
+static int gen_ilp(const struct zb_profile *p, const struct zb_options *opt,
+                   struct zb_schedule *s, struct zb_error *err)
+{
+    struct best_candidates c;
+    struct zb_schedule *warm;
+    int nwarm, rc = 0;
+
+    best_candidates_collect(p, opt, &c);
+    warm = warm_orders(&c, p, &nwarm);
+    if (opt->export_lp)
+        rc = zb_ilp_export_lp(p, opt, warm, nwarm, opt->export_lp, err);
+    if (rc == 0)
+        rc = zb_ilp_solve(p, opt, warm, nwarm, s, err);
+    free(warm);
+    best_candidates_release(&c);
+    return rc;
 }
 
 const struct zb_generator zb_gen_ilp = {

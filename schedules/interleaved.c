@@ -71,9 +71,11 @@ void order_interleaved(const struct zb_profile *p, struct zb_schedule *s)
     }
 }
 
-static int gen_interleaved(const struct zb_profile *p, struct zb_schedule *s,
+static int gen_interleaved(const struct zb_profile *p,
+                           const struct zb_options *opt, struct zb_schedule *s,
                            struct zb_error *err)
 {
+    (void)opt;
     (void)err;
     order_interleaved(p, s);
     return 0;

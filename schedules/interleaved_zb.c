@@ -7,8 +7,10 @@
 #include "onef1b.h"
 
 static int gen_interleaved_zb(const struct zb_profile *p,
+                              const struct zb_options *opt,
                               struct zb_schedule *s, struct zb_error *err)
 {
+    (void)opt;
     (void)err;
     order_interleaved(p, s);
     split_deferred(s, max_in_flight(s));

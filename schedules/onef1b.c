@@ -20,9 +20,10 @@ void order_1f1b(const struct zb_profile *p, struct zb_schedule *s)
     }
 }
 
-static int gen_1f1b(const struct zb_profile *p, struct zb_schedule *s,
-                    struct zb_error *err)
+static int gen_1f1b(const struct zb_profile *p, const struct zb_options *opt,
+                    struct zb_schedule *s, struct zb_error *err)
 {
+    (void)opt;
     (void)err;
     order_1f1b(p, s);
     return 0;

@@ -5,9 +5,10 @@
 #include "families.h"
 #include "onef1b.h"
 
-static int gen_zb_h1(const struct zb_profile *p, struct zb_schedule *s,
-                     struct zb_error *err)
+static int gen_zb_h1(const struct zb_profile *p, const struct zb_options *opt,
+                     struct zb_schedule *s, struct zb_error *err)
 {
+    (void)opt;
     (void)err;
     order_1f1b(p, s);
     split_deferred(s, max_in_flight(s));

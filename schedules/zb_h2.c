@@ -9,13 +9,14 @@
 #include "families.h"
 #include "zbsched/generator.h"
 
-static int gen_zb_h2(const struct zb_profile *p, struct zb_schedule *s,
-                     struct zb_error *err)
+static int gen_zb_h2(const struct zb_profile *p, const struct zb_options *opt,
+                     struct zb_schedule *s, struct zb_error *err)
 {
     struct greedy_policy pol = { 0, 0 };
     struct zb_profile unit;
     int rc;
 
+    (void)opt;
     unit_profile(p, &unit, 2.0 * p->pp - 1);
     rc = greedy_schedule(&unit, &pol, s, err);
     zb_profile_release(&unit);

@@ -13,12 +13,13 @@
 #include "families.h"
 #include "zbsched/generator.h"
 
-static int gen_zb_v(const struct zb_profile *p, struct zb_schedule *s,
-                    struct zb_error *err)
+static int gen_zb_v(const struct zb_profile *p, const struct zb_options *opt,
+                    struct zb_schedule *s, struct zb_error *err)
 {
     struct zb_profile capped;
     int rc;
 
+    (void)opt;
     zb_profile_copy(&capped, p);
     for (int r = 0; r < p->pp; r++)
         capped.mem_limit[r] = 2.0 * p->pp * p->m_b;

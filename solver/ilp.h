@@ -232,7 +232,7 @@ double ilp_shared_lower(struct ilp_shared *sh);     /* the proven bound */
 
 /* Run the workers (threads) until proven, out of time or interrupted;
  * report progress from the calling thread. */
-void ilp_search(struct ilp_shared *sh, const struct zb_solver_options *opt);
+void ilp_search(struct ilp_shared *sh, const struct zb_options *opt);
 
 /* ---- Solving one model (ilp_mip.c) ----------------------------------- */
 

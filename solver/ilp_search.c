@@ -150,12 +150,12 @@ static void *work(void *arg)
     return NULL;
 }
 
-static void report(struct ilp_shared *sh, const struct zb_solver_options *opt)
+static void report(struct ilp_shared *sh, const struct zb_options *opt)
 {
-    struct zb_solver_progress pr;
+    struct zb_progress pr;
 
     pthread_mutex_lock(&sh->lock);
-    pr = (struct zb_solver_progress){
+    pr = (struct zb_progress){
         .elapsed = ilp_now() - sh->t0, .objective = sh->best_ev.obj,
         .bound = sh->bound, .nodes = sh->nodes,
         .gap = sh->bound > 0 ? sh->best_ev.obj / sh->bound - 1 : INFINITY,
@@ -164,7 +164,7 @@ static void report(struct ilp_shared *sh, const struct zb_solver_options *opt)
     opt->progress(&pr, opt->progress_ctx);
 }
 
-void ilp_search(struct ilp_shared *sh, const struct zb_solver_options *opt)
+void ilp_search(struct ilp_shared *sh, const struct zb_options *opt)
 {
     const int nw = opt->threads;
     struct worker *w = zb_xcalloc((size_t)nw, sizeof(*w));

@@ -1,22 +1,11 @@
-/* ilp_solve.c - zb_ilp_solve(): check the limits, start from the best
- * heuristic order, stop at once if a closed-form bound proves it, else
- * search; then lower, simulate and validate like any generator's output
- * and say honestly what was proven. */
+/* ilp_solve.c - zb_ilp_solve(): check the limits, start from the best of
+ * the caller's orders, stop at once if a closed-form bound proves it, else
+ * search; say honestly what was proven. The `ilp` row (schedules/ilp.c)
+ * lowers and validates the order like any generator's. */
 #include <math.h>
 #include <stdio.h>
 #include "ilp.h"
 #include "zbsched/bound.h"
-#include "zbsched/generator.h"
-#include "zbsched/lower.h"
-#include "zbsched/sim.h"
-#include "zbsched/validate.h"
-
-void zb_solver_options_init(struct zb_solver_options *opt)
-{
-    *opt = (struct zb_solver_options){ .time_limit = 60, .gap = 0,
-                                       .objective = ZB_OBJECTIVE_COST,
-                                       .threads = 2 };
-}
 
 double zb_ilp_min_limit(const struct zb_profile *p, int r)
 {
@@ -25,7 +14,7 @@ double zb_ilp_min_limit(const struct zb_profile *p, int r)
 }
 
 static int check(const struct zb_profile *p,
-                 const struct zb_solver_options *opt, struct zb_error *err)
+                 const struct zb_options *opt, struct zb_error *err)
 {
     if (!(opt->time_limit >= 0) || !isfinite(opt->time_limit))
         return zb_error_set(err, ZB_EINVAL, "time limit must be a finite "
@@ -50,30 +39,25 @@ static int check(const struct zb_profile *p,
     return 0;
 }
 
-/* The best order among every other generator that fits the limits (the
- * `zb` heuristic among them), or the serial order if none does. */
-static void warm_start(const struct ilp_inst *in, struct ilp_order *best)
+/* The best of the caller's candidates that fit the limits, or the serial
+ * order if none does. */
+static void warm_start(const struct ilp_inst *in,
+                       const struct zb_schedule *warm, int nwarm,
+                       struct ilp_order *best)
 {
     struct ilp_order o;
     struct ilp_eval ev = { .t = NULL };
     double best_obj = INFINITY;
 
     ilp_order_init(&o, in);
-    for (int i = 0; zb_generators[i]; i++) {
-        const struct zb_generator *g = zb_generators[i];
-        struct zb_schedule s;
-        /* Not a search (ourselves): the table lists `ilp` too. */
-        if (g->solver || zb_generator_accepts(g, in->p, NULL) < 0 ||
-            zb_generate(g, in->p, &s, NULL) < 0)
+    for (int i = 0; i < nwarm; i++) {
+        if (!warm[i].predicted.fits_memory)
             continue;
-        if (s.predicted.fits_memory) {
-            ilp_order_from_schedule(&o, in, &s);
-            if (ilp_order_eval(in, &o, &ev) == 0 && ev.obj < best_obj) {
-                best_obj = ev.obj;
-                ilp_order_copy(best, &o, in);
-            }
+        ilp_order_from_schedule(&o, in, &warm[i]);
+        if (ilp_order_eval(in, &o, &ev) == 0 && ev.obj < best_obj) {
+            best_obj = ev.obj;
+            ilp_order_copy(best, &o, in);
         }
-        zb_schedule_release(&s);
     }
     if (!isfinite(best_obj))
         ilp_order_serial(best, in);
@@ -112,7 +96,8 @@ static void fill_info(struct zb_solver_info *info, struct ilp_shared *sh,
 
 /* Fill s (initialised for p) with the best order found and s->solver. */
 static void solve_order(const struct zb_profile *p,
-                        const struct zb_solver_options *opt,
+                        const struct zb_options *opt,
+                        const struct zb_schedule *warm, int nwarm,
                         struct zb_schedule *s)
 {
     struct ilp_inst in;
@@ -122,7 +107,7 @@ static void solve_order(const struct zb_profile *p,
 
     ilp_inst_init(&in, p, opt->objective);
     ilp_order_init(&start, &in);
-    warm_start(&in, &start);
+    warm_start(&in, warm, nwarm, &start);
     ilp_shared_init(&sh, &in, &start);
     sh.gap = opt->gap;
     sh.independent = opt->independent;
@@ -149,39 +134,28 @@ static void solve_order(const struct zb_profile *p,
     ilp_inst_release(&in);
 }
 
-int zb_ilp_solve(const struct zb_profile *p,
-                 const struct zb_solver_options *opt,
-                 struct zb_schedule *out, struct zb_error *err)
+int zb_ilp_solve(const struct zb_profile *p, const struct zb_options *opt,
+                 const struct zb_schedule *warm, int nwarm,
+                 struct zb_schedule *s, struct zb_error *err)
 {
-    struct zb_solver_options def;
+    struct zb_options def;
     int rc;
 
     if (!opt) {
-        zb_solver_options_init(&def);
+        zb_options_init(&def);
         opt = &def;
     }
-    zb_schedule_init(out, "ilp", p);
     if ((rc = check(p, opt, err)) < 0)
-        goto fail;
-    solve_order(p, opt, out);
-    /* The same steps as zb_generate(), memory limit included: the
-     * solver's schedule must pass the one validator. */
-    if ((rc = zb_sim_run(out, err)) < 0 || (rc = zb_lower_run(out, err)) < 0 ||
-        (rc = zb_validate_schedule(out, err)) < 0) {
-        zb_error_prefix(err, "ilp produced an illegal schedule (a bug)");
-        goto fail;
-    }
+        return rc;
+    solve_order(p, opt, warm, nwarm, s);
     return 0;
-fail:
-    zb_schedule_release(out);
-    return rc;
 }
 
-int zb_ilp_export_lp(const struct zb_profile *p,
-                     const struct zb_solver_options *opt, const char *path,
-                     struct zb_error *err)
+int zb_ilp_export_lp(const struct zb_profile *p, const struct zb_options *opt,
+                     const struct zb_schedule *warm, int nwarm,
+                     const char *path, struct zb_error *err)
 {
-    struct zb_solver_options def;
+    struct zb_options def;
     struct ilp_inst in;
     struct ilp_order start;
     struct ilp_eval ev = { .t = NULL };
@@ -190,7 +164,7 @@ int zb_ilp_export_lp(const struct zb_profile *p,
     int rc;
 
     if (!opt) {
-        zb_solver_options_init(&def);
+        zb_options_init(&def);
         opt = &def;
     }
     if ((rc = check(p, opt, err)) < 0)
@@ -205,7 +179,7 @@ int zb_ilp_export_lp(const struct zb_profile *p,
     }
     ilp_order_init(&start, &in);
     ilp_rel_init(&rel, &in);
-    warm_start(&in, &start);
+    warm_start(&in, warm, nwarm, &start);
     ilp_order_eval(&in, &start, &ev);
     ilp_rel_fix_memory(&rel);
     if (!ilp_rel_prepare(&rel, ev.obj)) {

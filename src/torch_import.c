@@ -36,7 +36,7 @@ int zb_torch_csv_schedule(const struct zb_torch_csv *c,
         if (c->comms)
             zb_schedule_push(out, r, ZB_OP_STEP, -1, -1);
     }
-    /* As in zb_generate(): the simulation orders the compute ops in time
+    /* As in zb_generator_run(): the simulation orders the compute ops in time
      * for lowering, which keeps their times. */
     if ((rc = zb_sim_run(out, err)) < 0 ||
         (!c->comms && (rc = zb_lower_run(out, err)) < 0) ||

@@ -66,7 +66,7 @@ int main(void)
             vpp = p.vpp;
             for (int rep = 0; rep < runs; rep++) {
                 double t0 = now();
-                if (zb_generate(g, &p, &s, &err) < 0) {
+                if (zb_generator_run(g, &p, NULL, &s, &err) < 0) {
                     fprintf(stderr, "bench: %s: %s\n", g->name, err.msg);
                     return 1;
                 }

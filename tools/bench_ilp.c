@@ -35,9 +35,9 @@ int main(int argc, char **argv)
         { "unit", 1, 1, 1, 0 }, { "unequal", 1, 1.2, 0.8, 0.05 },
     };
     static const int pps[] = { 4, 8 }, ms[] = { 8, 16, 32 };
-    struct zb_solver_options o;
+    struct zb_options o;
 
-    zb_solver_options_init(&o);
+    zb_options_init(&o);
     if (argc > 1)
         o.time_limit = atof(argv[1]);
     if (argc > 2)
@@ -53,9 +53,10 @@ int main(int argc, char **argv)
                     struct zb_schedule h, s;
                     struct zb_error err = { 0 };
                     make(pps[i], ms[j], &times[t], n, &p);
-                    if (zb_generate(zb_generator_find("zb"), &p, &h,
-                                    &err) < 0 ||
-                        zb_ilp_solve(&p, &o, &s, &err) < 0) {
+                    if (zb_generator_run(zb_generator_find("zb"), &p, NULL,
+                                         &h, &err) < 0 ||
+                        zb_generator_run(zb_generator_find("ilp"), &p, &o,
+                                         &s, &err) < 0) {
                         fprintf(stderr, "bench_ilp: %s\n", err.msg);
                         return 1;
                     }

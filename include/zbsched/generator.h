@@ -1,13 +1,16 @@
-/* generator.h - schedule families and the one table that lists them.
+/* generator.h - schedule families, the one table that lists them, and the
+ * one pipeline their output goes through.
  *
  * A generator fills only the compute order per rank (F, B, W, BW ops);
- * zb_generate() then lowers, simulates and validates its output, so every
- * schedule that leaves the library has passed the validator. */
+ * zb_generator_run() then simulates, lowers and validates it, so every
+ * schedule that leaves the library has passed the validator. Every row,
+ * the `ilp` search included, takes the same options (options.h). */
 #ifndef ZBSCHED_GENERATOR_H
 #define ZBSCHED_GENERATOR_H
 
 #include <stdbool.h>
 #include "zbsched/error.h"
+#include "zbsched/options.h"
 #include "zbsched/profile.h"
 #include "zbsched/schedule.h"
 
@@ -19,13 +22,17 @@ struct zb_generator {
     const char *summary;     /* one line for `zbsched list` */
     unsigned placements;     /* ZB_PLACES_* bits it serves */
     int min_vpp, max_vpp;    /* accepted chunks per rank */
-    bool memory_aware;       /* reads the limit (else a fixed shape) */
-    bool solver;             /* a time-limited search (ilp): commands run
-                                it with their options, bulk loops (tests,
-                                benchmarks, golden files) leave it out */
-    /* Fill s (initialised for prof, empty lists) with the compute order.
-     * ZB_EUNSUPPORTED for a profile the family cannot serve. */
-    int (*generate)(const struct zb_profile *prof, struct zb_schedule *s,
+    bool memory_aware;       /* reads the limit (else a fixed shape): its
+                                output must fit, the pipeline checks it */
+    bool solver;             /* a time-limited search (ilp): it reads the
+                                search options (time limit, gap, objective,
+                                export); bulk loops (tests, benchmarks,
+                                golden files) leave it out */
+    /* Fill s (initialised for prof, empty lists) with the compute order,
+     * reading what it needs of opt (never NULL here). ZB_EUNSUPPORTED for
+     * a profile the family cannot serve. */
+    int (*generate)(const struct zb_profile *prof,
+                    const struct zb_options *opt, struct zb_schedule *s,
                     struct zb_error *err);
 };
 
@@ -39,10 +46,15 @@ const struct zb_generator *zb_generator_find(const char *name);
 int zb_generator_accepts(const struct zb_generator *g,
                          const struct zb_profile *prof, struct zb_error *err);
 
-/* Generate, lower, simulate and validate: out is a complete schedule
- * named after g. The memory limit is not enforced here (a fixed family may
- * exceed it; out->predicted.fits_memory says so) but every other rule is. */
-int zb_generate(const struct zb_generator *g, const struct zb_profile *prof,
-                struct zb_schedule *out, struct zb_error *err);
+/* The one pipeline: generate -> simulate -> lower -> validate. out is a
+ * complete schedule named after g (opt NULL: defaults). A memory-aware
+ * row's output passes the whole validator (zb_validate_schedule()); a
+ * fixed family may exceed the limit (out->predicted.fits_memory says so;
+ * `generate` refuses to write it) but passes every other rule. On failure
+ * out holds nothing to release. */
+int zb_generator_run(const struct zb_generator *g,
+                     const struct zb_profile *prof,
+                     const struct zb_options *opt, struct zb_schedule *out,
+                     struct zb_error *err);
 
 #endif

@@ -43,14 +43,21 @@ static inline void make_profile(const struct shape *sh, struct zb_profile *p)
         p->mem_limit[r] = sh->limit;
 }
 
-/* Generate with a named family; fails the test on any error. */
+/* Generate with a named family and run the validator on the result
+ * (memory included when the schedule claims to fit); fails the test on
+ * any error. */
 static inline void gen(const char *name, const struct zb_profile *p,
                        struct zb_schedule *s)
 {
     const struct zb_generator *g = zb_generator_find(name);
     struct zb_error err = { 0 };
     cr_assert_not_null(g, "no generator %s", name);
-    cr_assert_eq(zb_generate(g, p, s, &err), 0, "%s: %s", name, err.msg);
+    cr_assert_eq(zb_generator_run(g, p, NULL, s, &err), 0, "%s: %s", name,
+                 err.msg);
+    cr_assert_eq(zb_validate_order(s, &err), 0, "%s: %s", name, err.msg);
+    if (s->predicted.fits_memory)
+        cr_assert_eq(zb_validate_schedule(s, &err), 0, "%s: %s", name,
+                     err.msg);
 }
 
 static inline double gen_cost(const char *name, const struct shape *sh)

@@ -162,7 +162,7 @@ Test(generators, every_family_is_legal_on_random_profiles)
             /* The solver has its own tests (test_solver.c). */
             if (g->solver || zb_generator_accepts(g, &p, NULL) < 0)
                 continue;
-            int rc = zb_generate(g, &p, &s, &err);
+            int rc = zb_generator_run(g, &p, NULL, &s, &err);
             /* Only a memory-aware family may refuse, and only for memory. */
             if (rc < 0) {
                 cr_assert(g->memory_aware && rc == ZB_ENOMEM_LIMIT,
@@ -228,36 +228,54 @@ Test(generators, refuses_a_vpp_the_family_cannot_serve)
     struct zb_error err = { 0 };
 
     make_profile(&sh, &p);
-    cr_assert_eq(zb_generate(zb_generator_find("interleaved"), &p, &s, &err),
+    cr_assert_eq(zb_generator_run(zb_generator_find("interleaved"), &p, NULL,
+                                  &s, &err),
                  ZB_EUNSUPPORTED);
     cr_assert_str_eq(err.msg, "interleaved needs vpp between 2 and 64, got 1");
     zb_profile_release(&p);
     sh.vpp = 2;
     make_profile(&sh, &p);
-    cr_assert_eq(zb_generate(zb_generator_find("1f1b"), &p, &s, &err),
+    cr_assert_eq(zb_generator_run(zb_generator_find("1f1b"), &p, NULL, &s,
+                                  &err),
                  ZB_EUNSUPPORTED);
     cr_assert_str_eq(err.msg, "1f1b needs vpp = 1, got 2");
-    cr_assert_eq(zb_generate(zb_generator_find("zb-v"), &p, &s, &err),
+    cr_assert_eq(zb_generator_run(zb_generator_find("zb-v"), &p, NULL, &s,
+                                  &err),
                  ZB_EUNSUPPORTED);
     zb_profile_release(&p);
 }
 
 Test(generators, zb_refuses_an_impossible_limit)
 {
-    /* V placement needs both chunks of a microbatch on rank 0 plus what
-     * the pipeline keeps in flight: 2 chunk activations cannot serve p 4. */
-    struct shape sh = { 4, 2, 8, ZB_PLACEMENT_V, 1, 1, 1, 0, 1, 1, 2 };
+    /* Below one microbatch's activations on a rank (vpp * M_B = 2: V
+     * placement keeps both chunks of a microbatch on rank 0) no order
+     * fits: zb must refuse and say what the leanest candidate needs. */
+    struct shape sh = { 4, 2, 8, ZB_PLACEMENT_V, 1, 1, 1, 0, 1, 1, 1.5 };
     struct zb_profile p;
     struct zb_schedule s;
     struct zb_error err = { 0 };
+
     make_profile(&sh, &p);
-    int rc = zb_generate(zb_generator_find("zb"), &p, &s, &err);
-    if (rc == 0) {
-        cr_assert(s.predicted.fits_memory);
-        zb_schedule_release(&s);
-    } else {
-        cr_assert_eq(rc, ZB_ENOMEM_LIMIT, "%s", err.msg);
-    }
+    cr_assert_eq(zb_generator_run(zb_generator_find("zb"), &p, NULL, &s,
+                                  &err), ZB_ENOMEM_LIMIT, "%s", err.msg);
+    cr_assert(strstr(err.msg, "no schedule fits the memory limit") != NULL,
+              "%s", err.msg);
+    cr_assert(strstr(err.msg, "(limit 1.5)") != NULL, "%s", err.msg);
+    zb_profile_release(&p);
+}
+
+Test(generators, zb_fits_v_placement_at_one_microbatch)
+{
+    /* At exactly vpp * M_B the list scheduler still finds a legal order
+     * (one microbatch at a time through rank 0's two chunks). */
+    struct shape sh = { 4, 2, 8, ZB_PLACEMENT_V, 1, 1, 1, 0, 1, 1, 2 };
+    struct zb_profile p;
+    struct zb_schedule s;
+
+    make_profile(&sh, &p);
+    gen("zb", &p, &s);
+    cr_assert(s.predicted.fits_memory);
+    zb_schedule_release(&s);
     zb_profile_release(&p);
 }
 

@@ -1,0 +1,49 @@
+/* options.h - what a caller may ask of a generator beyond the profile:
+ * one struct for every row of the generator table (generator.h), so a
+ * search such as `ilp` is called like any other family. Rows read the
+ * fields they understand and ignore the rest. */
+#ifndef ZBSCHED_OPTIONS_H
+#define ZBSCHED_OPTIONS_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+enum zb_objective {
+    ZB_OBJECTIVE_COST,      /* max span over ranks (DESIGN.md `cost`) */
+    ZB_OBJECTIVE_MAKESPAN   /* last end - first start over all ranks */
+};
+
+struct zb_progress {
+    double elapsed;         /* seconds since the search began */
+    double objective;       /* best schedule so far (simulated) */
+    double bound;           /* best proven lower bound */
+    double gap;             /* objective / bound - 1 */
+    long nodes;             /* branch-and-bound nodes so far, all models */
+};
+
+struct zb_options {
+    double time_limit;      /* seconds of search (default 60) */
+    double gap;             /* stop once objective/bound - 1 <= gap (0) */
+    enum zb_objective objective;          /* default cost */
+    int threads;            /* search threads, 1 or 2 (default 2) */
+    unsigned long seed;     /* randomised rows: the seed (default 0) */
+    int effort;             /* rows with a knob for work: 0 their default */
+    /* Nonzero stops a search; the best schedule so far is returned (a
+     * SIGINT handler sets it). NULL: never interrupted. */
+    const volatile sig_atomic_t *interrupt;
+    /* Called from the calling thread at most once a second; NULL: quiet. */
+    void (*progress)(const struct zb_progress *pr, void *ctx);
+    void *progress_ctx;
+    /* ilp: also write the model in CPLEX LP format to this path, before
+     * solving (NULL: no export). */
+    const char *export_lp;
+    /* ilp: prove with the integer program alone, no closed-form bound in
+     * the model or the stopping rule (to cross-check that bound). */
+    bool independent;
+};
+
+/* Defaults: 60 s, gap 0, cost, 2 threads, seed 0, effort 0, no interrupt,
+ * no progress, no export. */
+void zb_options_init(struct zb_options *opt);
+
+#endif

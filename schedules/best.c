@@ -1,0 +1,100 @@
+/* best.c - the candidates `zb` and the `ilp` warm start choose from, and
+ * the choice (see best.h). */
+#include <math.h>
+#include <stdlib.h>
+#include "best.h"
+#include "families.h"
+#include "zbsched/generator.h"
+#include "zbsched/sim.h"
+#include "zbsched/xalloc.h"
+
+void best_candidates_collect(const struct zb_profile *p,
+                             const struct zb_options *opt,
+                             struct best_candidates *out)
+{
+    int cap = 1;
+
+    for (int i = 0; zb_generators[i]; i++)
+        cap++;
+    out->s = zb_xcalloc((size_t)cap, sizeof(*out->s));
+    out->n = 0;
+    /* Timing an order is enough to compare; the winner is lowered and
+     * validated by zb_generator_run() like any generator's order. */
+    zb_schedule_init(&out->s[out->n], "zb", p);
+    if (greedy_best(p, &out->s[out->n], NULL) == 0 &&
+        zb_sim_run(&out->s[out->n], NULL) == 0)
+        out->n++;
+    else
+        zb_schedule_release(&out->s[out->n]);
+    out->fixed = out->n;
+    /* The fixed families as candidates: their order, timed. */
+    for (int i = 0; zb_generators[i]; i++) {
+        const struct zb_generator *g = zb_generators[i];
+        struct zb_schedule *c = &out->s[out->n];
+        if (g->memory_aware || zb_generator_accepts(g, p, NULL) < 0)
+            continue;
+        zb_schedule_init(c, "zb", p);
+        if (g->generate(p, opt, c, NULL) < 0 || zb_sim_run(c, NULL) < 0) {
+            zb_schedule_release(c);
+            continue;
+        }
+        out->n++;
+    }
+}
+
+void best_candidates_release(struct best_candidates *c)
+{
+    for (int i = 0; i < c->n; i++)
+        zb_schedule_release(&c->s[i]);
+    free(c->s);
+    c->s = NULL;
+    c->n = 0;
+}
+
+void best_init(struct best *b)
+{
+    *b = (struct best){ .sched = NULL, .least_over = INFINITY };
+}
+
+void best_consider(struct best *b, const struct zb_schedule *cand)
+{
+    const struct zb_measures *x = &cand->predicted;
+
+    if (!x->fits_memory) {
+        double worst = 0;
+        int rank = 0;
+        for (int r = 0; r < cand->profile.pp; r++) {
+            double ratio = x->ranks[r].peak_memory /
+                           cand->profile.mem_limit[r];
+            if (ratio > worst) {
+                worst = ratio;
+                rank = r;
+            }
+        }
+        if (worst < b->least_over) {
+            b->least_over = worst;
+            b->over_rank = rank;
+            b->over_peak = x->ranks[rank].peak_memory;
+        }
+        return;
+    }
+    if (b->sched && !zb_measures_better(x, &b->sched->predicted,
+                                        cand->profile.pp))
+        return;
+    b->sched = cand;
+}
+
+int best_result(const struct best *b, const struct zb_profile *p,
+                struct zb_error *err)
+{
+    if (b->sched)
+        return 0;
+    if (isfinite(b->least_over))
+        return zb_error_set(err, ZB_ENOMEM_LIMIT,
+                            "no schedule fits the memory limit: the leanest "
+                            "found needs %g on rank %d (limit %g)",
+                            b->over_peak, b->over_rank,
+                            p->mem_limit[b->over_rank]);
+    return zb_error_set(err, ZB_ENOMEM_LIMIT,
+                        "no schedule fits the memory limit");
+}

@@ -1,0 +1,46 @@
+/* best.h - the "best of candidates" chooser (internal to schedules/): the
+ * orders `zb` picks from, each generated and simulated once, and the rule
+ * that picks among them. `zb` keeps the winner; `ilp` hands the same
+ * orders to the solver as its warm start. */
+#ifndef ZBSCHED_BEST_H
+#define ZBSCHED_BEST_H
+
+#include <stdbool.h>
+#include "zbsched/error.h"
+#include "zbsched/options.h"
+#include "zbsched/profile.h"
+#include "zbsched/schedule.h"
+
+/* Simulated compute orders (not lowered), named "zb": the list
+ * scheduler's best policy (when it does not stall) first, then every fixed
+ * family that serves the profile, in table order. */
+struct best_candidates {
+    struct zb_schedule *s;
+    int n;
+    int fixed;              /* index of the first fixed family's order */
+};
+
+void best_candidates_collect(const struct zb_profile *p,
+                             const struct zb_options *opt,
+                             struct best_candidates *out);
+void best_candidates_release(struct best_candidates *c);
+
+/* The best candidate that fits the limit: cost, then makespan, then
+ * memory (zb_measures_better()); the first of equals. Over-limit
+ * candidates only tell how far over the leanest one is. */
+struct best {
+    const struct zb_schedule *sched;    /* borrowed; NULL: none fits */
+    double least_over;  /* smallest max over ranks of peak/limit */
+    int over_rank;
+    double over_peak;
+};
+
+void best_init(struct best *b);
+void best_consider(struct best *b, const struct zb_schedule *cand);
+
+/* 0 when a candidate fits, else ZB_ENOMEM_LIMIT naming what the leanest
+ * candidate needs. */
+int best_result(const struct best *b, const struct zb_profile *p,
+                struct zb_error *err);
+
+#endif
