@@ -134,6 +134,15 @@ static void solve_order(const struct zb_profile *p,
     ilp_inst_release(&in);
 }
 
+static const struct zb_options *or_defaults(const struct zb_options *opt,
+                                           struct zb_options *def)
+{
+    if (opt)
+        return opt;
+    zb_options_init(def);
+    return def;
+}
+
 int zb_ilp_solve(const struct zb_profile *p, const struct zb_options *opt,
                  const struct zb_schedule *warm, int nwarm,
                  struct zb_schedule *s, struct zb_error *err)
@@ -141,10 +150,7 @@ int zb_ilp_solve(const struct zb_profile *p, const struct zb_options *opt,
     struct zb_options def;
     int rc;
 
-    if (!opt) {
-        zb_options_init(&def);
-        opt = &def;
-    }
+    opt = or_defaults(opt, &def);
     if ((rc = check(p, opt, err)) < 0)
         return rc;
     solve_order(p, opt, warm, nwarm, s);
@@ -163,10 +169,7 @@ int zb_ilp_export_lp(const struct zb_profile *p, const struct zb_options *opt,
     struct ilp_model *md;
     int rc;
 
-    if (!opt) {
-        zb_options_init(&def);
-        opt = &def;
-    }
+    opt = or_defaults(opt, &def);
     if ((rc = check(p, opt, err)) < 0)
         return rc;
     ilp_inst_init(&in, p, opt->objective);
