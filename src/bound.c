@@ -26,8 +26,8 @@
  *   min(k * max F, sum_s min(a_s, H - d_s),
  *       min_j [min(d_j, sum_{d_s < d_j} a_s) + H - d_j]),
  * a_s = min(m, k) F_s, and the rest of H is idle. The last term alone,
- * gap = max_j (d_j - sum_{d_s < d_j} m F_s), is idle that comes before
- * r's last F starts (its stage-j F's are still to run).
+ * gap = max over d_j <= H of (d_j - sum_{d_s < d_j} a_s), is idle that
+ * comes before r's last F starts (F(hi, m-1) starts after t0 + d_j).
  *
  * Tail. The last F on r is F(hi, m-1) (an F of a lower stage would be
  * followed by the same microbatch's F at hi). B(hi, m-1) waits for the
@@ -61,44 +61,41 @@
  * them at the turn, the last one back" bound that dominates when m is
  * close to p and the stages are unequal (comm > 0, B != F). */
 #include <math.h>
-#include <stdlib.h>
 #include "zbsched/bound.h"
-#include "zbsched/xalloc.h"
 
-/* Prefix sums over stages: a path between stages in O(1). */
-struct paths {
-    int stages;
-    double *f, *b;      /* f[s] = sum F[0..s-1], b likewise */
-    double *c;          /* c[s] = comm on cross-rank edges among 0..s-1 */
-};
-
-static void paths_init(struct paths *pa, const struct zb_profile *p)
+/* Comm on the cross-rank edges between consecutive stages in [a, b]. */
+static double path_comm(const struct zb_profile *p, int a, int b)
 {
-    int n = zb_profile_stages(p);
-
-    pa->stages = n;
-    pa->f = xcalloc((size_t)(3 * (n + 1)), sizeof(double));
-    pa->b = pa->f + n + 1;
-    pa->c = pa->b + n + 1;
-    for (int s = 0; s < n; s++) {
-        bool cross = s + 1 < n && zb_profile_stage_rank(p, s) !=
-                                  zb_profile_stage_rank(p, s + 1);
-        pa->f[s + 1] = pa->f[s] + p->stage[s].f;
-        pa->b[s + 1] = pa->b[s] + p->stage[s].b;
-        pa->c[s + 1] = pa->c[s] + (cross ? p->comm : 0);
-    }
+    double c = 0;
+    for (int s = a; s < b; s++)
+        if (zb_profile_stage_rank(p, s) != zb_profile_stage_rank(p, s + 1))
+            c += p->comm;
+    return c;
 }
 
-/* F(a, i) start to F(b, i) start, a <= b. */
-static double fwd(const struct paths *pa, int a, int b)
+static double sum_f(const struct zb_profile *p, int a, int b)
 {
-    return pa->f[b] - pa->f[a] + pa->c[b] - pa->c[a];
+    double t = 0;
+    for (int s = a; s <= b; s++)
+        t += p->stage[s].f;
+    return t;
 }
 
-/* B(b, i) end to B(a, i) end, a <= b. */
-static double bwd(const struct paths *pa, int a, int b)
+static double sum_b(const struct zb_profile *p, int a, int b)
 {
-    return pa->b[b] - pa->b[a] + pa->c[b] - pa->c[a];
+    double t = 0;
+    for (int s = a; s <= b; s++)
+        t += p->stage[s].b;
+    return t;
+}
+
+/* The cost of the edge from stage s to s + 1 (0 on the same rank or
+ * past the last stage). */
+static double edge(const struct zb_profile *p, int s)
+{
+    return s + 1 < zb_profile_stages(p) &&
+           zb_profile_stage_rank(p, s) != zb_profile_stage_rank(p, s + 1)
+               ? p->comm : 0;
 }
 
 struct rank_shape {
@@ -169,19 +166,20 @@ static double forced_w(const struct zb_profile *p, int r)
 /* Upper bound on the F work rank r does in its head window [t0, t0 + h]
  * (section 1); *gap gets the idle that chunk releases force before its
  * last F starts. */
-static double head_fill(const struct zb_profile *p, const struct paths *pa,
-                        int r, const struct rank_shape *rs, double k,
-                        double h, double *gap)
+static double head_fill(const struct zb_profile *p, int r,
+                        const struct rank_shape *rs, double k, double h,
+                        double *gap)
 {
     const double per_stage = fmin(p->microbatches, k);
-    double fill = k * rs->max_f, sum = 0, before = 0;
+    double fill = k * rs->max_f, sum = 0, before = 0, d = 0;
 
     *gap = 0;
     /* r's stages by increasing stage, hence increasing release d. */
-    for (int s = rs->lo; s <= rs->hi; s++) {
+    for (int s = rs->lo; s <= rs->hi; d += p->stage[s].f + edge(p, s),
+                                      s++) {
         if (zb_profile_stage_rank(p, s) != r)
             continue;
-        double d = fwd(pa, rs->lo, s), a = per_stage * p->stage[s].f;
+        double a = per_stage * p->stage[s].f;
         if (d > 0 && d <= h) {
             fill = fmin(fill, fmin(d, before) + h - d);
             *gap = fmax(*gap, d - before);
@@ -194,14 +192,16 @@ static double head_fill(const struct zb_profile *p, const struct paths *pa,
 
 /* Section 2: the longest round trip from r's first pass through some
  * stage g >= lo and back to r's last W. */
-static double round_trip(const struct zb_profile *p, const struct paths *pa,
+static double round_trip(const struct zb_profile *p,
                          const struct rank_shape *rs)
 {
     const int n = zb_profile_stages(p);
     const double m = p->microbatches;
-    double best = 0;
+    double best = 0, there = 0, back = 0;
 
-    for (int g = rs->lo; g < n; g++) {
+    /* there: F(lo) start to F(g) start; back: B(g) end to B(lo) end. */
+    for (int g = rs->lo; g < n; there += p->stage[g].f + edge(p, g),
+                                back += p->stage[g].b + edge(p, g), g++) {
         int q = zb_profile_stage_rank(p, g);
         double turn = 0, min_w = INFINITY;
         for (int c = 0; c < p->vpp; c++) {
@@ -211,14 +211,12 @@ static double round_trip(const struct zb_profile *p, const struct paths *pa,
             min_w = fmin(min_w, p->stage[s].w);
         }
         turn += forced_w(p, q) * min_w;
-        best = fmax(best, fwd(pa, rs->lo, g) + turn + bwd(pa, rs->lo, g) +
-                          p->stage[rs->lo].w);
+        best = fmax(best, there + turn + back + p->stage[rs->lo].w);
     }
     return best;
 }
 
-static double rank_bound(const struct zb_profile *p, const struct paths *pa,
-                         int r, double *start)
+static double rank_bound(const struct zb_profile *p, int r, double *start)
 {
     const int last = zb_profile_stages(p) - 1;
     struct rank_shape rs;
@@ -232,46 +230,38 @@ static double rank_bound(const struct zb_profile *p, const struct paths *pa,
 
     /* F(lo, i) start to B(hi + 1, i) end, then comm to hi: every F
      * from lo up and every B above hi. */
-    h = pa->f[last + 1] - pa->f[rs.lo] + pa->c[last] - pa->c[rs.lo] +
-        pa->b[last + 1] - pa->b[rs.hi + 1] + pa->c[last] - pa->c[rs.hi];
-    head = fmax(0, h - head_fill(p, pa, r, &rs, k, h, &gap));
+    h = sum_f(p, rs.lo, last) + path_comm(p, rs.lo, last) +
+        sum_b(p, rs.hi + 1, last) + path_comm(p, rs.hi, last);
+    head = fmax(0, h - head_fill(p, r, &rs, k, h, &gap));
 
     /* F(hi, m-1) end to B(hi, m-1) start: the stages above hi and back. */
-    tail = pa->f[last + 1] - pa->f[rs.hi + 1] + pa->b[last + 1] -
-           pa->b[rs.hi + 1] + 2 * (pa->c[last] - pa->c[rs.hi]);
+    tail = sum_f(p, rs.hi + 1, last) + sum_b(p, rs.hi + 1, last) +
+           2 * path_comm(p, rs.hi, last);
     forced = isfinite(limit) ? forced_done(p, limit, &rs, total, p->vpp) : 0;
     if (!isfinite(forced))
         return INFINITY;    /* no order keeps this rank within its limit */
     fill = (double)(total - p->vpp) * (rs.max_b + rs.max_w) - forced;
     tail = fmax(0, tail - fill);
 
-    *start = fwd(pa, 0, rs.lo);
+    *start = sum_f(p, 0, rs.lo - 1) + path_comm(p, 0, rs.lo);
     idle = total > k ? head + tail : fmax(head, gap + tail);
-    return fmax(rs.work + idle, round_trip(p, pa, &rs));
+    return fmax(rs.work + idle, round_trip(p, &rs));
 }
 
 double zb_bound_cost(const struct zb_profile *p)
 {
-    struct paths pa;
     double lb = 0, start;
-
-    paths_init(&pa, p);
     for (int r = 0; r < p->pp; r++)
-        lb = fmax(lb, rank_bound(p, &pa, r, &start));
-    free(pa.f);
+        lb = fmax(lb, rank_bound(p, r, &start));
     return lb;
 }
 
 double zb_bound_makespan(const struct zb_profile *p)
 {
-    struct paths pa;
     double lb = 0, start;
-
-    paths_init(&pa, p);
     for (int r = 0; r < p->pp; r++) {
-        double span = rank_bound(p, &pa, r, &start);
+        double span = rank_bound(p, r, &start);
         lb = fmax(lb, start + span);
     }
-    free(pa.f);
     return lb;
 }
