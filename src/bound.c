@@ -1,55 +1,67 @@
 /* bound.c - closed-form lower bounds on cost and makespan (LB2 of
  * ../shared/notes/ilp.md, generalised to per-stage times, chunks,
- * placements and per-rank limits).
+ * placements and per-rank limits, plus a round-trip bound).
  *
- * For each rank r, span[r] >= busy[r] + head idle + tail idle:
+ * Every argument assumes the passes of one kind on one stage run in
+ * microbatch order. That loses nothing: microbatches are identical, and
+ * relabelling the i-th pass of each kind on each stage as microbatch i
+ * keeps every dependency (the i-th F of stage s+1 starts after i F's of
+ * stage s have ended and arrived, so after the i-th one; likely for B
+ * and W) and every rank's memory (which counts passes, not labels).
+ * Times below are relative to t0, the start of rank r's first pass.
  *
- * Head. The first pass on r is an F of its lowest stage s_lo (any other
- * pass needs one). A B on r cannot start before that microbatch has gone
- * forward through every later stage and back to r's highest stage s_hi:
- * sum F[s_lo..S-1] + sum B[s_hi+1..S-1] + comm on every cross-rank edge of
- * that path. In that window only F passes can run on r, and since nothing
- * is released before a B, at most k = floor(limit / M_B) of them; so the
- * rank idles at least window - k * max F on r.
+ * 1. Idle bound: span[r] >= busy[r] + head idle + tail idle.
  *
- * Tail. The last F on r is F(s_hi, i) (an F of a lower stage of r would
- * be followed by the same microbatch's F at s_hi). B(s_hi, i) waits for
- * the round trip through the later stages. In that window r can only run
+ * Head. The first pass on r is F(lo, 0), lo its lowest stage (any other
+ * pass needs one). A B on r cannot start before a microbatch has gone
+ * forward through every later stage and back to r's highest stage hi:
+ * H = sum F[lo..S-1] + sum B[hi+1..S-1] + comm on every cross-rank edge
+ * of that path. In [t0, t0 + H] only F passes run on r, and since
+ * nothing is released before a B or W ends, at most k = floor(limit /
+ * M_B) of them (and at most m per stage). Chunk-aware fill: an F of r's
+ * stage s cannot start before d_s = the forward path from lo to s (its
+ * microbatch's F(lo) starts at t0 or later), so stage s fills at most
+ * H - d_s of the window and in [t0, t0 + d_j] only the stages with
+ * d_s < d_j run. The F work in the window is thus at most
+ *   min(k * max F, sum_s min(a_s, H - d_s),
+ *       min_j [min(d_j, sum_{d_s < d_j} a_s) + H - d_j]),
+ * a_s = min(m, k) F_s, and the rest of H is idle. The last term alone,
+ * gap = max over d_j <= H of (d_j - sum_{d_s < d_j} a_s), is idle that
+ * comes before r's last F starts (F(hi, m-1) starts after t0 + d_j).
+ *
+ * Tail. The last F on r is F(hi, m-1) (an F of a lower stage would be
+ * followed by the same microbatch's F at hi). B(hi, m-1) waits for the
+ * round trip through the later stages. In that window r can only run
  * B and W passes of other microbatches; memory right after the last F
  * (every F done) forces nB B's and nW W's to be done already:
  * m*v*M_B - nB*(M_B - M_W) - nW*M_W <= limit, nW <= nB. So the window is
  * filled with at most (mv - v - nB) B's and (mv - v - nW) W's (minimised
  * over feasible nB, nW), and the rest of it is idle.
  *
- * If more F passes exist than fit before the first B (mv > k), the last F
- * starts after the head window ends, so the two windows are disjoint and
- * their idle times add up; otherwise only the larger one counts. */
+ * If more F passes exist than fit before the first B (mv > k), the
+ * (k+1)-th F waits for a release, after the head window, so the two
+ * windows are disjoint and their idle times add up. Otherwise the last
+ * F may end inside the head window, and the idle is the larger of the
+ * head idle and gap + tail (the gap lies before the last F starts, the
+ * tail after it ends).
+ *
+ * 2. Round-trip bound. Pick a stage g >= lo on rank q (q may be r). From
+ * t0, F(g, 0) starts no earlier than the forward path lo -> g. Between
+ * the start of F(g, 0) and the end of B(g, m-1), rank q runs every F and
+ * every B of its stages g' >= g (F(g', i) follows F(g, i), B(g', i)
+ * precedes B(g, m-1)), one at a time. It also runs every W it does
+ * before its last F, F(hi_q, m-1), which lies in that interval: every
+ * B or W on q starts after F(g, 0) (a stage >= g needs its own F, a
+ * lower one the B of g), and at that F all m*v forwards are allocated
+ * while at most mv - v B's are done (the B's of microbatch m-1 follow
+ * it), so nW >= (m v M_B - (mv - v)(M_B - M_W) - limit_q) / M_W of
+ * them ran. Then B(g, m-1) travels back down to B(lo, m-1) and W(lo,
+ * m-1) follows on r. The sum of these is a chain r must span. With
+ * q = the last rank it is the classic "one microbatch there, all of
+ * them at the turn, the last one back" bound that dominates when m is
+ * close to p and the stages are unequal (comm > 0, B != F). */
 #include <math.h>
 #include "zbsched/bound.h"
-
-struct rank_shape {
-    int lo, hi;                 /* lowest and highest stage of the rank */
-    double work;                /* busy time */
-    double max_f, max_b, max_w; /* longest pass of each kind on the rank */
-};
-
-static void rank_shape(const struct zb_profile *p, int r,
-                       struct rank_shape *rs)
-{
-    *rs = (struct rank_shape){ .lo = -1, .hi = -1 };
-    for (int c = 0; c < p->vpp; c++) {
-        int s = zb_profile_rank_stage(p, r, c);
-        const struct zb_stage_times *t = &p->stage[s];
-        if (rs->lo < 0 || s < rs->lo)
-            rs->lo = s;
-        if (s > rs->hi)
-            rs->hi = s;
-        rs->work += p->microbatches * (t->f + t->b + t->w);
-        rs->max_f = fmax(rs->max_f, t->f);
-        rs->max_b = fmax(rs->max_b, t->b);
-        rs->max_w = fmax(rs->max_w, t->w);
-    }
-}
 
 /* Comm on the cross-rank edges between consecutive stages in [a, b]. */
 static double path_comm(const struct zb_profile *p, int a, int b)
@@ -75,6 +87,41 @@ static double sum_b(const struct zb_profile *p, int a, int b)
     for (int s = a; s <= b; s++)
         t += p->stage[s].b;
     return t;
+}
+
+/* The cost of the edge from stage s to s + 1 (0 on the same rank or
+ * past the last stage). */
+static double edge(const struct zb_profile *p, int s)
+{
+    return s + 1 < zb_profile_stages(p) &&
+           zb_profile_stage_rank(p, s) != zb_profile_stage_rank(p, s + 1)
+               ? p->comm : 0;
+}
+
+struct rank_shape {
+    int lo, hi;                 /* lowest and highest stage of the rank */
+    double work;                /* busy time */
+    double max_f, max_b, max_w; /* longest pass of each kind on the rank */
+    double min_w;               /* shortest W on the rank */
+};
+
+static void rank_shape(const struct zb_profile *p, int r,
+                       struct rank_shape *rs)
+{
+    *rs = (struct rank_shape){ .lo = -1, .hi = -1, .min_w = INFINITY };
+    for (int c = 0; c < p->vpp; c++) {
+        int s = zb_profile_rank_stage(p, r, c);
+        const struct zb_stage_times *t = &p->stage[s];
+        if (rs->lo < 0 || s < rs->lo)
+            rs->lo = s;
+        if (s > rs->hi)
+            rs->hi = s;
+        rs->work += p->microbatches * (t->f + t->b + t->w);
+        rs->max_f = fmax(rs->max_f, t->f);
+        rs->max_b = fmax(rs->max_b, t->b);
+        rs->max_w = fmax(rs->max_w, t->w);
+        rs->min_w = fmin(rs->min_w, t->w);
+    }
 }
 
 /* Least B and W work that must be done before the last F for memory. */
@@ -104,21 +151,90 @@ static double forced_done(const struct zb_profile *p, double limit,
     return best;
 }
 
+/* Least number of W's rank r runs before its last F (section 2). */
+static double forced_w(const struct zb_profile *p, int r)
+{
+    long total = (long)p->microbatches * p->vpp;
+    double limit = p->mem_limit[r], need;
+
+    if (!isfinite(limit) || p->m_w <= 0)
+        return 0;
+    need = total * p->m_b - (total - p->vpp) * (p->m_b - p->m_w) - limit;
+    return need > 1e-12 ? ceil(need / p->m_w - 1e-9) : 0;
+}
+
+/* Upper bound on the F work rank r does in its head window [t0, t0 + h]
+ * (section 1); *gap gets the idle that chunk releases force before its
+ * last F starts. */
+static double head_fill(const struct zb_profile *p, int r,
+                        const struct rank_shape *rs, double k, double h,
+                        double *gap)
+{
+    const double per_stage = fmin(p->microbatches, k);
+    double fill = k * rs->max_f, sum = 0, before = 0, d = 0;
+
+    *gap = 0;
+    /* r's stages by increasing stage, hence increasing release d. */
+    for (int s = rs->lo; s <= rs->hi; d += p->stage[s].f + edge(p, s),
+                                      s++) {
+        if (zb_profile_stage_rank(p, s) != r)
+            continue;
+        double a = per_stage * p->stage[s].f;
+        if (d > 0 && d <= h) {
+            fill = fmin(fill, fmin(d, before) + h - d);
+            *gap = fmax(*gap, d - before);
+        }
+        sum += fmax(0, fmin(a, h - d));
+        before += a;
+    }
+    return fmin(fill, sum);
+}
+
+/* Section 2: the longest round trip from r's first pass through some
+ * stage g >= lo and back to r's last W. */
+static double round_trip(const struct zb_profile *p,
+                         const struct rank_shape *rs)
+{
+    const int n = zb_profile_stages(p);
+    const double m = p->microbatches;
+    double best = 0, there = 0, back = 0;
+
+    /* there: F(lo) start to F(g) start; back: B(g) end to B(lo) end. */
+    for (int g = rs->lo; g < n; there += p->stage[g].f + edge(p, g),
+                                back += p->stage[g].b + edge(p, g), g++) {
+        int q = zb_profile_stage_rank(p, g);
+        double turn = 0, min_w = INFINITY;
+        for (int c = 0; c < p->vpp; c++) {
+            int s = zb_profile_rank_stage(p, q, c);
+            if (s >= g)
+                turn += m * (p->stage[s].f + p->stage[s].b);
+            min_w = fmin(min_w, p->stage[s].w);
+        }
+        turn += forced_w(p, q) * min_w;
+        best = fmax(best, there + turn + back + p->stage[rs->lo].w);
+    }
+    return best;
+}
+
 static double rank_bound(const struct zb_profile *p, int r, double *start)
 {
     const int last = zb_profile_stages(p) - 1;
     struct rank_shape rs;
     long total = (long)p->microbatches * p->vpp;
-    double limit = p->mem_limit[r], k, head, tail, fill, forced;
+    double limit = p->mem_limit[r], k, h, head, gap, tail, fill, forced;
+    double idle;
 
     rank_shape(p, r, &rs);
     k = isfinite(limit) ? floor(limit / p->m_b + 1e-9) : (double)total;
     k = fmin(k, (double)total);
 
-    head = sum_f(p, rs.lo, last) + path_comm(p, rs.lo, last) +
-           sum_b(p, rs.hi + 1, last) + path_comm(p, rs.hi, last);
-    head = fmax(0, head - k * rs.max_f);
+    /* F(lo, i) start to B(hi + 1, i) end, then comm to hi: every F
+     * from lo up and every B above hi. */
+    h = sum_f(p, rs.lo, last) + path_comm(p, rs.lo, last) +
+        sum_b(p, rs.hi + 1, last) + path_comm(p, rs.hi, last);
+    head = fmax(0, h - head_fill(p, r, &rs, k, h, &gap));
 
+    /* F(hi, m-1) end to B(hi, m-1) start: the stages above hi and back. */
     tail = sum_f(p, rs.hi + 1, last) + sum_b(p, rs.hi + 1, last) +
            2 * path_comm(p, rs.hi, last);
     forced = isfinite(limit) ? forced_done(p, limit, &rs, total, p->vpp) : 0;
@@ -128,7 +244,8 @@ static double rank_bound(const struct zb_profile *p, int r, double *start)
     tail = fmax(0, tail - fill);
 
     *start = sum_f(p, 0, rs.lo - 1) + path_comm(p, 0, rs.lo);
-    return rs.work + (total > k ? head + tail : fmax(head, tail));
+    idle = total > k ? head + tail : fmax(head, gap + tail);
+    return fmax(rs.work + idle, round_trip(p, &rs));
 }
 
 double zb_bound_cost(const struct zb_profile *p)
