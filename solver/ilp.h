@@ -15,6 +15,9 @@
  * own tol_obj does. "Optimal" means proven within 3 * ILP_TOL. */
 #define ILP_TOL 1e-7
 
+/* Longest GLPK failure message kept (ilp_glpk_run). */
+#define ILP_GLPK_MSG_MAX 160
+
 /* Whether obj is proven optimal by bound. */
 static inline bool ilp_meets(double obj, double bound)
 {
@@ -59,6 +62,11 @@ void ilp_inst_init(struct ilp_inst *in, const struct zb_profile *p,
 #define ILP_MAX_RANK_PASSES 512
 bool ilp_inst_searchable(const struct ilp_inst *in);
 void ilp_inst_release(struct ilp_inst *in);
+
+/* A copy of p in the model's units (ilp_scale.c): durations and comm
+ * divided by the mean pass duration, which is returned (multiply
+ * objectives and bounds by it to get back to p's units), memory by M_B. */
+double ilp_scale_profile(const struct zb_profile *p, struct zb_profile *out);
 
 /* ---- Orders (ilp_order.c) -------------------------------------------- */
 
@@ -171,6 +179,9 @@ struct ilp_model;
  * readable names (for the LP export). */
 struct ilp_model *ilp_model_build(const struct ilp_rel *rel, bool names);
 void ilp_model_free(struct ilp_model *md);
+/* GLPK's environment was freed under md (ilp_glpk_run): forget its
+ * problem object, so that ilp_model_free() frees only ours. */
+void ilp_model_lost(struct ilp_model *md);
 
 /* Column values of an order timed by ev (the incumbent for GLPK). */
 void ilp_model_point(const struct ilp_model *md, const struct ilp_order *o,
@@ -192,7 +203,8 @@ int ilp_model_col_y(const struct ilp_model *md);    /* first binary */
 bool ilp_node_refuted(const struct ilp_model *md, struct glp_prob *P,
                       double horizon);
 
-int ilp_model_write_lp(struct ilp_model *md, const char *path);
+/* Write the model in CPLEX LP format; its name says the time unit. */
+int ilp_model_write_lp(struct ilp_model *md, const char *path, double unit);
 
 /* ---- Shared search state (ilp_search.c) ------------------------------ */
 
@@ -209,6 +221,7 @@ struct ilp_shared {
     atomic_int stop;        /* read without the lock by the workers */
     const volatile sig_atomic_t *interrupt;   /* see solver.h */
     bool independent;       /* no closed-form bound (see solver.h) */
+    char failure[ILP_GLPK_MSG_MAX];  /* first GLPK failure, or "" */
 };
 
 double ilp_now(void);
@@ -222,6 +235,8 @@ bool ilp_shared_offer(struct ilp_shared *sh, const struct ilp_order *o);
 /* Raise the proven bound (capped at the best objective). */
 void ilp_shared_bound(struct ilp_shared *sh, double bound);
 void ilp_shared_add_nodes(struct ilp_shared *sh, long n);
+/* Record a failure of GLPK (the first one is kept for the report). */
+void ilp_shared_fail(struct ilp_shared *sh, const char *msg);
 /* Copy the best order if its version differs from *version. */
 bool ilp_shared_fetch(struct ilp_shared *sh, struct ilp_order *o,
                       long *version);
@@ -242,16 +257,23 @@ struct ilp_mip_result {
     long nodes;
 };
 
-/* Mute GLPK's terminal output in the calling thread (its environment is
- * thread-local). */
+/* The calling thread's GLPK environment (ilp_glpk.c; GLPK keeps one per
+ * thread). quiet: no terminal output; done: free it (every object in it). */
 void ilp_glpk_quiet(void);
-/* Free the calling thread's GLPK environment (every object in it). */
 void ilp_glpk_done(void);
+
+/* Run fn(arg) with GLPK's error hook armed and return what it returns; if
+ * GLPK fails inside (an internal assertion, a bad call), the thread's
+ * environment is freed, with every problem object in it, msg gets GLPK's
+ * reason and ZB_ESOLVER is returned. */
+int ilp_glpk_run(int (*fn)(void *), void *arg, char *msg, size_t size);
 
 /* Branch and cut on md from the shared best order (injected as the
  * incumbent), for at most `seconds`. Improvements are offered to sh;
  * `global` (the full model) also raises sh's bound. ZB_ESOLVER when GLPK
- * fails: that only weakens the search, nothing is claimed from it. */
+ * fails: that only weakens the search, nothing is claimed from it; if it
+ * failed inside (ilp_glpk_run), md is lost (ilp_model_lost) and the
+ * reason goes to sh (ilp_shared_fail). */
 int ilp_mip_solve(struct ilp_model *md, struct ilp_shared *sh, bool global,
                   double seconds, struct ilp_mip_result *res);
 

@@ -3,6 +3,7 @@
  * on are ours), better orders found come out to the shared state, and the
  * search stops early when the shared state says so. */
 #include <glpk.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include "ilp.h"
@@ -13,6 +14,7 @@ struct mip {
     struct ilp_shared *sh;
     const struct ilp_inst *in;
     bool global;            /* the full model: its bound is global */
+    struct ilp_mip_result *res;
     double deadline;
     struct ilp_order o;
     struct ilp_eval ev;
@@ -23,24 +25,6 @@ struct mip {
     long nodes;
     int node;               /* last node propagated */
 };
-
-static int mute(void *info, const char *s)
-{
-    (void)info;
-    (void)s;
-    return 1;               /* nonzero: GLPK prints nothing */
-}
-
-void ilp_glpk_quiet(void)
-{
-    glp_term_out(GLP_OFF);
-    glp_term_hook(mute, NULL);
-}
-
-void ilp_glpk_done(void)
-{
-    glp_free_env();
-}
 
 /* Give GLPK the shared best order if it is newer and better than what
  * the tree holds. */
@@ -159,56 +143,74 @@ static int root_lp(glp_prob *P, struct ilp_shared *sh, double deadline)
     }
 }
 
+/* The GLPK part of a solve, run under ilp_glpk_run(): the root LP, then
+ * branch and cut. Returns 0 or a GLPK code; res->proven when finished. */
+static int run_glpk(void *arg)
+{
+    struct mip *c = arg;
+    glp_prob *P = ilp_model_prob(c->md);
+    glp_iocp iocp;
+    int st;
+
+    st = root_lp(P, c->sh, c->deadline);
+    if (st == GLP_ETMLIM)
+        return 0;
+    if (st != 0 || glp_get_status(P) != GLP_OPT)
+        /* The incumbent satisfies every row, so this is a solver
+         * failure, not a proof. */
+        return ZB_ESOLVER;
+    c->res->bound = c->bound = glp_get_obj_val(P);
+    if (c->global)  /* the model holds the optimum: a global bound */
+        ilp_shared_bound(c->sh, c->bound);
+    glp_init_iocp(&iocp);
+    iocp.msg_lev = GLP_MSG_OFF;
+    iocp.presolve = GLP_OFF;
+    iocp.cb_func = callback;
+    iocp.cb_info = c;
+    /* Milliseconds in an int: a limit of weeks must not overflow. */
+    iocp.tm_lim = (int)fmin(INT_MAX,
+                            fmax(1, (c->deadline - ilp_now()) * 1000));
+    st = glp_intopt(P, &iocp);
+    c->res->nodes = c->nodes;
+    c->res->bound = c->bound;
+    if (st == 0 && glp_mip_status(P) == GLP_OPT) {
+        /* Finished: nothing beats GLPK's final incumbent. */
+        c->res->proven = true;
+        c->res->bound = fmax(c->res->bound, glp_mip_obj_val(P));
+        return 0;
+    }
+    if (st == 0 && glp_mip_status(P) == GLP_NOFEAS)
+        /* No solution at all, yet the injected incumbent is one: a
+         * solver failure, not a proof. */
+        return ZB_ESOLVER;
+    if (st != 0 && st != GLP_ETMLIM && st != GLP_ESTOP && st != GLP_EMIPGAP)
+        return ZB_ESOLVER;
+    return 0;
+}
+
 int ilp_mip_solve(struct ilp_model *md, struct ilp_shared *sh, bool global,
                   double seconds, struct ilp_mip_result *res)
 {
     const struct ilp_inst *in = sh->in;
-    glp_prob *P = ilp_model_prob(md);
     struct mip c = { .md = md, .sh = sh, .in = in, .global = global,
+                     .res = res,
                      .deadline = fmin(sh->deadline, ilp_now() + seconds),
                      .version = -1, .held = INFINITY, .bound = -INFINITY };
-    glp_iocp iocp;
-    int rc = 0, st;
+    char msg[ILP_GLPK_MSG_MAX] = "";
+    int rc;
 
     *res = (struct ilp_mip_result){ .bound = -INFINITY };
     ilp_order_init(&c.o, in);
     c.ev.t = zb_xmalloc((size_t)in->n * sizeof(double));
     c.x = zb_xmalloc((size_t)(ilp_model_cols(md) + 1) * sizeof(double));
-
-    st = root_lp(P, sh, c.deadline);
-    if (st == GLP_ETMLIM)
-        goto out;
-    if (st != 0 || glp_get_status(P) != GLP_OPT) {
-        /* The incumbent satisfies every row, so this is a solver
-         * failure, not a proof. */
-        rc = ZB_ESOLVER;
-        goto out;
+    rc = ilp_glpk_run(run_glpk, &c, msg, sizeof(msg));
+    if (msg[0]) {
+        /* GLPK failed inside and took md's problem object with it. */
+        ilp_model_lost(md);
+        ilp_shared_fail(sh, msg);
+        *res = (struct ilp_mip_result){ .bound = -INFINITY,
+                                        .nodes = c.nodes };
     }
-    res->bound = c.bound = glp_get_obj_val(P);
-    if (global)     /* the model holds the optimum: a global bound */
-        ilp_shared_bound(sh, c.bound);
-    glp_init_iocp(&iocp);
-    iocp.msg_lev = GLP_MSG_OFF;
-    iocp.presolve = GLP_OFF;
-    iocp.cb_func = callback;
-    iocp.cb_info = &c;
-    iocp.tm_lim = (int)fmax(1, (c.deadline - ilp_now()) * 1000);
-    st = glp_intopt(P, &iocp);
-    res->nodes = c.nodes;
-    res->bound = c.bound;
-    if (st == 0 && glp_mip_status(P) == GLP_OPT) {
-        /* Finished: nothing beats GLPK's final incumbent. */
-        res->proven = true;
-        res->bound = fmax(res->bound, glp_mip_obj_val(P));
-    } else if (st == 0 && glp_mip_status(P) == GLP_NOFEAS) {
-        /* No solution at all, yet the injected incumbent is one: a
-         * solver failure, not a proof. */
-        rc = ZB_ESOLVER;
-    } else if (st != 0 && st != GLP_ETMLIM && st != GLP_ESTOP &&
-               st != GLP_EMIPGAP) {
-        rc = ZB_ESOLVER;
-    }
-out:
     ilp_order_release(&c.o, in);
     free(c.ev.t);
     free(c.x);

@@ -276,8 +276,14 @@ void ilp_model_free(struct ilp_model *md)
 {
     if (!md)
         return;
-    glp_delete_prob(md->P);
+    if (md->P)
+        glp_delete_prob(md->P);
     free(md);
+}
+
+void ilp_model_lost(struct ilp_model *md)
+{
+    md->P = NULL;
 }
 
 struct glp_prob *ilp_model_prob(struct ilp_model *md)
@@ -372,7 +378,12 @@ void ilp_model_order(const struct ilp_model *md, const double *x,
     }
 }
 
-int ilp_model_write_lp(struct ilp_model *md, const char *path)
+int ilp_model_write_lp(struct ilp_model *md, const char *path, double unit)
 {
+    char name[96];
+
+    snprintf(name, sizeof(name), "zbsched: times in units of %.17g, memory "
+             "in units of M_B", unit);
+    glp_set_prob_name(md->P, name);
     return glp_write_lp(md->P, NULL, path) == 0 ? 0 : ZB_EIO;
 }

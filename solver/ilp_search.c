@@ -4,6 +4,7 @@
  * the calling thread watches the clock, the interrupt flag and reports
  * progress at most once a second. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -81,6 +82,14 @@ void ilp_shared_add_nodes(struct ilp_shared *sh, long n)
 {
     pthread_mutex_lock(&sh->lock);
     sh->nodes += n;
+    pthread_mutex_unlock(&sh->lock);
+}
+
+void ilp_shared_fail(struct ilp_shared *sh, const char *msg)
+{
+    pthread_mutex_lock(&sh->lock);
+    if (!sh->failure[0])
+        snprintf(sh->failure, sizeof(sh->failure), "%s", msg);
     pthread_mutex_unlock(&sh->lock);
 }
 

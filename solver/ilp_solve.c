@@ -70,8 +70,10 @@ static double closed_bound(const struct zb_profile *p, enum zb_objective obj)
                                     : zb_bound_makespan(p);
 }
 
+/* s->solver from the search's result; unit converts the model's objective
+ * and bound back to the profile's time unit (ilp_scale_profile). */
 static void fill_info(struct zb_solver_info *info, struct ilp_shared *sh,
-                      double warm_obj)
+                      double warm_obj, double unit)
 {
     double obj = sh->best_ev.obj, bound = sh->bound;
     const char *status;
@@ -85,25 +87,29 @@ static void fill_info(struct zb_solver_info *info, struct ilp_shared *sh,
     else
         status = "heuristic";
     *info = (struct zb_solver_info){
-        .present = true, .objective = obj, .bound = bound,
+        .present = true, .objective = obj * unit, .bound = bound * unit,
         /* With no bound at all (independent and nothing proven) the
          * relative gap is taken as 100 %. */
         .gap = bound > 0 ? fmax(0, obj / bound - 1) : 1,
         .seconds = ilp_now() - sh->t0, .nodes = sh->nodes,
     };
     snprintf(info->status, sizeof(info->status), "%s", status);
+    snprintf(info->warning, sizeof(info->warning), "%s", sh->failure);
 }
 
-/* Fill s (initialised for p) with the best order found and s->solver. */
-static void solve_order(const struct zb_profile *p,
+/* Fill s (initialised for prof) with the best order found and s->solver.
+ * The search runs in the model's units (ilp_scale_profile). */
+static void solve_order(const struct zb_profile *prof,
                         const struct zb_options *opt,
                         const struct zb_schedule *warm, int nwarm,
                         struct zb_schedule *s)
 {
+    struct zb_profile scaled, *p = &scaled;
     struct ilp_inst in;
     struct ilp_order start;
     struct ilp_shared sh;
     double warm_obj, t0 = ilp_now();
+    double unit = ilp_scale_profile(prof, &scaled);
 
     ilp_inst_init(&in, p, opt->objective);
     ilp_order_init(&start, &in);
@@ -128,10 +134,11 @@ static void solve_order(const struct zb_profile *p,
             ilp_search(&sh, opt);
     }
     ilp_order_to_schedule(&sh.best, &in, s);
-    fill_info(&s->solver, &sh, warm_obj);
+    fill_info(&s->solver, &sh, warm_obj, unit);
     ilp_shared_release(&sh);
     ilp_order_release(&start, &in);
     ilp_inst_release(&in);
+    zb_profile_release(&scaled);
 }
 
 static const struct zb_options *or_defaults(const struct zb_options *opt,
@@ -157,11 +164,14 @@ int zb_ilp_solve(const struct zb_profile *p, const struct zb_options *opt,
     return 0;
 }
 
-int zb_ilp_export_lp(const struct zb_profile *p, const struct zb_options *opt,
+int zb_ilp_export_lp(const struct zb_profile *prof,
+                     const struct zb_options *opt,
                      const struct zb_schedule *warm, int nwarm,
                      const char *path, struct zb_error *err)
 {
     struct zb_options def;
+    struct zb_profile scaled, *p = &scaled;
+    double unit;
     struct ilp_inst in;
     struct ilp_order start;
     struct ilp_eval ev = { .t = NULL };
@@ -170,14 +180,16 @@ int zb_ilp_export_lp(const struct zb_profile *p, const struct zb_options *opt,
     int rc;
 
     opt = or_defaults(opt, &def);
-    if ((rc = check(p, opt, err)) < 0)
+    if ((rc = check(prof, opt, err)) < 0)
         return rc;
+    unit = ilp_scale_profile(prof, &scaled);
     ilp_inst_init(&in, p, opt->objective);
     if (!ilp_inst_searchable(&in)) {
         rc = zb_error_set(err, ZB_EUNSUPPORTED, "%d passes (%d at most, %d "
                           "a rank) are too many for the integer program",
                           in.n, ILP_MAX_PASSES, ILP_MAX_RANK_PASSES);
         ilp_inst_release(&in);
+        zb_profile_release(&scaled);
         return rc;
     }
     ilp_order_init(&start, &in);
@@ -193,7 +205,7 @@ int zb_ilp_export_lp(const struct zb_profile *p, const struct zb_options *opt,
     rel.obj_lb = opt->independent ? 0 : closed_bound(p, opt->objective);
     ilp_glpk_quiet();
     md = ilp_model_build(&rel, true);
-    if ((rc = ilp_model_write_lp(md, path)) < 0)
+    if ((rc = ilp_model_write_lp(md, path, unit)) < 0)
         zb_error_set(err, rc, "cannot write the model to '%s'", path);
     ilp_model_free(md);
     ilp_glpk_done();
@@ -201,5 +213,6 @@ out:
     ilp_rel_release(&rel);
     ilp_order_release(&start, &in);
     ilp_inst_release(&in);
+    zb_profile_release(&scaled);
     return rc;
 }

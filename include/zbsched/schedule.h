@@ -16,12 +16,15 @@
 #include "zbsched/profile.h"
 
 #define ZB_SOLVER_STATUS_MAX 16
+#define ZB_SOLVER_WARNING_MAX 192
 
 struct zb_solver_info {
     bool present;             /* only solver-made schedules carry it */
     char status[ZB_SOLVER_STATUS_MAX]; /* optimal/feasible/heuristic/... */
     double objective, bound, gap, seconds;
     long nodes;
+    /* What weakened the search ("GLPK failed: ..."), or "". */
+    char warning[ZB_SOLVER_WARNING_MAX];
 };
 
 #define ZB_SCHEDULE_NAME_MAX 32
