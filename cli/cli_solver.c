@@ -68,6 +68,10 @@ void cli_search_summary(const struct zb_options *opt,
 {
     const struct zb_solver_info *si = &s->solver;
 
+    /* A weakened search is worth a word even with -q. */
+    if (si->present && si->warning[0])
+        fprintf(stderr, "zbsched: warning: %s (the search went on without "
+                "that model)\n", si->warning);
     if (si->present && opt->progress)
         fprintf(stderr, "zbsched: ilp: %s, %s %.6g, bound %.6g, gap %.2f%%, "
                 "%.1f s, %ld nodes\n", si->status,

@@ -327,6 +327,9 @@ static void parse_solver(const cJSON *so, struct zb_solver_info *info)
     x = cJSON_GetObjectItemCaseSensitive(so, "nodes");
     if (cJSON_IsNumber(x))
         info->nodes = (long)x->valuedouble;
+    x = cJSON_GetObjectItemCaseSensitive(so, "warning");
+    if (cJSON_IsString(x))
+        snprintf(info->warning, sizeof(info->warning), "%s", x->valuestring);
 }
 
 int zb_json_parse_schedule(const char *text, struct zb_schedule *out,
@@ -549,7 +552,12 @@ char *zb_json_format_schedule(const struct zb_schedule *s)
         add_key_num(&sb, "gap", s->solver.gap);
         sb_addf(&sb, ", ");
         add_key_num(&sb, "seconds", s->solver.seconds);
-        sb_addf(&sb, ", \"nodes\": %ld},\n", s->solver.nodes);
+        sb_addf(&sb, ", \"nodes\": %ld", s->solver.nodes);
+        if (s->solver.warning[0]) {
+            sb_addf(&sb, ", \"warning\": ");
+            sb_add_str(&sb, s->solver.warning);
+        }
+        sb_addf(&sb, "},\n");
     }
     sb_addf(&sb, "  \"ranks\": [");
     for (int r = 0; r < p->pp; r++) {
