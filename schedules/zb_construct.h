@@ -1,0 +1,22 @@
+/* zb_construct.h - the Zero Bubble paper's constructive heuristic (loop
+ * placement, one chunk per rank), as a candidate for the `zb` generator.
+ * Internal to schedules/, not part of the public API. */
+#ifndef ZBSCHED_ZB_CONSTRUCT_H
+#define ZBSCHED_ZB_CONSTRUCT_H
+
+#include "zbsched/error.h"
+#include "zbsched/profile.h"
+#include "zbsched/schedule.h"
+
+/* Fill s (initialised for p, empty lists) with the compute order (F, B, W)
+ * of the best of the heuristic's variants (warm-up rule, "prioritise B",
+ * gap filling with W), each timed by zb_sim_run() and compared with
+ * zb_measures_better(); only variants within every rank's memory limit
+ * count. Reads the per-stage times, comm, M_B, M_W and per-rank limits
+ * (INFINITY = unlimited). O(p*m) per variant.
+ * ZB_EUNSUPPORTED unless the placement is loop and vpp is 1;
+ * ZB_ENOMEM_LIMIT when no variant fits (a rank cannot hold one M_B). */
+int zb_construct(const struct zb_profile *p, struct zb_schedule *s,
+                 struct zb_error *err);
+
+#endif
