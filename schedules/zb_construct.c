@@ -28,7 +28,10 @@ struct variant {
                            before the round's F */
 };
 
-#define N_VARIANTS 16
+static struct variant variant(int i)
+{
+    return (struct variant){ i & 1, i & 2, i & 4, i & 8 };
+}
 
 /* Construction state; stage s sits on rank s (loop placement, vpp 1). */
 struct cons {
@@ -244,12 +247,14 @@ static void place_f(struct cons *c, int s)
 }
 
 /* Round i: the chosen F passes, stages ascending (each feeds the next),
- * then B_i, stages descending. With "B first" a stage whose new F no one
- * needs this round (B_i included) and whose input F is placed keeps it until
- * B_i is placed, and runs B_i first when B_i's input arrives no later than
- * the F's: B passes then reach stage 0 sooner, which pays off where F
- * passes run out and stage 0 needs B passes faster. Stage 0 feeds no one
- * backwards: once its F are done, its W go right after each B. */
+ * then B_i, stages descending. "B first" (ours): a stage whose new F
+ * neither its B_i nor the next stage's new F needs holds the F back and
+ * runs B_i first when B_i's input arrives no later than the F's, so B
+ * passes reach stage 0 sooner; that pays off where the F passes run out
+ * and stage 0 needs B passes faster. The held F's input is always placed:
+ * a previous stage with no more F than this one needs its F now, so it
+ * cannot hold it back. Stage 0 feeds no one backwards: once its F are
+ * done, its W go right after each B. */
 static void round_i(struct cons *c, int i)
 {
     decide(c, i);
@@ -258,8 +263,7 @@ static void round_i(struct cons *c, int i)
             continue;
         c->late[s] = c->v.b_first && c->nf[s] > i &&
                      !(s + 1 < c->pp && c->add[s + 1] &&
-                       c->nf[s] <= c->nf[s + 1]) &&
-                     (s == 0 || c->nf[s - 1] > c->nf[s]);
+                       c->nf[s] <= c->nf[s + 1]);
         if (!c->late[s])
             place_f(c, s);
     }
@@ -382,11 +386,10 @@ static bool pick(struct cons *c, bool simulate, struct zb_schedule *best,
 {
     bool have = false;
 
-    for (int i = 0; i < N_VARIANTS; i++) {
-        struct variant v = { i & 1, i & 2, i & 4, i & 8 };
+    for (int i = 0; i < ZB_CONSTRUCT_VARIANTS; i++) {
         struct zb_schedule tmp;
 
-        build(c, v, cand);
+        build(c, variant(i), cand);
         if (!simulate)
             zb_measures_from_times(c->p, cand->ranks, &cand->predicted);
         else if (zb_sim_run(cand, NULL) < 0)
@@ -414,6 +417,33 @@ static bool sim_agrees(struct zb_schedule *best)
            fabs(best->predicted.makespan - span) <= 1e-9 * fmax(1, span);
 }
 
+static int check_profile(const struct zb_profile *p, struct zb_error *err)
+{
+    if (p->placement != ZB_PLACEMENT_LOOP || p->vpp != 1)
+        return zb_error_set(err, ZB_EUNSUPPORTED,
+                            "the constructive zb heuristic needs loop "
+                            "placement and vpp 1, got %s and vpp %d",
+                            zb_placement_name(p->placement), p->vpp);
+    return 0;
+}
+
+int zb_construct_variant(const struct zb_profile *p, int i,
+                         struct zb_schedule *s, struct zb_error *err)
+{
+    struct cons c;
+    int rc;
+
+    if ((rc = check_profile(p, err)) < 0)
+        return rc;
+    if (i < 0 || i >= ZB_CONSTRUCT_VARIANTS)
+        return zb_error_set(err, ZB_EINVAL, "no variant %d", i);
+    cons_init(&c, p);
+    if ((rc = set_caps(&c, err)) == 0)
+        build(&c, variant(i), s);
+    cons_release(&c);
+    return rc;
+}
+
 int zb_construct(const struct zb_profile *p, struct zb_schedule *s,
                  struct zb_error *err)
 {
@@ -422,11 +452,8 @@ int zb_construct(const struct zb_profile *p, struct zb_schedule *s,
     bool have;
     int rc;
 
-    if (p->placement != ZB_PLACEMENT_LOOP || p->vpp != 1)
-        return zb_error_set(err, ZB_EUNSUPPORTED,
-                            "the constructive zb heuristic needs loop "
-                            "placement and vpp 1, got %s and vpp %d",
-                            zb_placement_name(p->placement), p->vpp);
+    if ((rc = check_profile(p, err)) < 0)
+        return rc;
     cons_init(&c, p);
     if ((rc = set_caps(&c, err)) < 0)
         goto out_cons;

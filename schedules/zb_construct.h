@@ -19,4 +19,14 @@
 int zb_construct(const struct zb_profile *p, struct zb_schedule *s,
                  struct zb_error *err);
 
+#define ZB_CONSTRUCT_VARIANTS 16
+
+/* One variant (0 <= variant < ZB_CONSTRUCT_VARIANTS) into s, each op with
+ * the start and end the construction gave it, which by design are the
+ * simulator's (for tests and comparisons). Errors as zb_construct() except
+ * that an order over the limit is returned (ZB_ENOMEM_LIMIT only for a rank
+ * that cannot hold one activation). */
+int zb_construct_variant(const struct zb_profile *p, int variant,
+                         struct zb_schedule *s, struct zb_error *err);
+
 #endif
