@@ -47,6 +47,7 @@ struct cons {
     double *work;           /* per stage: compute of all its passes */
     double worst;           /* max over stages of work + idle: the span
                                the schedule is heading for */
+    double cutoff;          /* give up a variant whose worst exceeds it */
     int *nf, *nb, *nw;      /* per stage: passes placed, by kind */
     int *cap;               /* per stage: most F before its first B */
     int *warm;              /* per stage: F placed before its first B */
@@ -283,7 +284,10 @@ static void round_i(struct cons *c, int i)
         flush_w(c, 0);
 }
 
-static void build(struct cons *c, struct variant v, struct zb_schedule *out)
+/* Build variant v into out. Gives up (false) once the variant's cost must
+ * exceed c->cutoff: a stage's span ends as its work plus its idle, so
+ * c->worst only grows toward the cost. */
+static bool build(struct cons *c, struct variant v, struct zb_schedule *out)
 {
     const int pp = c->pp;
 
@@ -299,10 +303,14 @@ static void build(struct cons *c, struct variant v, struct zb_schedule *out)
     memset(c->nb, 0, (size_t)pp * sizeof(int));
     memset(c->nw, 0, (size_t)pp * sizeof(int));
     warmup(c);
-    for (int i = 1; i < c->m; i++)
+    for (int i = 1; i < c->m; i++) {
         round_i(c, i);
+        if (c->worst > c->cutoff)
+            return false;
+    }
     for (int s = 0; s < pp; s++)
         flush_w(c, s);
+    return true;
 }
 
 /* Limits in force and warm-up caps: a rank holds at most lim / M_B
@@ -386,10 +394,12 @@ static bool pick(struct cons *c, bool simulate, struct zb_schedule *best,
 {
     bool have = false;
 
+    c->cutoff = INFINITY;
     for (int i = 0; i < ZB_CONSTRUCT_VARIANTS; i++) {
         struct zb_schedule tmp;
 
-        build(c, variant(i), cand);
+        if (!build(c, variant(i), cand))
+            continue;
         if (!simulate)
             zb_measures_from_times(c->p, cand->ranks, &cand->predicted);
         else if (zb_sim_run(cand, NULL) < 0)
@@ -402,6 +412,9 @@ static bool pick(struct cons *c, bool simulate, struct zb_schedule *best,
         *best = *cand;
         *cand = tmp;
         have = true;
+        /* Only the construction's own times bound the cost it reports. */
+        if (!simulate)
+            c->cutoff = best->predicted.cost * (1 + 1e-9) + c->tol;
     }
     return have;
 }
@@ -438,6 +451,7 @@ int zb_construct_variant(const struct zb_profile *p, int i,
     if (i < 0 || i >= ZB_CONSTRUCT_VARIANTS)
         return zb_error_set(err, ZB_EINVAL, "no variant %d", i);
     cons_init(&c, p);
+    c.cutoff = INFINITY;
     if ((rc = set_caps(&c, err)) == 0)
         build(&c, variant(i), s);
     cons_release(&c);
