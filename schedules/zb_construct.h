@@ -9,11 +9,14 @@
 #include "zbsched/schedule.h"
 
 /* Fill s (initialised for p, empty lists) with the compute order (F, B, W)
- * of the best of the heuristic's variants (warm-up rule, "prioritise B",
- * gap filling with W), each timed by zb_sim_run() and compared with
- * zb_measures_better(); only variants within every rank's memory limit
- * count. Reads the per-stage times, comm, M_B, M_W and per-rank limits
- * (INFINITY = unlimited). O(p*m) per variant.
+ * of the best of the heuristic's variants: the reference's 2 x 2 x 2
+ * (warm-up rule, "prioritise B", gap filling with W) times our "B first".
+ * Variants are timed by the construction, which applies the simulator's
+ * rules, and compared with zb_measures_better(); only those within every
+ * rank's memory limit count. The winner is checked with zb_sim_run() (on
+ * a disagreement every variant is simulated instead). Reads the per-stage
+ * times, comm, M_B, M_W and per-rank limits (INFINITY = unlimited).
+ * O(p*m) per variant. The ops of s carry the predicted start and end.
  * ZB_EUNSUPPORTED unless the placement is loop and vpp is 1;
  * ZB_ENOMEM_LIMIT when no variant fits (a rank cannot hold one M_B). */
 int zb_construct(const struct zb_profile *p, struct zb_schedule *s,
