@@ -8,8 +8,9 @@
  * stage, with W passes put into the idle gaps before them by their size
  * against the stage's slack, or earlier when an F needs their memory. The
  * construction times every pass exactly as sim.c does (start = max(rank
- * free, inputs arrived + comm)), so its gap decisions see the real gaps;
- * the variants are still compared on the simulator's numbers. */
+ * free, inputs arrived + comm)), so its gap decisions see the real gaps
+ * and its times rank the variants (tests check that they are the
+ * simulator's); the winner is timed again by zb_sim_run(). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
