@@ -16,6 +16,8 @@
 #include <string.h>
 #include "families.h"
 #include "zb_construct.h"
+#include "zbsched/measures.h"
+#include "zbsched/sim.h"
 #include "zbsched/xalloc.h"
 
 /* The reference's 2 x 2 x 2 variants, and one of ours. */
@@ -350,21 +352,21 @@ static void cons_init(struct cons *c, const struct zb_profile *p)
     for (int s = 0; s < p->pp; s++)
         scale = fmax(scale, p->stage[s].f + p->stage[s].b + p->stage[s].w);
     c->tol = 1e-9 * fmax(scale + p->comm, 1e-300) * p->microbatches;
-    c->end_f = xcalloc(n, sizeof(double));
-    c->end_b = xcalloc(n, sizeof(double));
-    c->cur = xcalloc(pp, sizeof(double));
-    c->mem = xcalloc(pp, sizeof(double));
-    c->lim = xcalloc(pp, sizeof(double));
-    c->idle = xcalloc(pp, sizeof(double));
-    c->work = xcalloc(pp, sizeof(double));
-    c->est = xcalloc(pp, sizeof(double));
-    c->nf = xcalloc(pp, sizeof(int));
-    c->nb = xcalloc(pp, sizeof(int));
-    c->nw = xcalloc(pp, sizeof(int));
-    c->cap = xcalloc(pp, sizeof(int));
-    c->warm = xcalloc(pp, sizeof(int));
-    c->add = xcalloc(pp, sizeof(bool));
-    c->late = xcalloc(pp, sizeof(bool));
+    c->end_f = zb_xcalloc(n, sizeof(double));
+    c->end_b = zb_xcalloc(n, sizeof(double));
+    c->cur = zb_xcalloc(pp, sizeof(double));
+    c->mem = zb_xcalloc(pp, sizeof(double));
+    c->lim = zb_xcalloc(pp, sizeof(double));
+    c->idle = zb_xcalloc(pp, sizeof(double));
+    c->work = zb_xcalloc(pp, sizeof(double));
+    c->est = zb_xcalloc(pp, sizeof(double));
+    c->nf = zb_xcalloc(pp, sizeof(int));
+    c->nb = zb_xcalloc(pp, sizeof(int));
+    c->nw = zb_xcalloc(pp, sizeof(int));
+    c->cap = zb_xcalloc(pp, sizeof(int));
+    c->warm = zb_xcalloc(pp, sizeof(int));
+    c->add = zb_xcalloc(pp, sizeof(bool));
+    c->late = zb_xcalloc(pp, sizeof(bool));
 }
 
 static void cons_release(struct cons *c)
@@ -480,7 +482,7 @@ int zb_construct(const struct zb_profile *p, struct zb_schedule *s,
     if (have && !sim_agrees(&best))
         have = pick(&c, true, &best, &cand);
     if (have)
-        zb_copy_order(s, &best);
+        zb_schedule_copy_order(s, &best);
     else
         rc = zb_error_set(err, ZB_ENOMEM_LIMIT,
                           "no variant of the constructive zb heuristic "

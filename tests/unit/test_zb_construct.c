@@ -54,8 +54,8 @@ static double construct(const struct zb_profile *p, struct zb_schedule *s,
     cr_assert_eq(zb_construct(p, s, &err), 0, "%s: %s", what, err.msg);
     assert_simulator_agrees(s, what);
     cr_assert(s->predicted.fits_memory, "%s: over the memory limit", what);
-    cr_assert_eq(zb_lower(s, &err), 0, "%s: %s", what, err.msg);
-    cr_assert_eq(zb_schedule_validate(s, &err), 0, "%s: %s", what, err.msg);
+    cr_assert_eq(zb_lower_run(s, &err), 0, "%s: %s", what, err.msg);
+    cr_assert_eq(zb_validate_schedule(s, &err), 0, "%s: %s", what, err.msg);
     return s->predicted.cost;
 }
 
