@@ -4,41 +4,54 @@
 #include <stdlib.h>
 #include "best.h"
 #include "families.h"
+#include "zb_construct.h"
 #include "zbsched/generator.h"
 #include "zbsched/sim.h"
 #include "zbsched/xalloc.h"
+
+/* Keep the simulated order in out->s[out->n] (named after its origin)
+ * when rc says the candidate built; else drop it. */
+static void keep(struct best_candidates *out, int rc)
+{
+    struct zb_schedule *c = &out->s[out->n];
+
+    if (rc == 0 && zb_sim_run(c, NULL) == 0)
+        out->n++;
+    else
+        zb_schedule_release(c);
+}
 
 void best_candidates_collect(const struct zb_profile *p,
                              const struct zb_options *opt,
                              struct best_candidates *out)
 {
-    int cap = 1;
+    int cap = 2;
 
     for (int i = 0; zb_generators[i]; i++)
         cap++;
     out->s = zb_xcalloc((size_t)cap, sizeof(*out->s));
     out->n = 0;
     /* Timing an order is enough to compare; the winner is lowered and
-     * validated by zb_generator_run() like any generator's order. */
-    zb_schedule_init(&out->s[out->n], "zb", p);
-    if (greedy_best(p, &out->s[out->n], NULL) == 0 &&
-        zb_sim_run(&out->s[out->n], NULL) == 0)
-        out->n++;
-    else
-        zb_schedule_release(&out->s[out->n]);
+     * validated by zb_generator_run() like any generator's order. Each
+     * candidate is named after where its order comes from. */
+    zb_schedule_init(&out->s[out->n], "list-scheduler", p);
+    keep(out, greedy_best(p, &out->s[out->n], NULL));
+    /* The paper's construction comes simulated (zb_construct.h). */
+    if (p->placement == ZB_PLACEMENT_LOOP && p->vpp == 1) {
+        zb_schedule_init(&out->s[out->n], "zb-construct", p);
+        if (zb_construct(p, &out->s[out->n], NULL) == 0)
+            out->n++;
+        else
+            zb_schedule_release(&out->s[out->n]);
+    }
     out->fixed = out->n;
     /* The fixed families as candidates: their order, timed. */
     for (int i = 0; zb_generators[i]; i++) {
         const struct zb_generator *g = zb_generators[i];
-        struct zb_schedule *c = &out->s[out->n];
         if (g->memory_aware || zb_generator_accepts(g, p, NULL) < 0)
             continue;
-        zb_schedule_init(c, "zb", p);
-        if (g->generate(p, opt, c, NULL) < 0 || zb_sim_run(c, NULL) < 0) {
-            zb_schedule_release(c);
-            continue;
-        }
-        out->n++;
+        zb_schedule_init(&out->s[out->n], g->name, p);
+        keep(out, g->generate(p, opt, &out->s[out->n], NULL));
     }
 }
 

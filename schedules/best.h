@@ -11,9 +11,11 @@
 #include "zbsched/profile.h"
 #include "zbsched/schedule.h"
 
-/* Simulated compute orders (not lowered), named "zb": the list
- * scheduler's best policy (when it does not stall) first, then every fixed
- * family that serves the profile, in table order. */
+/* Simulated compute orders (not lowered), each named after its origin:
+ * the list scheduler's best policy ("list-scheduler", when it does not
+ * stall), the paper's construction ("zb-construct", loop placement with
+ * one chunk), then every fixed family that serves the profile, in table
+ * order (named after the family). */
 struct best_candidates {
     struct zb_schedule *s;
     int n;

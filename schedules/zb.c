@@ -4,6 +4,7 @@
  * serves the same placement; it keeps the best schedule that fits the
  * limit (cost, then makespan, then memory: best.c). So `zb` is never worse
  * than a fixed family that fits, and equals ZB-H1 at 1F1B's memory. */
+#include <stdio.h>
 #include "best.h"
 #include "zbsched/generator.h"
 
@@ -18,8 +19,10 @@ static int gen_zb(const struct zb_profile *p, const struct zb_options *opt,
     best_init(&b);
     for (int i = 0; i < c.n; i++)
         best_consider(&b, &c.s[i]);
-    if ((rc = best_result(&b, p, err)) == 0)
+    if ((rc = best_result(&b, p, err)) == 0) {
         zb_schedule_copy_order(s, b.sched);
+        snprintf(s->origin, sizeof(s->origin), "%s", b.sched->name);
+    }
     best_candidates_release(&c);
     return rc;
 }

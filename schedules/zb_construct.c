@@ -481,9 +481,12 @@ int zb_construct(const struct zb_profile *p, struct zb_schedule *s,
     have = pick(&c, false, &best, &cand);
     if (have && !sim_agrees(&best))
         have = pick(&c, true, &best, &cand);
-    if (have)
-        zb_schedule_copy_order(s, &best);
-    else
+    if (have) {
+        /* s takes best whole, simulated: its measures come along. */
+        struct zb_schedule old = *s;
+        *s = best;
+        best = old;
+    } else
         rc = zb_error_set(err, ZB_ENOMEM_LIMIT,
                           "no variant of the constructive zb heuristic "
                           "fits the memory limit");

@@ -16,7 +16,7 @@
  * rank's memory limit count. The winner is checked with zb_sim_run() (on
  * a disagreement every variant is simulated instead). Reads the per-stage
  * times, comm, M_B, M_W and per-rank limits (INFINITY = unlimited).
- * O(p*m) per variant. The ops of s carry the predicted start and end.
+ * O(p*m) per variant. s comes back simulated (s->predicted filled).
  * ZB_EUNSUPPORTED unless the placement is loop and vpp is 1;
  * ZB_ENOMEM_LIMIT when no variant fits (a rank cannot hold one M_B). */
 int zb_construct(const struct zb_profile *p, struct zb_schedule *s,

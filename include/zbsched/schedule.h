@@ -31,6 +31,10 @@ struct zb_solver_info {
 
 struct zb_schedule {
     char name[ZB_SCHEDULE_NAME_MAX];
+    /* A chooser's row (zb): the candidate its order came from, e.g.
+     * "zb-construct" or "zb-construct+search"; "" otherwise. Not part of
+     * the file format. */
+    char origin[2 * ZB_SCHEDULE_NAME_MAX];
     struct zb_profile profile;       /* owned copy */
     struct zb_op_list *ranks;        /* pp lists */
     bool post_validation;            /* STEP checked after the fact */
