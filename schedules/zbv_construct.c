@@ -29,12 +29,16 @@
  *    with each rank's headroom from the previous run (cost - its span) as
  *    extra slack while the cost keeps shrinking.
  * 5. Variants: fill F x fill B x warm-up rule (F ends before the input
- *    arrives, or starts while the rank is still idle) x memory reserve;
- *    every run is timed by the simulator and the best fitting one is kept.
+ *    arrives, or starts while the rank is still idle), with no memory
+ *    reserve in the rounds, plus two with a reserve for one chunk-1 F;
+ *    two threads run them, each run is measured from its own times and
+ *    the best that fits every limit is kept.
  *
- * A chunk-0 F always leaves room for one more F (the chunk-1 F of the
- * oldest microbatch in flight), so the oldest unfinished microbatch can
- * always advance: no limit >= 2 M_B deadlocks. */
+ * Stalls: with a reserve, a chunk-0 F leaves room for the chunk-1 F of the
+ * oldest microbatch in flight, so that microbatch can always advance and
+ * no limit >= 2 M_B stalls. Without one a run can stall at a tight limit;
+ * it is then dropped, and if every variant stalls a run that reserves room
+ * for every microbatch in flight decides. */
 #include <assert.h>
 #include <math.h>
 #include <pthread.h>
@@ -358,7 +362,7 @@ static int rounds(struct vc *v)
         for (int r = 0; r < v->pp; r++)
             place_f(v, r);
         if (v->fb_left == before)
-            return ZB_ENOMEM_LIMIT;     /* cannot happen: see the top */
+            return ZB_ENOMEM_LIMIT;     /* stalled: see the top */
     }
     for (int r = 0; r < v->pp; r++)
         while (pending_w(v, r) > 0)
