@@ -5,6 +5,7 @@
 #include "best.h"
 #include "families.h"
 #include "zb_construct.h"
+#include "zbv_construct.h"
 #include "zbsched/generator.h"
 #include "zbsched/sim.h"
 #include "zbsched/xalloc.h"
@@ -25,7 +26,7 @@ void best_candidates_collect(const struct zb_profile *p,
                              const struct zb_options *opt,
                              struct best_candidates *out)
 {
-    int cap = 2;
+    int cap = 3;
 
     for (int i = 0; zb_generators[i]; i++)
         cap++;
@@ -43,6 +44,11 @@ void best_candidates_collect(const struct zb_profile *p,
             out->n++;
         else
             zb_schedule_release(&out->s[out->n]);
+    }
+    /* ZB-V built the paper's way, at the profile's own limit. */
+    if (p->placement == ZB_PLACEMENT_V && p->vpp == 2) {
+        zb_schedule_init(&out->s[out->n], "zb-v-construct", p);
+        keep(out, zb_construct_v(p, &out->s[out->n], NULL));
     }
     out->fixed = out->n;
     /* The fixed families as candidates: their order, timed. */

@@ -1,0 +1,262 @@
+/* test_zbv_construct.c - the ZB-V construction (schedules/zbv_construct.c):
+ * legal, within every limit, zero bubble at unit times, and the `zb-v`
+ * family built on it. */
+#include <string.h>
+#include "helpers.h"
+#include "zbsched/bound.h"
+#include "../schedules/families.h"
+#include "../schedules/zbv_construct.h"
+
+static struct shape v_shape(int pp, int mb, double limit)
+{
+    struct shape sh = unit_shape(pp, mb);
+    sh.vpp = 2;
+    sh.placement = ZB_PLACEMENT_V;
+    sh.limit = limit;
+    return sh;
+}
+
+static double max_peak(const struct zb_schedule *s)
+{
+    double peak = 0;
+    for (int r = 0; r < s->profile.pp; r++)
+        peak = fmax(peak, s->predicted.ranks[r].peak_memory);
+    return peak;
+}
+
+/* Construct, simulate, lower and validate (memory limits included); s
+ * holds the lowered schedule with its measures. */
+static void construct_legal(const struct zb_profile *p, struct zb_schedule *s)
+{
+    struct zb_error err = { 0 };
+
+    zb_schedule_init(s, "zbv", p);
+    cr_assert_eq(zb_construct_v(p, s, &err), 0, "construct: %s", err.msg);
+    cr_assert_eq(zb_sim_run(s, &err), 0, "sim: %s", err.msg);
+    cr_assert_eq(zb_lower_run(s, &err), 0, "lower: %s", err.msg);
+    cr_assert_eq(zb_validate_schedule(s, &err), 0, "validate: %s (p %d m %d)",
+                 err.msg, p->pp, p->microbatches);
+    cr_assert(s->predicted.fits_memory, "over a limit (p %d m %d)", p->pp,
+              p->microbatches);
+}
+
+static double construct_cost(const struct shape *sh, double *peak)
+{
+    struct zb_profile p;
+    struct zb_schedule s;
+    double cost;
+
+    make_profile(sh, &p);
+    construct_legal(&p, &s);
+    cost = s.predicted.cost;
+    if (peak)
+        *peak = max_peak(&s);
+    zb_schedule_release(&s);
+    zb_profile_release(&p);
+    return cost;
+}
+
+static const int ps[] = { 2, 4, 8, 16 };
+
+Test(zbv_construct, is_zero_bubble_at_unit_times_and_onef1b_memory)
+{
+    for (int i = 0; i < 4; i++)
+        for (int k = 2; k <= 4; k += 2) {
+            int p = ps[i], m = k * p;
+            struct shape sh = v_shape(p, m, 2.0 * p);
+            assert_near(construct_cost(&sh, NULL), 6.0 * m, "p %d m %d", p, m);
+        }
+}
+
+Test(zbv_construct, keeps_peak_memory_within_onef1b_at_its_memory)
+{
+    for (int i = 0; i < 4; i++)
+        for (int k = 1; k <= 4; k *= 2) {
+            int p = ps[i], m = k * p;
+            struct shape sh = v_shape(p, m, 2.0 * p);
+            double peak;
+            sh.m_w = 0.5;
+            construct_cost(&sh, &peak);
+            cr_assert_leq(peak, 2.0 * p + 1e-9, "p %d m %d: peak %g", p, m,
+                          peak);
+        }
+}
+
+Test(zbv_construct, uses_twice_onef1b_memory_at_most_when_unlimited)
+{
+    struct shape sh = v_shape(8, 64, INFINITY);
+    double peak;
+
+    sh.comm = 0.1;
+    sh.b = 1.3;
+    construct_cost(&sh, &peak);
+    cr_assert_leq(peak, 4.0 * 8 + 1e-9, "peak %g", peak);
+    cr_assert_gt(peak, 2.0 * 8, "peak %g: the extra memory went unused",
+                 peak);
+}
+
+/* From one microbatch's two chunks (the least the construction needs) up
+ * to twice 1F1B's memory: always legal, and more memory never costs more
+ * than the least. */
+Test(zbv_construct, serves_every_limit_from_two_activations_up)
+{
+    for (int i = 0; i < 4; i++) {
+        int p = ps[i], m = 3 * p;
+        double least = 0;
+        for (double lim = 2; lim <= 4.0 * p; lim += p > 4 ? 3 : 1) {
+            struct shape sh = v_shape(p, m, lim);
+            double peak, cost;
+            sh.m_w = 0.4;
+            sh.comm = 0.05;
+            cost = construct_cost(&sh, &peak);
+            cr_assert_leq(peak, lim * (1 + 1e-9), "p %d limit %g", p, lim);
+            if (lim == 2)
+                least = cost;
+            cr_assert_leq(cost, least + 1e-9, "p %d limit %g: %g > %g", p,
+                          lim, cost, least);
+        }
+    }
+}
+
+Test(zbv_construct, rejects_limits_below_two_activations_by_name)
+{
+    struct shape sh = v_shape(4, 8, 8);
+    struct zb_profile p;
+    struct zb_schedule s;
+    struct zb_error err = { 0 };
+
+    make_profile(&sh, &p);
+    p.mem_limit[2] = 1.5;
+    zb_schedule_init(&s, "zbv", &p);
+    cr_assert_eq(zb_construct_v(&p, &s, &err), ZB_ENOMEM_LIMIT);
+    cr_assert(strstr(err.msg, "rank 2") != NULL, "message: %s", err.msg);
+    zb_schedule_release(&s);
+    zb_profile_release(&p);
+}
+
+Test(zbv_construct, rejects_loop_placement_and_other_chunk_counts)
+{
+    struct shape shapes[2] = { unit_shape(4, 8), v_shape(4, 8, 8) };
+    struct zb_error err = { 0 };
+
+    shapes[0].vpp = 2;
+    for (int i = 0; i < 2; i++) {
+        struct zb_profile p;
+        struct zb_schedule s;
+        make_profile(&shapes[i], &p);
+        if (i == 1)
+            p.vpp = 1;      /* as if: V needs two chunks */
+        zb_schedule_init(&s, "zbv", &p);
+        cr_assert_eq(zb_construct_v(&p, &s, &err), ZB_EUNSUPPORTED,
+                     "case %d", i);
+        zb_schedule_release(&s);
+        zb_profile_release(&p);
+    }
+}
+
+/* The builder times passes itself to compare candidates: its times must
+ * be the simulator's. Random profiles in the ranges of the benchmarks
+ * (per-stage times, comm, M_W, per-rank limits). */
+static void random_v_profile(unsigned *seed, struct zb_profile *p)
+{
+    int pp = 2 + rand_r(seed) % 15;
+    struct shape sh = v_shape(pp, pp + rand_r(seed) % (3 * pp + 1), 0);
+    double b = uniform(seed, 0.85, 1.35), w = uniform(seed, 0.35, 1.0);
+
+    sh.comm = uniform(seed, 0, 0.12);
+    sh.m_w = uniform(seed, 0.3, 0.6);
+    sh.limit = rand_r(seed) % 5 ? uniform(seed, 2.0, 4.0 * pp) : INFINITY;
+    make_profile(&sh, p);
+    for (int s = 0; s < 2 * pp; s++)
+        p->stage[s] = (struct zb_stage_times){ uniform(seed, 0.8, 1.2),
+                                               b * uniform(seed, 0.8, 1.2),
+                                               w * uniform(seed, 0.8, 1.2) };
+    for (int r = 0; r < pp; r++)
+        if (rand_r(seed) % 4 == 0)
+            p->mem_limit[r] = uniform(seed, 2.0, 4.0 * pp);
+}
+
+Test(zbv_construct, random_profiles_are_legal_and_above_the_bound)
+{
+    unsigned seed = 20240901;
+
+    for (int i = 0; i < 40; i++) {
+        struct zb_profile p;
+        struct zb_schedule s;
+        random_v_profile(&seed, &p);
+        construct_legal(&p, &s);
+        cr_assert_geq(s.predicted.cost, zb_bound_cost(&p) * (1 - 1e-9),
+                      "case %d: cost %g below the bound %g", i,
+                      s.predicted.cost, zb_bound_cost(&p));
+        zb_schedule_release(&s);
+        zb_profile_release(&p);
+    }
+}
+
+Test(zbv_construct, times_its_passes_as_the_simulator_does)
+{
+    unsigned seed = 7;
+
+    for (int i = 0; i < 20; i++) {
+        struct zb_profile p;
+        struct zb_schedule s;
+        struct zb_op_list *before;
+        random_v_profile(&seed, &p);
+        zb_schedule_init(&s, "zbv", &p);
+        cr_assert_eq(zb_construct_v(&p, &s, NULL), 0, "case %d", i);
+        before = calloc((size_t)p.pp, sizeof(*before));
+        for (int r = 0; r < p.pp; r++) {
+            before[r].n = s.ranks[r].n;
+            before[r].ops = malloc((size_t)s.ranks[r].n * sizeof(struct zb_op));
+            memcpy(before[r].ops, s.ranks[r].ops,
+                   (size_t)s.ranks[r].n * sizeof(struct zb_op));
+        }
+        cr_assert_eq(zb_sim_run(&s, NULL), 0);
+        for (int r = 0; r < p.pp; r++) {
+            for (int k = 0; k < s.ranks[r].n; k++)
+                assert_near(before[r].ops[k].start, s.ranks[r].ops[k].start,
+                            "case %d rank %d op %d", i, r, k);
+            free(before[r].ops);
+        }
+        free(before);
+        zb_schedule_release(&s);
+        zb_profile_release(&p);
+    }
+}
+
+/* ---- the zb-v family ----------------------------------------------- */
+
+Test(zbv_construct, zb_v_is_zero_bubble_at_unit_times)
+{
+    struct shape sh = v_shape(8, 32, INFINITY);
+    assert_near(gen_cost("zb-v", &sh), 192, "p 8 m 32");
+}
+
+/* zb-v keeps the better of the construction and the list scheduler it
+ * used alone before, so it is never worse than the latter. */
+Test(zbv_construct, zb_v_is_never_worse_than_the_list_scheduler)
+{
+    unsigned seed = 99;
+
+    for (int i = 0; i < 15; i++) {
+        struct zb_profile p, capped;
+        struct zb_schedule s, list;
+        random_v_profile(&seed, &p);
+        zb_profile_copy(&capped, &p);
+        for (int r = 0; r < p.pp; r++)
+            capped.mem_limit[r] = 2.0 * p.pp * p.m_b;
+        gen("zb-v", &p, &s);
+        zb_schedule_init(&list, "list", &capped);
+        cr_assert_eq(greedy_best(&capped, &list, NULL), 0);
+        cr_assert_eq(zb_sim_run(&list, NULL), 0);
+        cr_assert_leq(s.predicted.cost, list.predicted.cost * (1 + 1e-9),
+                      "case %d: %g > %g", i, s.predicted.cost,
+                      list.predicted.cost);
+        cr_assert_leq(max_peak(&s), 2.0 * p.pp * p.m_b * (1 + 1e-9),
+                      "case %d", i);
+        zb_schedule_release(&s);
+        zb_schedule_release(&list);
+        zb_profile_release(&capped);
+        zb_profile_release(&p);
+    }
+}
