@@ -1,0 +1,566 @@
+/* improve_eval.c - the local search's state and its incremental re-timing
+ * (see improve_eval.h).
+ *
+ * The times of a compute order are a longest path: an op starts when its
+ * rank's previous op has ended and its inputs have arrived (sim.c). A move
+ * reorders one rank from position a on. Let t0 be the old start of the op
+ * at a. Every op that started before t0 keeps its time: its predecessors
+ * all started before it (strictly earlier than t0 too) and none of them is
+ * a moved op, so that set is closed under predecessors. We re-run sim.c's
+ * event loop from each rank's first op starting at or after t0, and stop
+ * early once the change has died out: every op whose end changed has had
+ * all its successors re-timed, and the moved window has been passed. Past
+ * that point every input equals its old value, so every time does. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "improve_eval.h"
+#include "zbsched/passes.h"
+#include "zbsched/xalloc.h"
+
+/* ---- building the graph ---------------------------------------------- */
+
+static int add_ops(struct zb_improve_state *st, const struct zb_schedule *s,
+                   long *pass_op)
+{
+    const struct zb_profile *p = st->p;
+    int id = 0;
+
+    for (int r = 0; r < p->pp; r++) {
+        const struct zb_op_list *l = &s->ranks[r];
+        for (int i = 0; i < l->n; i++) {
+            const struct zb_op *o = &l->ops[i];
+            struct zb_improve_op *x;
+            if (!zb_op_is_compute(o->kind))
+                continue;
+            x = &st->op[id];
+            *x = (struct zb_improve_op){
+                .kind = o->kind, .rank = r, .stage = o->stage, .mb = o->mb,
+                .cls = o->kind == ZB_OP_F ? 0 : o->kind == ZB_OP_W ? 2 : 1,
+                .dur = zb_op_duration(p, o),
+                .mem = zb_op_memory_delta(p, o->kind) };
+            pass_op[zb_pass_index(p, zb_op_pass(o->kind), o->stage, o->mb)]
+                = id;
+            if (o->kind == ZB_OP_BW)
+                pass_op[zb_pass_index(p, ZB_PASS_W, o->stage, o->mb)] = id;
+            st->order[r][st->len[r]] = id;
+            st->pos[id] = st->len[r]++;
+            id++;
+        }
+    }
+    return id;
+}
+
+static int link_ops(struct zb_improve_state *st, const long *pass_op,
+                    struct zb_error *err)
+{
+    const struct zb_profile *p = st->p;
+
+    for (int id = 0; id < st->nops; id++) {
+        struct zb_improve_op *x = &st->op[id];
+        struct zb_dep deps[2];
+        int n = zb_op_deps(p, x->kind, x->stage, x->mb, deps);
+        for (int k = 0; k < n; k++) {
+            long pi = pass_op[zb_pass_index(p, deps[k].pass, deps[k].stage,
+                                            deps[k].mb)];
+            struct zb_improve_op *y;
+            if (pi < 0)
+                return zb_error_set(err, ZB_EILLEGAL, "stage %d mb %d: a "
+                                    "pass it needs is missing", x->stage,
+                                    x->mb);
+            y = &st->op[pi];
+            x->pred[x->npred] = (int)pi;
+            x->lag[x->npred++] = y->rank != x->rank ? p->comm : 0;
+            if (y->nsucc == 2)
+                return zb_error_set(err, ZB_EILLEGAL, "stage %d mb %d: "
+                                    "duplicate pass", y->stage, y->mb);
+            y->succ[y->nsucc++] = id;
+        }
+    }
+    return 0;
+}
+
+static void alloc_state(struct zb_improve_state *st, const struct zb_profile *p,
+                        const struct zb_schedule *s)
+{
+    int pp = p->pp, n = 0;
+
+    memset(st, 0, sizeof(*st));
+    st->p = p;
+    st->pp = pp;
+    for (int r = 0; r < pp; r++)
+        for (int i = 0; i < s->ranks[r].n; i++)
+            n += zb_op_is_compute(s->ranks[r].ops[i].kind);
+    st->op = xcalloc((size_t)n + 1, sizeof(*st->op));
+    st->order = xcalloc((size_t)pp, sizeof(int *));
+    st->mem = xcalloc((size_t)pp, sizeof(double *));
+    st->len = xcalloc((size_t)pp, sizeof(int));
+    for (int r = 0; r < pp; r++) {
+        st->order[r] = xcalloc((size_t)s->ranks[r].n + 1, sizeof(int));
+        st->mem[r] = xcalloc((size_t)s->ranks[r].n + 1, sizeof(double));
+    }
+    st->pos = xcalloc((size_t)n + 1, sizeof(int));
+    st->start = xcalloc((size_t)n + 1, sizeof(double));
+    st->end = xcalloc((size_t)n + 1, sizeof(double));
+    st->stamp = xcalloc((size_t)n + 1, sizeof(unsigned));
+    st->pend = xcalloc((size_t)n + 1, sizeof(int));
+    st->log_op = xcalloc((size_t)n + 1, sizeof(int));
+    st->log_start = xcalloc((size_t)n + 1, sizeof(double));
+    st->log_end = xcalloc((size_t)n + 1, sizeof(double));
+    st->newmem = xcalloc((size_t)n + 1, sizeof(double));
+    st->span = xcalloc((size_t)pp, sizeof(double));
+    st->old_span = xcalloc((size_t)pp, sizeof(double));
+    st->fr = xcalloc((size_t)pp, sizeof(int));
+    st->ptr = xcalloc((size_t)pp, sizeof(int));
+    st->queued = xcalloc((size_t)pp, sizeof(bool));
+    st->heap = xcalloc((size_t)pp, sizeof(*st->heap));
+    st->nops = n;
+    for (int r = 0; r < pp; r++)
+        if (isfinite(p->mem_limit[r]))
+            st->limited = true;
+}
+
+static void rebuild_mem(struct zb_improve_state *st)
+{
+    for (int r = 0; r < st->pp && st->limited; r++) {
+        double m = 0;
+        for (int i = 0; i < st->len[r]; i++) {
+            m += st->op[st->order[r][i]].mem;
+            st->mem[r][i] = m;
+        }
+    }
+}
+
+static int check_mem(const struct zb_improve_state *st, struct zb_error *err)
+{
+    for (int r = 0; r < st->pp && st->limited; r++) {
+        double lim = st->p->mem_limit[r] * (1 + 1e-9);
+        for (int i = 0; i < st->len[r]; i++)
+            if (st->mem[r][i] > lim)
+                return zb_error_set(err, ZB_ENOMEM_LIMIT, "rank %d op %d: "
+                                    "memory %g exceeds the limit %g", r, i,
+                                    st->mem[r][i], st->p->mem_limit[r]);
+    }
+    return 0;
+}
+
+static int retime_all(struct zb_improve_state *st);
+
+int zb_improve_state_init(struct zb_improve_state *st,
+                          const struct zb_profile *p,
+                          const struct zb_schedule *s, struct zb_error *err)
+{
+    long npass = zb_pass_count(p);
+    long *pass_op = xmalloc((size_t)npass * sizeof(long));
+    int rc;
+
+    alloc_state(st, p, s);
+    for (long i = 0; i < npass; i++)
+        pass_op[i] = -1;
+    add_ops(st, s, pass_op);
+    rc = link_ops(st, pass_op, err);
+    free(pass_op);
+    if (rc < 0)
+        return rc;
+    rebuild_mem(st);
+    if ((rc = check_mem(st, err)) < 0)
+        return rc;
+    if (retime_all(st) < 0)
+        return zb_error_set(err, ZB_EILLEGAL, "the compute order cannot "
+                            "run (a pass waits forever)");
+    return 0;
+}
+
+void zb_improve_state_release(struct zb_improve_state *st)
+{
+    if (!st->op)
+        return;
+    for (int r = 0; r < st->pp; r++) {
+        free(st->order[r]);
+        free(st->mem[r]);
+    }
+    free(st->order);
+    free(st->mem);
+    free(st->len);
+    free(st->op);
+    free(st->pos);
+    free(st->start);
+    free(st->end);
+    free(st->stamp);
+    free(st->pend);
+    free(st->log_op);
+    free(st->log_start);
+    free(st->log_end);
+    free(st->newmem);
+    free(st->span);
+    free(st->old_span);
+    free(st->fr);
+    free(st->ptr);
+    free(st->queued);
+    free(st->heap);
+    memset(st, 0, sizeof(*st));
+}
+
+/* ---- the event loop (sim.c's, over the flat graph) -------------------- */
+
+static bool heap_less(const struct zb_improve_heap *a,
+                      const struct zb_improve_heap *b)
+{
+    return a->t < b->t || (a->t == b->t && a->rank < b->rank);
+}
+
+static void heap_push(struct zb_improve_state *st, double t, int rank)
+{
+    int i = st->heap_n++;
+
+    st->heap[i] = (struct zb_improve_heap){ t, rank };
+    while (i > 0 && heap_less(&st->heap[i], &st->heap[(i - 1) / 2])) {
+        struct zb_improve_heap tmp = st->heap[i];
+        st->heap[i] = st->heap[(i - 1) / 2];
+        st->heap[(i - 1) / 2] = tmp;
+        i = (i - 1) / 2;
+    }
+}
+
+static struct zb_improve_heap heap_pop(struct zb_improve_state *st)
+{
+    struct zb_improve_heap top = st->heap[0];
+    int i = 0;
+
+    st->heap[0] = st->heap[--st->heap_n];
+    for (;;) {
+        int l = 2 * i + 1, min = i;
+        if (l < st->heap_n && heap_less(&st->heap[l], &st->heap[min]))
+            min = l;
+        if (l + 1 < st->heap_n && heap_less(&st->heap[l + 1], &st->heap[min]))
+            min = l + 1;
+        if (min == i)
+            break;
+        struct zb_improve_heap tmp = st->heap[i];
+        st->heap[i] = st->heap[min];
+        st->heap[min] = tmp;
+        i = min;
+    }
+    return top;
+}
+
+/* An op's time is final once re-timed, or if it started before t0. */
+static inline bool is_final(const struct zb_improve_state *st, int id)
+{
+    return st->stamp[id] == st->epoch ||
+           st->pos[id] < st->fr[st->op[id].rank];
+}
+
+static void try_queue(struct zb_improve_state *st, int r)
+{
+    double ready;
+    int id;
+
+    if (st->queued[r] || st->ptr[r] == st->len[r])
+        return;
+    id = st->order[r][st->ptr[r]];
+    ready = st->ptr[r] > 0 ? st->end[st->order[r][st->ptr[r] - 1]] : 0;
+    for (int k = 0; k < st->op[id].npred; k++) {
+        int q = st->op[id].pred[k];
+        double e;
+        if (!is_final(st, q))
+            return;
+        e = st->end[q] + st->op[id].lag[k];
+        if (e > ready)
+            ready = e;
+    }
+    st->queued[r] = true;
+    heap_push(st, ready, r);
+}
+
+/* pend[id] = 2 * (successors not re-timed yet) + (its end changed). */
+static inline void consume(struct zb_improve_state *st, int id, int *diff)
+{
+    if (st->stamp[id] != st->epoch)
+        return;
+    st->pend[id] -= 2;
+    if (st->pend[id] == 1)
+        (*diff)--;
+}
+
+/* Run the event loop from ptr = fr. With mr >= 0, stop once the change
+ * has died out and rank mr is past position `need`. -1 on a stall. */
+static int run_loop(struct zb_improve_state *st, int mr, int need)
+{
+    int diff = 0;
+
+    st->heap_n = 0;
+    for (int r = 0; r < st->pp; r++) {
+        st->ptr[r] = st->fr[r];
+        st->queued[r] = false;
+    }
+    for (int r = 0; r < st->pp; r++)
+        try_queue(st, r);
+    while (st->heap_n > 0) {
+        struct zb_improve_heap it = heap_pop(st);
+        int r = it.rank, k = st->ptr[r], id = st->order[r][k];
+        const struct zb_improve_op *x = &st->op[id];
+        double e = it.t + x->dur;
+        bool changed = e != st->end[id] || it.t != st->start[id];
+        int n = st->log_n++, left = x->nsucc + (k + 1 < st->len[r]);
+
+        st->log_op[n] = id;
+        st->log_start[n] = st->start[id];
+        st->log_end[n] = st->end[id];
+        st->start[id] = it.t;
+        st->end[id] = e;
+        st->stamp[id] = st->epoch;
+        st->queued[r] = false;
+        st->ptr[r] = k + 1;
+        st->pend[id] = 2 * left + changed;
+        diff += changed && left;
+        if (k > 0)
+            consume(st, st->order[r][k - 1], &diff);
+        for (int j = 0; j < x->npred; j++)
+            consume(st, x->pred[j], &diff);
+        if (mr >= 0 && diff == 0 &&
+            (st->ptr[mr] > need || st->ptr[mr] == st->len[mr]))
+            return 0;
+        try_queue(st, r);
+        for (int j = 0; j < x->nsucc; j++)
+            try_queue(st, st->op[x->succ[j]].rank);
+    }
+    for (int r = 0; r < st->pp; r++)
+        if (st->ptr[r] < st->len[r])
+            return -1;
+    return 0;
+}
+
+static void measure(struct zb_improve_state *st)
+{
+    double first = INFINITY, last = -INFINITY, cost = 0;
+
+    for (int r = 0; r < st->pp; r++) {
+        double f = 0, l = 0;
+        if (st->len[r] > 0) {
+            f = st->start[st->order[r][0]];
+            l = st->end[st->order[r][st->len[r] - 1]];
+        }
+        st->span[r] = l - f;
+        cost = fmax(cost, st->span[r]);
+        first = fmin(first, f);
+        last = fmax(last, l);
+    }
+    st->cost = cost;
+    st->makespan = last > first ? last - first : 0;
+}
+
+static void next_epoch(struct zb_improve_state *st)
+{
+    if (++st->epoch == 0) {
+        memset(st->stamp, 0, (size_t)st->nops * sizeof(unsigned));
+        st->epoch = 1;
+    }
+    st->log_n = 0;
+}
+
+static int retime_all(struct zb_improve_state *st)
+{
+    int rc;
+
+    next_epoch(st);
+    for (int r = 0; r < st->pp; r++)
+        st->fr[r] = 0;
+    rc = run_loop(st, -1, 0);
+    st->work += st->log_n + st->pp;
+    measure(st);
+    return rc;
+}
+
+void zb_improve_retime(struct zb_improve_state *st)
+{
+    retime_all(st);
+}
+
+/* ---- moves ------------------------------------------------------------ */
+
+/* Same-class passes of a stage keep microbatch order; BW counts as a W
+ * too. */
+static bool conflict(const struct zb_improve_op *x,
+                     const struct zb_improve_op *z)
+{
+    if (x->stage != z->stage)
+        return false;
+    return x->cls == z->cls || (x->kind == ZB_OP_BW && z->cls == 2) ||
+           (z->kind == ZB_OP_BW && x->cls == 2);
+}
+
+static bool waits_for(const struct zb_improve_state *st, int a, int b)
+{
+    const struct zb_improve_op *x = &st->op[a];
+    return (x->npred > 0 && x->pred[0] == b) ||
+           (x->npred > 1 && x->pred[1] == b);
+}
+
+/* The op at new position k after moving from -> to, lo <= k <= hi. */
+static inline int moved_at(const struct zb_improve_state *st, int r, int from,
+                           int to, int k)
+{
+    if (k == to)
+        return st->order[r][from];
+    return to < from ? st->order[r][k - 1] : st->order[r][k + 1];
+}
+
+static bool check_mem_move(struct zb_improve_state *st, int r, int from,
+                           int to)
+{
+    int lo = from < to ? from : to, hi = from < to ? to : from, k;
+    double lim = st->p->mem_limit[r] * (1 + 1e-9);
+    double sum = lo > 0 ? st->mem[r][lo - 1] : 0;
+    const double *old = st->mem[r];
+
+    st->newmem_lo = lo;
+    st->newmem_n = 0;
+    if (!isfinite(lim))
+        return true;
+    for (k = lo; k <= hi; k++) {
+        sum += st->op[moved_at(st, r, from, to, k)].mem;
+        if (sum > lim)
+            return false;
+        st->newmem[k - lo] = sum;
+    }
+    /* Past the window the same ops follow: once the sum equals the old
+     * one bit for bit, the rest is unchanged too. */
+    for (; k < st->len[r] && sum != old[k - 1]; k++) {
+        sum += st->op[st->order[r][k]].mem;
+        if (sum > lim)
+            return false;
+        st->newmem[k - lo] = sum;
+    }
+    st->newmem_n = k - lo;
+    return true;
+}
+
+bool zb_improve_check(struct zb_improve_state *st, int r, int from, int to)
+{
+    int x, dir = to > from ? 1 : -1;
+
+    if (from == to || from < 0 || to < 0 || from >= st->len[r] ||
+        to >= st->len[r])
+        return false;
+    x = st->order[r][from];
+    for (int k = from + dir; k != to + dir; k += dir) {
+        int z = st->order[r][k];
+        if (conflict(&st->op[x], &st->op[z]))
+            return false;
+        if (dir < 0 ? waits_for(st, x, z) : waits_for(st, z, x))
+            return false;
+    }
+    st->mv_rank = r;
+    st->mv_from = from;
+    st->mv_to = to;
+    return !st->limited || check_mem_move(st, r, from, to);
+}
+
+static void rotate(struct zb_improve_state *st, int r, int from, int to)
+{
+    int *o = st->order[r], x = o[from];
+
+    if (to < from) {
+        memmove(&o[to + 1], &o[to], (size_t)(from - to) * sizeof(int));
+        o[to] = x;
+        for (int k = to; k <= from; k++)
+            st->pos[o[k]] = k;
+    } else {
+        memmove(&o[from], &o[from + 1], (size_t)(to - from) * sizeof(int));
+        o[to] = x;
+        for (int k = from; k <= to; k++)
+            st->pos[o[k]] = k;
+    }
+}
+
+/* First position of rank r whose op starts at or after t0, below lim. */
+static int first_at(const struct zb_improve_state *st, int r, double t0,
+                    int lim)
+{
+    int lo = 0, hi = lim;
+
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (st->start[st->order[r][mid]] < t0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void restore_times(struct zb_improve_state *st)
+{
+    for (int i = 0; i < st->log_n; i++) {
+        st->start[st->log_op[i]] = st->log_start[i];
+        st->end[st->log_op[i]] = st->log_end[i];
+    }
+    st->log_n = 0;
+}
+
+int zb_improve_try(struct zb_improve_state *st, int r, int from, int to)
+{
+    int lo = from < to ? from : to, hi = from < to ? to : from;
+    double t0 = st->start[st->order[r][lo]];
+
+    memcpy(st->old_span, st->span, (size_t)st->pp * sizeof(double));
+    st->old_cost = st->cost;
+    st->old_makespan = st->makespan;
+    st->mv_rank = r;
+    st->mv_from = from;
+    st->mv_to = to;
+    rotate(st, r, from, to);
+    next_epoch(st);
+    for (int q = 0; q < st->pp; q++)
+        st->fr[q] = first_at(st, q, t0, q == r ? lo : st->len[q]);
+    if (run_loop(st, r, hi + 1) < 0) {
+        st->work += st->log_n + st->pp;
+        restore_times(st);
+        rotate(st, r, to, from);
+        return -1;
+    }
+    st->work += st->log_n + st->pp;
+    measure(st);
+    return 0;
+}
+
+void zb_improve_undo(struct zb_improve_state *st)
+{
+    restore_times(st);
+    rotate(st, st->mv_rank, st->mv_to, st->mv_from);
+    memcpy(st->span, st->old_span, (size_t)st->pp * sizeof(double));
+    st->cost = st->old_cost;
+    st->makespan = st->old_makespan;
+}
+
+void zb_improve_commit(struct zb_improve_state *st)
+{
+    if (st->limited && st->newmem_n > 0)
+        memcpy(&st->mem[st->mv_rank][st->newmem_lo], st->newmem,
+               (size_t)st->newmem_n * sizeof(double));
+    st->log_n = 0;
+}
+
+void zb_improve_load(struct zb_improve_state *st, int *const *orders)
+{
+    for (int r = 0; r < st->pp; r++) {
+        memcpy(st->order[r], orders[r], (size_t)st->len[r] * sizeof(int));
+        for (int k = 0; k < st->len[r]; k++)
+            st->pos[st->order[r][k]] = k;
+    }
+    rebuild_mem(st);
+    retime_all(st);
+}
+
+void zb_improve_write(const struct zb_improve_state *st,
+                      struct zb_schedule *s)
+{
+    for (int r = 0; r < st->pp; r++) {
+        s->ranks[r].n = 0;
+        for (int k = 0; k < st->len[r]; k++) {
+            const struct zb_improve_op *x = &st->op[st->order[r][k]];
+            zb_schedule_push(s, r, x->kind, x->stage, x->mb);
+        }
+    }
+}
