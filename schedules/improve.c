@@ -167,7 +167,11 @@ static bool propose_crit(struct chain *c, int *r, int *from, int *to)
         take_path(c);
     if (c->path_n == 0)
         return false;
-    y = c->path[below(c, c->path_n)];
+    /* Late passes are cheap to re-time (only what follows changes): favour
+     * them, the smaller of two draws. */
+    k = below(c, c->path_n);
+    y = below(c, c->path_n);
+    y = c->path[y < k ? y : k];
     x = binding(st, y, &on_rank);
     *r = st->op[y].rank;
     k = st->pos[y];

@@ -102,7 +102,6 @@ static void alloc_state(struct zb_improve_state *st, const struct zb_profile *p,
     st->pos = xcalloc((size_t)n + 1, sizeof(int));
     st->start = xcalloc((size_t)n + 1, sizeof(double));
     st->end = xcalloc((size_t)n + 1, sizeof(double));
-    st->stamp = xcalloc((size_t)n + 1, sizeof(unsigned));
     st->pend = xcalloc((size_t)n + 1, sizeof(int));
     st->log_op = xcalloc((size_t)n + 1, sizeof(int));
     st->log_start = xcalloc((size_t)n + 1, sizeof(double));
@@ -113,7 +112,7 @@ static void alloc_state(struct zb_improve_state *st, const struct zb_profile *p,
     st->fr = xcalloc((size_t)pp, sizeof(int));
     st->ptr = xcalloc((size_t)pp, sizeof(int));
     st->queued = xcalloc((size_t)pp, sizeof(bool));
-    st->heap = xcalloc((size_t)pp, sizeof(*st->heap));
+    st->stack = xcalloc((size_t)pp, sizeof(int));
     st->nops = n;
     for (int r = 0; r < pp; r++)
         if (isfinite(p->mem_limit[r]))
@@ -186,7 +185,6 @@ void zb_improve_state_release(struct zb_improve_state *st)
     free(st->pos);
     free(st->start);
     free(st->end);
-    free(st->stamp);
     free(st->pend);
     free(st->log_op);
     free(st->log_start);
@@ -197,133 +195,101 @@ void zb_improve_state_release(struct zb_improve_state *st)
     free(st->fr);
     free(st->ptr);
     free(st->queued);
-    free(st->heap);
+    free(st->stack);
     memset(st, 0, sizeof(*st));
 }
 
-/* ---- the event loop (sim.c's, over the flat graph) -------------------- */
+/* ---- re-timing ---------------------------------------------------------- */
 
-static bool heap_less(const struct zb_improve_heap *a,
-                      const struct zb_improve_heap *b)
-{
-    return a->t < b->t || (a->t == b->t && a->rank < b->rank);
-}
-
-static void heap_push(struct zb_improve_state *st, double t, int rank)
-{
-    int i = st->heap_n++;
-
-    st->heap[i] = (struct zb_improve_heap){ t, rank };
-    while (i > 0 && heap_less(&st->heap[i], &st->heap[(i - 1) / 2])) {
-        struct zb_improve_heap tmp = st->heap[i];
-        st->heap[i] = st->heap[(i - 1) / 2];
-        st->heap[(i - 1) / 2] = tmp;
-        i = (i - 1) / 2;
-    }
-}
-
-static struct zb_improve_heap heap_pop(struct zb_improve_state *st)
-{
-    struct zb_improve_heap top = st->heap[0];
-    int i = 0;
-
-    st->heap[0] = st->heap[--st->heap_n];
-    for (;;) {
-        int l = 2 * i + 1, min = i;
-        if (l < st->heap_n && heap_less(&st->heap[l], &st->heap[min]))
-            min = l;
-        if (l + 1 < st->heap_n && heap_less(&st->heap[l + 1], &st->heap[min]))
-            min = l + 1;
-        if (min == i)
-            break;
-        struct zb_improve_heap tmp = st->heap[i];
-        st->heap[i] = st->heap[min];
-        st->heap[min] = tmp;
-        i = min;
-    }
-    return top;
-}
-
-/* An op's time is final once re-timed, or if it started before t0. */
+/* An op's time is final once its rank's pointer has passed it: the ops
+ * before fr[] started before t0, the others were re-timed. */
 static inline bool is_final(const struct zb_improve_state *st, int id)
 {
-    return st->stamp[id] == st->epoch ||
-           st->pos[id] < st->fr[st->op[id].rank];
+    return st->pos[id] < st->ptr[st->op[id].rank];
 }
 
-static void try_queue(struct zb_improve_state *st, int r)
-{
-    double ready;
-    int id;
-
-    if (st->queued[r] || st->ptr[r] == st->len[r])
-        return;
-    id = st->order[r][st->ptr[r]];
-    ready = st->ptr[r] > 0 ? st->end[st->order[r][st->ptr[r] - 1]] : 0;
-    for (int k = 0; k < st->op[id].npred; k++) {
-        int q = st->op[id].pred[k];
-        double e;
-        if (!is_final(st, q))
-            return;
-        e = st->end[q] + st->op[id].lag[k];
-        if (e > ready)
-            ready = e;
-    }
-    st->queued[r] = true;
-    heap_push(st, ready, r);
-}
-
-/* pend[id] = 2 * (successors not re-timed yet) + (its end changed). */
+/* pend[id] = 2 * (successors not re-timed yet) + (its end changed); only
+ * ops re-timed in this evaluation (at or past fr[]) count. */
 static inline void consume(struct zb_improve_state *st, int id, int *diff)
 {
-    if (st->stamp[id] != st->epoch)
+    if (st->pos[id] < st->fr[st->op[id].rank])
         return;
     st->pend[id] -= 2;
     if (st->pend[id] == 1)
         (*diff)--;
 }
 
-/* Run the event loop from ptr = fr. With mr >= 0, stop once the change
- * has died out and rank mr is past position `need`. -1 on a stall. */
+static inline void wake(struct zb_improve_state *st, int r)
+{
+    if (!st->queued[r]) {
+        st->queued[r] = true;
+        st->stack[st->stack_n++] = r;
+    }
+}
+
+/* Re-time rank r's next ops while their inputs are final. True when the
+ * change has died out (mr >= 0 only) and the loop can stop. */
+static bool advance(struct zb_improve_state *st, int r, int mr, int need,
+                    int *diff)
+{
+    const int *ord = st->order[r];
+
+    while (st->ptr[r] < st->len[r]) {
+        int k = st->ptr[r], id = ord[k], n, left;
+        const struct zb_improve_op *x = &st->op[id];
+        double t = k > 0 ? st->end[ord[k - 1]] : 0, e;
+        bool changed;
+
+        for (int j = 0; j < x->npred; j++) {
+            if (!is_final(st, x->pred[j]))
+                return false;
+            e = st->end[x->pred[j]] + x->lag[j];
+            if (e > t)
+                t = e;
+        }
+        e = t + x->dur;
+        changed = e != st->end[id] || t != st->start[id];
+        n = st->log_n++;
+        st->log_op[n] = id;
+        st->log_start[n] = st->start[id];
+        st->log_end[n] = st->end[id];
+        st->start[id] = t;
+        st->end[id] = e;
+        st->ptr[r] = k + 1;
+        left = x->nsucc + (k + 1 < st->len[r]);
+        st->pend[id] = 2 * left + changed;
+        *diff += changed && left;
+        if (k > 0)
+            consume(st, ord[k - 1], diff);
+        for (int j = 0; j < x->npred; j++)
+            consume(st, x->pred[j], diff);
+        if (mr >= 0 && *diff == 0 &&
+            (st->ptr[mr] > need || st->ptr[mr] == st->len[mr]))
+            return true;
+        for (int j = 0; j < x->nsucc; j++)
+            wake(st, st->op[x->succ[j]].rank);
+    }
+    return false;
+}
+
+/* Re-time from ptr = fr, ranks taken from a stack (any topological order
+ * gives the same times). With mr >= 0, stop once the change has died out
+ * and rank mr is past position `need`. -1 on a stall (a cycle). */
 static int run_loop(struct zb_improve_state *st, int mr, int need)
 {
     int diff = 0;
 
-    st->heap_n = 0;
-    for (int r = 0; r < st->pp; r++) {
+    st->stack_n = 0;
+    for (int r = st->pp - 1; r >= 0; r--) {
         st->ptr[r] = st->fr[r];
-        st->queued[r] = false;
+        st->queued[r] = true;
+        st->stack[st->stack_n++] = r;
     }
-    for (int r = 0; r < st->pp; r++)
-        try_queue(st, r);
-    while (st->heap_n > 0) {
-        struct zb_improve_heap it = heap_pop(st);
-        int r = it.rank, k = st->ptr[r], id = st->order[r][k];
-        const struct zb_improve_op *x = &st->op[id];
-        double e = it.t + x->dur;
-        bool changed = e != st->end[id] || it.t != st->start[id];
-        int n = st->log_n++, left = x->nsucc + (k + 1 < st->len[r]);
-
-        st->log_op[n] = id;
-        st->log_start[n] = st->start[id];
-        st->log_end[n] = st->end[id];
-        st->start[id] = it.t;
-        st->end[id] = e;
-        st->stamp[id] = st->epoch;
+    while (st->stack_n > 0) {
+        int r = st->stack[--st->stack_n];
         st->queued[r] = false;
-        st->ptr[r] = k + 1;
-        st->pend[id] = 2 * left + changed;
-        diff += changed && left;
-        if (k > 0)
-            consume(st, st->order[r][k - 1], &diff);
-        for (int j = 0; j < x->npred; j++)
-            consume(st, x->pred[j], &diff);
-        if (mr >= 0 && diff == 0 &&
-            (st->ptr[mr] > need || st->ptr[mr] == st->len[mr]))
+        if (advance(st, r, mr, need, &diff))
             return 0;
-        try_queue(st, r);
-        for (int j = 0; j < x->nsucc; j++)
-            try_queue(st, st->op[x->succ[j]].rank);
     }
     for (int r = 0; r < st->pp; r++)
         if (st->ptr[r] < st->len[r])
@@ -350,20 +316,12 @@ static void measure(struct zb_improve_state *st)
     st->makespan = last > first ? last - first : 0;
 }
 
-static void next_epoch(struct zb_improve_state *st)
-{
-    if (++st->epoch == 0) {
-        memset(st->stamp, 0, (size_t)st->nops * sizeof(unsigned));
-        st->epoch = 1;
-    }
-    st->log_n = 0;
-}
 
 static int retime_all(struct zb_improve_state *st)
 {
     int rc;
 
-    next_epoch(st);
+    st->log_n = 0;
     for (int r = 0; r < st->pp; r++)
         st->fr[r] = 0;
     rc = run_loop(st, -1, 0);
@@ -511,7 +469,7 @@ int zb_improve_try(struct zb_improve_state *st, int r, int from, int to)
     st->mv_from = from;
     st->mv_to = to;
     rotate(st, r, from, to);
-    next_epoch(st);
+    st->log_n = 0;
     for (int q = 0; q < st->pp; q++)
         st->fr[q] = first_at(st, q, t0, q == r ? lo : st->len[q]);
     if (run_loop(st, r, hi + 1) < 0) {

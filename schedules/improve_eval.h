@@ -39,12 +39,10 @@ struct zb_improve_state {
     long work;              /* ops re-timed so far (the budget's unit) */
 
     /* Scratch of one evaluation. */
-    unsigned *stamp, epoch; /* stamp[op] == epoch: re-timed this time */
     int *pend;              /* per op: successors not re-timed yet */
     int *fr, *ptr;          /* per rank: first op re-timed, next op */
     bool *queued;
-    struct zb_improve_heap { double t; int rank; } *heap;
-    int heap_n;
+    int *stack, stack_n;    /* ranks that may advance */
     int *log_op;            /* undo log: op and its old times */
     double *log_start, *log_end;
     int log_n;
