@@ -17,7 +17,7 @@
  * buys on the reference machine (2-core x86 box the project is built on;
  * measured with one chain per core): effort E seconds = E times this many
  * units per chain, whatever the machine. */
-#define ZB_IMPROVE_WORK_PER_SECOND 10e6
+#define ZB_IMPROVE_WORK_PER_SECOND 30e6
 
 struct zb_improve_opts {
     double effort;      /* seconds of budget per chain on the reference

@@ -186,7 +186,9 @@ static void row(const char *name, const struct zb_profile *p, int neff,
            1 - busy / (p->pp * s.predicted.lower_bound));
     for (int e = 0; e < neff; e++) {
         struct zb_schedule t;
-        struct zb_improve_opts o = { atof(eff[e]), 1, threads };
+        double ef = !strcmp(eff[e], "d") ? zb_improve_default_effort(p)
+                                         : atof(eff[e]);
+        struct zb_improve_opts o = { ef, 1, threads };
         struct zb_improve_stats stt;
         struct zb_error err = { 0 };
         double t0;
@@ -199,7 +201,7 @@ static void row(const char *name, const struct zb_profile *p, int neff,
         }
         t0 = now() - t0;
         int ok = zb_lower(&t, NULL) == 0 && zb_schedule_validate(&t, NULL) == 0;
-        printf(" | e %s: %.4f %.2fs %.0fk ev/s%s", eff[e],
+        printf(" | e %.2f: %.4f %.2fs %.0fk ev/s%s", ef,
                t.predicted.bubble_ratio, t0, stt.evals / t0 / 1e3,
                ok ? "" : " INVALID");
         zb_schedule_release(&t);
