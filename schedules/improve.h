@@ -13,11 +13,12 @@
 #include "zbsched/profile.h"
 #include "zbsched/schedule.h"
 
-/* Work units (ops re-timed plus a fixed charge per move) that one second
- * buys on the reference machine (2-core x86 box the project is built on;
- * measured with one chain per core): effort E seconds = E times this many
- * units per chain, whatever the machine. */
-#define ZB_IMPROVE_WORK_PER_SECOND 30e6
+/* Work units (ops re-timed, weighted by graph size, plus fixed charges
+ * per move; improve_eval.c) that one second buys on the reference machine
+ * (the project's shared 2-core x86 box, measured one chain per core under
+ * a load of about 3, so an idle machine finishes early): effort E seconds
+ * = E times this many units per chain, whatever the machine. */
+#define ZB_IMPROVE_WORK_PER_SECOND 45e6
 
 struct zb_improve_opts {
     double effort;      /* seconds of budget per chain on the reference
