@@ -231,3 +231,23 @@ Test(improve, zero_effort_returns_the_input_order_timed)
     zb_schedule_release(&t);
     zb_profile_release(&p);
 }
+
+/* Fused BW passes move as one op (1F1B's order is all F and BW). */
+Test(improve, moves_fused_bw_passes_and_keeps_them_legal)
+{
+    struct shape sh = unit_shape(4, 8);
+    struct zb_profile p;
+    struct zb_schedule s;
+    double before;
+
+    sh.comm = 0.1;
+    make_profile(&sh, &p);
+    p.stage[3].b = 1.5;
+    start_from("1f1b", &p, &s);
+    before = s.predicted.cost;
+    improve(&p, &s, 0.02, 2, 1);
+    cr_assert_leq(s.predicted.cost, before);
+    assert_legal(&s);
+    zb_schedule_release(&s);
+    zb_profile_release(&p);
+}
