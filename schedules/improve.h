@@ -1,0 +1,54 @@
+/* improve.h - the anytime local search that improves a compute order
+ * (issue 9 item 3): moves passes within their rank, re-times only what a
+ * move can change, and keeps the best order found. Internal to schedules/;
+ * `zb` runs it on its best constructive schedule.
+ *
+ * Deterministic: the budget is a fixed amount of work derived from
+ * `effort`, never the clock, so one seed and effort give one order on any
+ * machine and under any load. */
+#ifndef ZBSCHED_IMPROVE_H
+#define ZBSCHED_IMPROVE_H
+
+#include "zbsched/error.h"
+#include "zbsched/profile.h"
+#include "zbsched/schedule.h"
+
+/* Work units (ops re-timed, weighted by graph size, plus fixed charges
+ * per move; improve_eval.c) that one second buys on the reference machine
+ * (the project's shared 2-core x86 box, measured one chain per core under
+ * a load of about 3, so an idle machine finishes early): effort E seconds
+ * = E times this many units per chain, whatever the machine. */
+#define ZB_IMPROVE_WORK_PER_SECOND 45e6
+
+struct zb_improve_opts {
+    double effort;      /* seconds of budget per chain on the reference
+                           machine; <= 0 leaves s as it is */
+    unsigned seed;      /* same seed and effort: same order */
+    int threads;        /* 1, or 2: two chains (seeds derived from seed)
+                           on two threads, the better one kept */
+};
+
+struct zb_improve_stats {
+    long evals;         /* moves re-timed, all chains */
+    long accepted;      /* of which kept by the acceptance rule */
+    long work;          /* work units spent, all chains */
+    double cost_in, makespan_in;    /* the input order's measures */
+    double cost_out, makespan_out;  /* the returned order's */
+    int chain;          /* the chain whose order was kept (-1: input) */
+};
+
+/* Improve s's compute order for p (s->profile's values). s must hold a
+ * legal compute order (F, B, W, BW; comm ops are dropped) that fits every
+ * rank's limit p->mem_limit[r]. On return s holds an order that is never
+ * worse (cost, then makespan), legal, within the limits and timed by
+ * zb_sim_run(). stats may be NULL. ZB_EILLEGAL if s's order cannot run,
+ * ZB_ENOMEM_LIMIT if it exceeds a limit, ZB_EINVAL on bad options. */
+int zb_improve(const struct zb_profile *p, struct zb_schedule *s,
+               const struct zb_improve_opts *o,
+               struct zb_improve_stats *stats, struct zb_error *err);
+
+/* The default budget for p, in seconds: 0.2 at p 8, m 32 (768 passes),
+ * growing with the number of passes, at most 2. */
+double zb_improve_default_effort(const struct zb_profile *p);
+
+#endif

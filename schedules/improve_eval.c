@@ -1,0 +1,535 @@
+/* improve_eval.c - the local search's state and its incremental re-timing
+ * (see improve_eval.h).
+ *
+ * The times of a compute order are a longest path: an op starts when its
+ * rank's previous op has ended and its inputs have arrived (sim.c). A move
+ * reorders one rank from position a on. Let t0 be the old start of the op
+ * at a. Every op that started before t0 keeps its time: its predecessors
+ * all started before it (strictly earlier than t0 too) and none of them is
+ * a moved op, so that set is closed under predecessors. We re-run sim.c's
+ * event loop from each rank's first op starting at or after t0, and stop
+ * early once the change has died out: every op whose end changed has had
+ * all its successors re-timed, and the moved window has been passed. Past
+ * that point every input equals its old value, so every time does. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "improve_eval.h"
+#include "zbsched/passes.h"
+#include "zbsched/xalloc.h"
+
+/* ---- building the graph ---------------------------------------------- */
+
+static int add_ops(struct zb_improve_state *st, const struct zb_schedule *s,
+                   long *pass_op)
+{
+    const struct zb_profile *p = st->p;
+    int id = 0;
+
+    for (int r = 0; r < p->pp; r++) {
+        const struct zb_op_list *l = &s->ranks[r];
+        for (int i = 0; i < l->n; i++) {
+            const struct zb_op *o = &l->ops[i];
+            struct zb_improve_op *x;
+            if (!zb_op_is_compute(o->kind))
+                continue;
+            x = &st->op[id];
+            *x = (struct zb_improve_op){
+                .kind = o->kind, .rank = r, .stage = o->stage, .mb = o->mb,
+                .cls = o->kind == ZB_OP_F ? 0 : o->kind == ZB_OP_W ? 2 : 1,
+                .dur = zb_op_duration(p, o),
+                .mem = zb_op_memory_delta(p, o->kind) };
+            pass_op[zb_pass_index(p, zb_op_pass(o->kind), o->stage, o->mb)]
+                = id;
+            if (o->kind == ZB_OP_BW)
+                pass_op[zb_pass_index(p, ZB_PASS_W, o->stage, o->mb)] = id;
+            st->order[r][st->len[r]] = id;
+            st->pos[id] = st->len[r]++;
+            id++;
+        }
+    }
+    return id;
+}
+
+static int link_ops(struct zb_improve_state *st, const long *pass_op,
+                    struct zb_error *err)
+{
+    const struct zb_profile *p = st->p;
+
+    for (int id = 0; id < st->nops; id++) {
+        struct zb_improve_op *x = &st->op[id];
+        struct zb_dep deps[2];
+        int n = zb_op_deps(p, x->kind, x->stage, x->mb, deps);
+        for (int k = 0; k < n; k++) {
+            long pi = pass_op[zb_pass_index(p, deps[k].pass, deps[k].stage,
+                                            deps[k].mb)];
+            struct zb_improve_op *y;
+            if (pi < 0)
+                return zb_error_set(err, ZB_EILLEGAL, "stage %d mb %d: a "
+                                    "pass it needs is missing", x->stage,
+                                    x->mb);
+            y = &st->op[pi];
+            x->pred[x->npred] = (int)pi;
+            x->lag[x->npred++] = y->rank != x->rank ? p->comm : 0;
+            if (y->nsucc == 2)
+                return zb_error_set(err, ZB_EILLEGAL, "stage %d mb %d: "
+                                    "duplicate pass", y->stage, y->mb);
+            y->succ[y->nsucc++] = id;
+        }
+    }
+    return 0;
+}
+
+static void alloc_state(struct zb_improve_state *st, const struct zb_profile *p,
+                        const struct zb_schedule *s)
+{
+    int pp = p->pp, n = 0;
+
+    memset(st, 0, sizeof(*st));
+    st->p = p;
+    st->pp = pp;
+    for (int r = 0; r < pp; r++)
+        for (int i = 0; i < s->ranks[r].n; i++)
+            n += zb_op_is_compute(s->ranks[r].ops[i].kind);
+    st->op = xcalloc((size_t)n + 1, sizeof(*st->op));
+    st->order = xcalloc((size_t)pp, sizeof(int *));
+    st->mem = xcalloc((size_t)pp, sizeof(double *));
+    st->len = xcalloc((size_t)pp, sizeof(int));
+    for (int r = 0; r < pp; r++) {
+        st->order[r] = xcalloc((size_t)s->ranks[r].n + 1, sizeof(int));
+        st->mem[r] = xcalloc((size_t)s->ranks[r].n + 1, sizeof(double));
+    }
+    st->pos = xcalloc((size_t)n + 1, sizeof(int));
+    st->start = xcalloc((size_t)n + 1, sizeof(double));
+    st->end = xcalloc((size_t)n + 1, sizeof(double));
+    st->pend = xcalloc((size_t)n + 1, sizeof(int));
+    st->log_op = xcalloc((size_t)n + 1, sizeof(int));
+    st->log_start = xcalloc((size_t)n + 1, sizeof(double));
+    st->log_end = xcalloc((size_t)n + 1, sizeof(double));
+    st->newmem = xcalloc((size_t)n + 1, sizeof(double));
+    st->span = xcalloc((size_t)pp, sizeof(double));
+    st->old_span = xcalloc((size_t)pp, sizeof(double));
+    st->fr = xcalloc((size_t)pp, sizeof(int));
+    st->ptr = xcalloc((size_t)pp, sizeof(int));
+    st->queued = xcalloc((size_t)pp, sizeof(bool));
+    st->stack = xcalloc((size_t)pp, sizeof(int));
+    st->nops = n;
+    for (int r = 0; r < pp; r++)
+        if (isfinite(p->mem_limit[r]))
+            st->limited = true;
+}
+
+static void rebuild_mem(struct zb_improve_state *st)
+{
+    for (int r = 0; r < st->pp && st->limited; r++) {
+        double m = 0;
+        for (int i = 0; i < st->len[r]; i++) {
+            m += st->op[st->order[r][i]].mem;
+            st->mem[r][i] = m;
+        }
+    }
+}
+
+static int check_mem(const struct zb_improve_state *st, struct zb_error *err)
+{
+    for (int r = 0; r < st->pp && st->limited; r++) {
+        double lim = st->p->mem_limit[r] * (1 + 1e-9);
+        for (int i = 0; i < st->len[r]; i++)
+            if (st->mem[r][i] > lim)
+                return zb_error_set(err, ZB_ENOMEM_LIMIT, "rank %d op %d: "
+                                    "memory %g exceeds the limit %g", r, i,
+                                    st->mem[r][i], st->p->mem_limit[r]);
+    }
+    return 0;
+}
+
+static int retime_all(struct zb_improve_state *st);
+
+int zb_improve_state_init(struct zb_improve_state *st,
+                          const struct zb_profile *p,
+                          const struct zb_schedule *s, struct zb_error *err)
+{
+    long npass = zb_pass_count(p);
+    long *pass_op = xmalloc((size_t)npass * sizeof(long));
+    int rc;
+
+    alloc_state(st, p, s);
+    for (long i = 0; i < npass; i++)
+        pass_op[i] = -1;
+    add_ops(st, s, pass_op);
+    rc = link_ops(st, pass_op, err);
+    free(pass_op);
+    if (rc < 0)
+        return rc;
+    rebuild_mem(st);
+    if ((rc = check_mem(st, err)) < 0)
+        return rc;
+    if (retime_all(st) < 0)
+        return zb_error_set(err, ZB_EILLEGAL, "the compute order cannot "
+                            "run (a pass waits forever)");
+    return 0;
+}
+
+void zb_improve_state_release(struct zb_improve_state *st)
+{
+    if (!st->op)
+        return;
+    for (int r = 0; r < st->pp; r++) {
+        free(st->order[r]);
+        free(st->mem[r]);
+    }
+    free(st->order);
+    free(st->mem);
+    free(st->len);
+    free(st->op);
+    free(st->pos);
+    free(st->start);
+    free(st->end);
+    free(st->pend);
+    free(st->log_op);
+    free(st->log_start);
+    free(st->log_end);
+    free(st->newmem);
+    free(st->span);
+    free(st->old_span);
+    free(st->fr);
+    free(st->ptr);
+    free(st->queued);
+    free(st->stack);
+    memset(st, 0, sizeof(*st));
+}
+
+/* ---- re-timing ---------------------------------------------------------- */
+
+/* An op's time is final once its rank's pointer has passed it: the ops
+ * before fr[] started before t0, the others were re-timed. */
+static inline bool is_final(const struct zb_improve_state *st, int id)
+{
+    return st->pos[id] < st->ptr[st->op[id].rank];
+}
+
+/* pend[id] = 2 * (successors not re-timed yet) + (its end changed); only
+ * ops re-timed in this evaluation (at or past fr[]) count. */
+static inline void consume(struct zb_improve_state *st, int id, int *diff)
+{
+    if (st->pos[id] < st->fr[st->op[id].rank])
+        return;
+    st->pend[id] -= 2;
+    if (st->pend[id] == 1)
+        (*diff)--;
+}
+
+static inline void wake(struct zb_improve_state *st, int r)
+{
+    if (!st->queued[r]) {
+        st->queued[r] = true;
+        st->stack[st->stack_n++] = r;
+    }
+}
+
+/* Re-time rank r's next ops while their inputs are final. True when the
+ * change has died out (mr >= 0 only) and the loop can stop. */
+static bool advance(struct zb_improve_state *st, int r, int mr, int need,
+                    int *diff)
+{
+    const int *ord = st->order[r];
+
+    while (st->ptr[r] < st->len[r]) {
+        int k = st->ptr[r], id = ord[k], n, left;
+        const struct zb_improve_op *x = &st->op[id];
+        double t = k > 0 ? st->end[ord[k - 1]] : 0, e;
+        bool changed;
+
+        for (int j = 0; j < x->npred; j++) {
+            if (!is_final(st, x->pred[j]))
+                return false;
+            e = st->end[x->pred[j]] + x->lag[j];
+            if (e > t)
+                t = e;
+        }
+        e = t + x->dur;
+        changed = e != st->end[id] || t != st->start[id];
+        n = st->log_n++;
+        st->log_op[n] = id;
+        st->log_start[n] = st->start[id];
+        st->log_end[n] = st->end[id];
+        st->start[id] = t;
+        st->end[id] = e;
+        st->ptr[r] = k + 1;
+        left = x->nsucc + (k + 1 < st->len[r]);
+        st->pend[id] = 2 * left + changed;
+        *diff += changed && left;
+        if (k > 0)
+            consume(st, ord[k - 1], diff);
+        for (int j = 0; j < x->npred; j++)
+            consume(st, x->pred[j], diff);
+        if (mr >= 0 && *diff == 0 &&
+            (st->ptr[mr] > need || st->ptr[mr] == st->len[mr]))
+            return true;
+        for (int j = 0; j < x->nsucc; j++)
+            wake(st, st->op[x->succ[j]].rank);
+    }
+    return false;
+}
+
+/* Re-time from ptr = fr, ranks taken from a stack (any topological order
+ * gives the same times). With mr >= 0, stop once the change has died out
+ * and rank mr is past position `need`. -1 on a stall (a cycle). */
+static int run_loop(struct zb_improve_state *st, int mr, int need)
+{
+    int diff = 0;
+
+    st->stack_n = 0;
+    for (int r = st->pp - 1; r >= 0; r--) {
+        st->ptr[r] = st->fr[r];
+        st->queued[r] = true;
+        st->stack[st->stack_n++] = r;
+    }
+    while (st->stack_n > 0) {
+        int r = st->stack[--st->stack_n];
+        st->queued[r] = false;
+        if (advance(st, r, mr, need, &diff))
+            return 0;
+    }
+    for (int r = 0; r < st->pp; r++)
+        if (st->ptr[r] < st->len[r])
+            return -1;
+    return 0;
+}
+
+static void measure(struct zb_improve_state *st)
+{
+    double first = INFINITY, last = -INFINITY, cost = 0;
+
+    for (int r = 0; r < st->pp; r++) {
+        double f = 0, l = 0;
+        if (st->len[r] > 0) {
+            f = st->start[st->order[r][0]];
+            l = st->end[st->order[r][st->len[r] - 1]];
+        }
+        st->span[r] = l - f;
+        cost = fmax(cost, st->span[r]);
+        first = fmin(first, f);
+        last = fmax(last, l);
+    }
+    st->cost = cost;
+    st->makespan = last > first ? last - first : 0;
+}
+
+
+/* The budget's cost model: an op re-timed costs more in a large graph
+ * (cache misses), 1 unit at 0 ops rising to 2.25 from 10000 ops on
+ * (measured at p 8 to 32: ops per second fell by 2.2x from 768 to 24576
+ * ops), plus a fixed charge per rank for starting the loop. */
+static void charge(struct zb_improve_state *st)
+{
+    long q = 8 + st->nops / 1000;
+
+    st->work += (long)st->log_n * (q > 18 ? 18 : q) / 8 + st->pp;
+}
+
+static int retime_all(struct zb_improve_state *st)
+{
+    int rc;
+
+    st->log_n = 0;
+    for (int r = 0; r < st->pp; r++)
+        st->fr[r] = 0;
+    rc = run_loop(st, -1, 0);
+    charge(st);
+    measure(st);
+    return rc;
+}
+
+void zb_improve_retime(struct zb_improve_state *st)
+{
+    retime_all(st);
+}
+
+/* ---- moves ------------------------------------------------------------ */
+
+/* Same-class passes of a stage keep microbatch order; BW counts as a W
+ * too. */
+static bool conflict(const struct zb_improve_op *x,
+                     const struct zb_improve_op *z)
+{
+    if (x->stage != z->stage)
+        return false;
+    return x->cls == z->cls || (x->kind == ZB_OP_BW && z->cls == 2) ||
+           (z->kind == ZB_OP_BW && x->cls == 2);
+}
+
+static bool waits_for(const struct zb_improve_state *st, int a, int b)
+{
+    const struct zb_improve_op *x = &st->op[a];
+    return (x->npred > 0 && x->pred[0] == b) ||
+           (x->npred > 1 && x->pred[1] == b);
+}
+
+/* The op at new position k after moving from -> to, lo <= k <= hi. */
+static inline int moved_at(const struct zb_improve_state *st, int r, int from,
+                           int to, int k)
+{
+    if (k == to)
+        return st->order[r][from];
+    return to < from ? st->order[r][k - 1] : st->order[r][k + 1];
+}
+
+static bool check_mem_move(struct zb_improve_state *st, int r, int from,
+                           int to)
+{
+    int lo = from < to ? from : to, hi = from < to ? to : from, k;
+    double lim = st->p->mem_limit[r] * (1 + 1e-9);
+    double sum = lo > 0 ? st->mem[r][lo - 1] : 0;
+    const double *old = st->mem[r];
+
+    st->newmem_lo = lo;
+    st->newmem_n = 0;
+    if (!isfinite(lim))
+        return true;
+    for (k = lo; k <= hi; k++) {
+        sum += st->op[moved_at(st, r, from, to, k)].mem;
+        if (sum > lim)
+            return false;
+        st->newmem[k - lo] = sum;
+    }
+    /* Past the window the same ops follow: once the sum equals the old
+     * one bit for bit, the rest is unchanged too. */
+    for (; k < st->len[r] && sum != old[k - 1]; k++) {
+        sum += st->op[st->order[r][k]].mem;
+        if (sum > lim)
+            return false;
+        st->newmem[k - lo] = sum;
+    }
+    st->newmem_n = k - lo;
+    return true;
+}
+
+bool zb_improve_check(struct zb_improve_state *st, int r, int from, int to)
+{
+    int x, dir = to > from ? 1 : -1;
+
+    if (from == to || from < 0 || to < 0 || from >= st->len[r] ||
+        to >= st->len[r])
+        return false;
+    x = st->order[r][from];
+    for (int k = from + dir; k != to + dir; k += dir) {
+        int z = st->order[r][k];
+        if (conflict(&st->op[x], &st->op[z]))
+            return false;
+        if (dir < 0 ? waits_for(st, x, z) : waits_for(st, z, x))
+            return false;
+    }
+    st->mv_rank = r;
+    st->mv_from = from;
+    st->mv_to = to;
+    return !st->limited || check_mem_move(st, r, from, to);
+}
+
+static void rotate(struct zb_improve_state *st, int r, int from, int to)
+{
+    int *o = st->order[r], x = o[from];
+
+    if (to < from) {
+        memmove(&o[to + 1], &o[to], (size_t)(from - to) * sizeof(int));
+        o[to] = x;
+        for (int k = to; k <= from; k++)
+            st->pos[o[k]] = k;
+    } else {
+        memmove(&o[from], &o[from + 1], (size_t)(to - from) * sizeof(int));
+        o[to] = x;
+        for (int k = from; k <= to; k++)
+            st->pos[o[k]] = k;
+    }
+}
+
+/* First position of rank r whose op starts at or after t0, below lim. */
+static int first_at(const struct zb_improve_state *st, int r, double t0,
+                    int lim)
+{
+    int lo = 0, hi = lim;
+
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (st->start[st->order[r][mid]] < t0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void restore_times(struct zb_improve_state *st)
+{
+    for (int i = 0; i < st->log_n; i++) {
+        st->start[st->log_op[i]] = st->log_start[i];
+        st->end[st->log_op[i]] = st->log_end[i];
+    }
+    st->log_n = 0;
+}
+
+int zb_improve_try(struct zb_improve_state *st, int r, int from, int to)
+{
+    int lo = from < to ? from : to, hi = from < to ? to : from;
+    double t0 = st->start[st->order[r][lo]];
+
+    memcpy(st->old_span, st->span, (size_t)st->pp * sizeof(double));
+    st->old_cost = st->cost;
+    st->old_makespan = st->makespan;
+    st->mv_rank = r;
+    st->mv_from = from;
+    st->mv_to = to;
+    rotate(st, r, from, to);
+    st->log_n = 0;
+    for (int q = 0; q < st->pp; q++)
+        st->fr[q] = first_at(st, q, t0, q == r ? lo : st->len[q]);
+    if (run_loop(st, r, hi + 1) < 0) {
+        charge(st);
+        restore_times(st);
+        rotate(st, r, to, from);
+        return -1;
+    }
+    charge(st);
+    measure(st);
+    return 0;
+}
+
+void zb_improve_undo(struct zb_improve_state *st)
+{
+    restore_times(st);
+    rotate(st, st->mv_rank, st->mv_to, st->mv_from);
+    memcpy(st->span, st->old_span, (size_t)st->pp * sizeof(double));
+    st->cost = st->old_cost;
+    st->makespan = st->old_makespan;
+}
+
+void zb_improve_commit(struct zb_improve_state *st)
+{
+    if (st->limited && st->newmem_n > 0)
+        memcpy(&st->mem[st->mv_rank][st->newmem_lo], st->newmem,
+               (size_t)st->newmem_n * sizeof(double));
+    st->log_n = 0;
+}
+
+void zb_improve_load(struct zb_improve_state *st, int *const *orders)
+{
+    for (int r = 0; r < st->pp; r++) {
+        memcpy(st->order[r], orders[r], (size_t)st->len[r] * sizeof(int));
+        for (int k = 0; k < st->len[r]; k++)
+            st->pos[st->order[r][k]] = k;
+    }
+    rebuild_mem(st);
+    retime_all(st);
+}
+
+void zb_improve_write(const struct zb_improve_state *st,
+                      struct zb_schedule *s)
+{
+    for (int r = 0; r < st->pp; r++) {
+        s->ranks[r].n = 0;
+        for (int k = 0; k < st->len[r]; k++) {
+            const struct zb_improve_op *x = &st->op[st->order[r][k]];
+            zb_schedule_push(s, r, x->kind, x->stage, x->mb);
+        }
+    }
+}

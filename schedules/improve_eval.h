@@ -1,0 +1,90 @@
+/* improve_eval.h - the state the local search (improve.c) works on: the
+ * compute order per rank over a flat pass graph, the time of every op,
+ * the running memory per rank, and an incremental re-timing after a move.
+ * Internal to schedules/improve*.c. */
+#ifndef ZBSCHED_IMPROVE_EVAL_H
+#define ZBSCHED_IMPROVE_EVAL_H
+
+#include <stdbool.h>
+#include "zbsched/error.h"
+#include "zbsched/profile.h"
+#include "zbsched/schedule.h"
+
+/* One compute op of the input schedule; ids index zb_improve_state.op. */
+struct zb_improve_op {
+    enum zb_op_kind kind;
+    int rank, stage, mb;
+    int cls;                /* order class: 0 F, 1 B or BW, 2 W */
+    double dur;             /* duration */
+    double mem;             /* memory delta */
+    int npred, nsucc;
+    int pred[2];            /* ops it waits for */
+    double lag[2];          /* comm added on that edge (0 on one rank) */
+    int succ[2];            /* ops that wait for it */
+};
+
+struct zb_improve_state {
+    const struct zb_profile *p;
+    int pp, nops;
+    struct zb_improve_op *op;
+    int **order;            /* per rank: op ids in list order */
+    int *len;               /* per rank: ops */
+    int *pos;               /* per op: index in its rank's order */
+    double *start, *end;    /* per op: times of the current order */
+    bool limited;           /* some rank has a finite limit */
+    double **mem;           /* per rank and position: running memory sum
+                               after that op (kept only when limited) */
+    double *span;           /* per rank */
+    double cost, makespan;  /* of the current order */
+    long work;              /* ops re-timed so far (the budget's unit) */
+
+    /* Scratch of one evaluation. */
+    int *pend;              /* per op: successors not re-timed yet */
+    int *fr, *ptr;          /* per rank: first op re-timed, next op */
+    bool *queued;
+    int *stack, stack_n;    /* ranks that may advance */
+    int *log_op;            /* undo log: op and its old times */
+    double *log_start, *log_end;
+    int log_n;
+    double *old_span;
+    double old_cost, old_makespan;
+    double *newmem;         /* running sums of a checked move */
+    int newmem_lo, newmem_n;
+    int mv_rank, mv_from, mv_to;   /* the move under evaluation */
+};
+
+/* Build the state for s's compute order (other ops ignored) and time it.
+ * ZB_EILLEGAL if the order cannot run (a cycle), ZB_ENOMEM_LIMIT if it
+ * does not fit a rank's limit. */
+int zb_improve_state_init(struct zb_improve_state *st,
+                          const struct zb_profile *p,
+                          const struct zb_schedule *s, struct zb_error *err);
+void zb_improve_state_release(struct zb_improve_state *st);
+
+/* Whether moving the op at position `from` of rank r to position `to`
+ * keeps same-class passes of a stage in order, jumps over no same-rank
+ * dependency and keeps the running memory within the limit (the
+ * validator's tolerance). Remembers the memory sums for the commit. */
+bool zb_improve_check(struct zb_improve_state *st, int r, int from, int to);
+
+/* Apply the checked move and re-time what it can change. Returns 0, or -1
+ * when the order deadlocks (a cycle through other ranks): then the move
+ * is already undone. */
+int zb_improve_try(struct zb_improve_state *st, int r, int from, int to);
+
+/* Keep or revert the move zb_improve_try() applied. */
+void zb_improve_commit(struct zb_improve_state *st);
+void zb_improve_undo(struct zb_improve_state *st);
+
+/* Re-time the whole order from scratch (after replacing order[]). */
+void zb_improve_retime(struct zb_improve_state *st);
+
+/* Replace the orders with those in `orders` (per rank, same lengths) and
+ * re-time; the memory sums are rebuilt. */
+void zb_improve_load(struct zb_improve_state *st, int *const *orders);
+
+/* Write the current order into s's rank lists (compute ops only). */
+void zb_improve_write(const struct zb_improve_state *st,
+                      struct zb_schedule *s);
+
+#endif
