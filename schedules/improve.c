@@ -19,7 +19,8 @@
 #include <string.h>
 #include "improve.h"
 #include "improve_eval.h"
-#include "zbsched/passes.h"
+#include "zbsched/pass.h"
+#include "zbsched/sim.h"
 #include "zbsched/xalloc.h"
 
 /* Weight of the mean span in the energy. */
@@ -278,10 +279,10 @@ static void *run_chain(void *arg)
     c->rc = zb_improve_state_init(st, c->p, c->in, &c->err);
     if (c->rc < 0)
         return NULL;
-    c->best = xcalloc((size_t)st->pp, sizeof(int *));
+    c->best = zb_xcalloc((size_t)st->pp, sizeof(int *));
     for (int r = 0; r < st->pp; r++)
-        c->best[r] = xcalloc((size_t)st->len[r] + 1, sizeof(int));
-    c->path = xcalloc(PATH_MAX_OPS, sizeof(int));
+        c->best[r] = zb_xcalloc((size_t)st->len[r] + 1, sizeof(int));
+    c->path = zb_xcalloc(PATH_MAX_OPS, sizeof(int));
     c->path_at = -1;
     c->tau = mean_pass(c->p);
     save_best(c);

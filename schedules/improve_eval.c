@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "improve_eval.h"
-#include "zbsched/passes.h"
+#include "zbsched/pass.h"
 #include "zbsched/xalloc.h"
 
 /* ---- building the graph ---------------------------------------------- */
@@ -39,7 +39,7 @@ static int add_ops(struct zb_improve_state *st, const struct zb_schedule *s,
                 .cls = o->kind == ZB_OP_F ? 0 : o->kind == ZB_OP_W ? 2 : 1,
                 .dur = zb_op_duration(p, o),
                 .mem = zb_op_memory_delta(p, o->kind) };
-            pass_op[zb_pass_index(p, zb_op_pass(o->kind), o->stage, o->mb)]
+            pass_op[zb_pass_index(p, zb_pass_of(o->kind), o->stage, o->mb)]
                 = id;
             if (o->kind == ZB_OP_BW)
                 pass_op[zb_pass_index(p, ZB_PASS_W, o->stage, o->mb)] = id;
@@ -59,7 +59,7 @@ static int link_ops(struct zb_improve_state *st, const long *pass_op,
     for (int id = 0; id < st->nops; id++) {
         struct zb_improve_op *x = &st->op[id];
         struct zb_dep deps[2];
-        int n = zb_op_deps(p, x->kind, x->stage, x->mb, deps);
+        int n = zb_pass_deps(p, x->kind, x->stage, x->mb, deps);
         for (int k = 0; k < n; k++) {
             long pi = pass_op[zb_pass_index(p, deps[k].pass, deps[k].stage,
                                             deps[k].mb)];
@@ -91,28 +91,28 @@ static void alloc_state(struct zb_improve_state *st, const struct zb_profile *p,
     for (int r = 0; r < pp; r++)
         for (int i = 0; i < s->ranks[r].n; i++)
             n += zb_op_is_compute(s->ranks[r].ops[i].kind);
-    st->op = xcalloc((size_t)n + 1, sizeof(*st->op));
-    st->order = xcalloc((size_t)pp, sizeof(int *));
-    st->mem = xcalloc((size_t)pp, sizeof(double *));
-    st->len = xcalloc((size_t)pp, sizeof(int));
+    st->op = zb_xcalloc((size_t)n + 1, sizeof(*st->op));
+    st->order = zb_xcalloc((size_t)pp, sizeof(int *));
+    st->mem = zb_xcalloc((size_t)pp, sizeof(double *));
+    st->len = zb_xcalloc((size_t)pp, sizeof(int));
     for (int r = 0; r < pp; r++) {
-        st->order[r] = xcalloc((size_t)s->ranks[r].n + 1, sizeof(int));
-        st->mem[r] = xcalloc((size_t)s->ranks[r].n + 1, sizeof(double));
+        st->order[r] = zb_xcalloc((size_t)s->ranks[r].n + 1, sizeof(int));
+        st->mem[r] = zb_xcalloc((size_t)s->ranks[r].n + 1, sizeof(double));
     }
-    st->pos = xcalloc((size_t)n + 1, sizeof(int));
-    st->start = xcalloc((size_t)n + 1, sizeof(double));
-    st->end = xcalloc((size_t)n + 1, sizeof(double));
-    st->pend = xcalloc((size_t)n + 1, sizeof(int));
-    st->log_op = xcalloc((size_t)n + 1, sizeof(int));
-    st->log_start = xcalloc((size_t)n + 1, sizeof(double));
-    st->log_end = xcalloc((size_t)n + 1, sizeof(double));
-    st->newmem = xcalloc((size_t)n + 1, sizeof(double));
-    st->span = xcalloc((size_t)pp, sizeof(double));
-    st->old_span = xcalloc((size_t)pp, sizeof(double));
-    st->fr = xcalloc((size_t)pp, sizeof(int));
-    st->ptr = xcalloc((size_t)pp, sizeof(int));
-    st->queued = xcalloc((size_t)pp, sizeof(bool));
-    st->stack = xcalloc((size_t)pp, sizeof(int));
+    st->pos = zb_xcalloc((size_t)n + 1, sizeof(int));
+    st->start = zb_xcalloc((size_t)n + 1, sizeof(double));
+    st->end = zb_xcalloc((size_t)n + 1, sizeof(double));
+    st->pend = zb_xcalloc((size_t)n + 1, sizeof(int));
+    st->log_op = zb_xcalloc((size_t)n + 1, sizeof(int));
+    st->log_start = zb_xcalloc((size_t)n + 1, sizeof(double));
+    st->log_end = zb_xcalloc((size_t)n + 1, sizeof(double));
+    st->newmem = zb_xcalloc((size_t)n + 1, sizeof(double));
+    st->span = zb_xcalloc((size_t)pp, sizeof(double));
+    st->old_span = zb_xcalloc((size_t)pp, sizeof(double));
+    st->fr = zb_xcalloc((size_t)pp, sizeof(int));
+    st->ptr = zb_xcalloc((size_t)pp, sizeof(int));
+    st->queued = zb_xcalloc((size_t)pp, sizeof(bool));
+    st->stack = zb_xcalloc((size_t)pp, sizeof(int));
     st->nops = n;
     for (int r = 0; r < pp; r++)
         if (isfinite(p->mem_limit[r]))
@@ -150,7 +150,7 @@ int zb_improve_state_init(struct zb_improve_state *st,
                           const struct zb_schedule *s, struct zb_error *err)
 {
     long npass = zb_pass_count(p);
-    long *pass_op = xmalloc((size_t)npass * sizeof(long));
+    long *pass_op = zb_xmalloc((size_t)npass * sizeof(long));
     int rc;
 
     alloc_state(st, p, s);

@@ -27,7 +27,11 @@ struct zb_options {
     enum zb_objective objective;          /* default cost */
     int threads;            /* search threads, 1 or 2 (default 2) */
     unsigned long seed;     /* randomised rows: the seed (default 0) */
-    int effort;             /* rows with a knob for work: 0 their default */
+    /* zb: seconds of local search on the chosen order, converted into a
+     * fixed amount of work (the result does not depend on the machine's
+     * speed or load); 0: the default budget, which grows with the
+     * schedule (schedules/improve.h); < 0: no search. */
+    double effort;
     /* Nonzero stops a search; the best schedule so far is returned (a
      * SIGINT handler sets it). NULL: never interrupted. */
     const volatile sig_atomic_t *interrupt;
@@ -42,7 +46,7 @@ struct zb_options {
     bool independent;
 };
 
-/* Defaults: 60 s, gap 0, cost, 2 threads, seed 0, effort 0, no interrupt,
+/* Defaults: 60 s, gap 0, cost, 2 threads, seed 0, effort 0 (default budget), no interrupt,
  * no progress, no export. */
 void zb_options_init(struct zb_options *opt);
 

@@ -33,11 +33,11 @@ static void assert_legal(const struct zb_schedule *s)
 
     cr_assert(s->predicted.fits_memory);
     zb_schedule_init(&t, "t", &s->profile);
-    zb_copy_order(&t, s);
+    zb_schedule_copy_order(&t, s);
     cr_assert_eq(zb_sim_run(&t, &err), 0, "%s", err.msg);
     assert_near(t.predicted.cost, s->predicted.cost, "cost as simulated");
-    cr_assert_eq(zb_lower(&t, &err), 0, "%s", err.msg);
-    cr_assert_eq(zb_schedule_validate(&t, &err), 0, "%s", err.msg);
+    cr_assert_eq(zb_lower_run(&t, &err), 0, "%s", err.msg);
+    cr_assert_eq(zb_validate_schedule(&t, &err), 0, "%s", err.msg);
     zb_schedule_release(&t);
 }
 
