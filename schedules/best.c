@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include "best.h"
 #include "families.h"
-#include "zb_construct.h"
-#include "zbv_construct.h"
+#include "construct.h"
+#include "construct_v.h"
 #include "zbsched/generator.h"
 #include "zbsched/sim.h"
 #include "zbsched/xalloc.h"
@@ -37,10 +37,10 @@ void best_candidates_collect(const struct zb_profile *p,
      * candidate is named after where its order comes from. */
     zb_schedule_init(&out->s[out->n], "list-scheduler", p);
     keep(out, greedy_best(p, &out->s[out->n], NULL));
-    /* The paper's construction comes simulated (zb_construct.h). */
+    /* The paper's construction comes simulated (construct.h). */
     if (p->placement == ZB_PLACEMENT_LOOP && p->vpp == 1) {
         zb_schedule_init(&out->s[out->n], "zb-construct", p);
-        if (zb_construct(p, &out->s[out->n], NULL) == 0)
+        if (construct_loop(p, &out->s[out->n], NULL) == 0)
             out->n++;
         else
             zb_schedule_release(&out->s[out->n]);
@@ -48,7 +48,7 @@ void best_candidates_collect(const struct zb_profile *p,
     /* ZB-V built the paper's way, at the profile's own limit. */
     if (p->placement == ZB_PLACEMENT_V && p->vpp == 2) {
         zb_schedule_init(&out->s[out->n], "zb-v-construct", p);
-        keep(out, zb_construct_v(p, &out->s[out->n], NULL));
+        keep(out, construct_v(p, &out->s[out->n], NULL));
     }
     out->fixed = out->n;
     /* The fixed families as candidates: their order, timed. */

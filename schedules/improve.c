@@ -40,7 +40,7 @@ struct chain {
     const struct zb_schedule *in;
     uint64_t rng;
     long budget;
-    struct zb_improve_state st;
+    struct improve_state st;
     int **best;
     double in_cost, in_makespan;
     double best_cost, best_makespan, energy, tau;
@@ -79,7 +79,7 @@ static double unit(struct chain *c)
 
 /* ---- energy and acceptance -------------------------------------------- */
 
-static double energy(const struct zb_improve_state *st)
+static double energy(const struct improve_state *st)
 {
     double sum = 0;
 
@@ -112,9 +112,9 @@ static bool better(double cost, double mk, double best_cost, double best_mk)
 /* The pass that y waited for: an input (*on_rank false) or the pass
  * before it on its rank; -1 when y started at 0 or in a gap it could not
  * use. Inputs win ties: they lead off the rank, toward the cause. */
-static int binding(const struct zb_improve_state *st, int y, bool *on_rank)
+static int binding(const struct improve_state *st, int y, bool *on_rank)
 {
-    const struct zb_improve_op *x = &st->op[y];
+    const struct improve_op *x = &st->op[y];
     int k = st->pos[y];
 
     *on_rank = false;
@@ -131,7 +131,7 @@ static int binding(const struct zb_improve_state *st, int y, bool *on_rank)
  * cost (the lowest such rank), last pass first. */
 static void take_path(struct chain *c)
 {
-    const struct zb_improve_state *st = &c->st;
+    const struct improve_state *st = &c->st;
     int r = 0, y;
     bool on_rank;
 
@@ -150,7 +150,7 @@ static void take_path(struct chain *c)
 }
 
 /* The first W after position k on rank r (at most 32 on), or -1. */
-static int next_w(const struct zb_improve_state *st, int r, int k)
+static int next_w(const struct improve_state *st, int r, int k)
 {
     for (int i = k + 1; i < st->len[r] && i <= k + 32; i++)
         if (st->op[st->order[r][i]].cls == 2)
@@ -160,7 +160,7 @@ static int next_w(const struct zb_improve_state *st, int r, int k)
 
 static bool propose_crit(struct chain *c, int *r, int *from, int *to)
 {
-    const struct zb_improve_state *st = &c->st;
+    const struct improve_state *st = &c->st;
     int y, x, k;
     bool on_rank;
 
@@ -208,7 +208,7 @@ static bool propose_crit(struct chain *c, int *r, int *from, int *to)
 
 static bool propose_random(struct chain *c, int *r, int *from, int *to)
 {
-    const struct zb_improve_state *st = &c->st;
+    const struct improve_state *st = &c->st;
     int x = below(c, st->nops), d = 1 + below(c, 4);
 
     if (below(c, 4) == 0)
@@ -223,7 +223,7 @@ static bool propose_random(struct chain *c, int *r, int *from, int *to)
 
 static void save_best(struct chain *c)
 {
-    const struct zb_improve_state *st = &c->st;
+    const struct improve_state *st = &c->st;
 
     for (int r = 0; r < st->pp; r++)
         memcpy(c->best[r], st->order[r], (size_t)st->len[r] * sizeof(int));
@@ -244,7 +244,7 @@ static double mean_pass(const struct zb_profile *p)
 
 static void step(struct chain *c)
 {
-    struct zb_improve_state *st = &c->st;
+    struct improve_state *st = &c->st;
     double frac = (double)st->work / (double)c->budget, e;
     double temp = c->tau * TEMP_START *
                   pow(TEMP_END / TEMP_START, frac > 1 ? 1 : frac);
@@ -254,17 +254,17 @@ static void step(struct chain *c)
     st->work += MOVE_CHARGE;
     ok = unit(c) < CRIT_SHARE ? propose_crit(c, &r, &from, &to)
                               : propose_random(c, &r, &from, &to);
-    if (!ok || !zb_improve_check(st, r, from, to))
+    if (!ok || !improve_check(st, r, from, to))
         return;
-    if (zb_improve_try(st, r, from, to) < 0)
+    if (improve_try(st, r, from, to) < 0)
         return;
     c->evals++;
     e = energy(st);
     if (!accept(c, e - c->energy, temp)) {
-        zb_improve_undo(st);
+        improve_undo(st);
         return;
     }
-    zb_improve_commit(st);
+    improve_commit(st);
     c->accepted++;
     c->energy = e;
     if (better(st->cost, st->makespan, c->best_cost, c->best_makespan))
@@ -274,9 +274,9 @@ static void step(struct chain *c)
 static void *run_chain(void *arg)
 {
     struct chain *c = arg;
-    struct zb_improve_state *st = &c->st;
+    struct improve_state *st = &c->st;
 
-    c->rc = zb_improve_state_init(st, c->p, c->in, &c->err);
+    c->rc = improve_state_init(st, c->p, c->in, &c->err);
     if (c->rc < 0)
         return NULL;
     c->best = zb_xcalloc((size_t)st->pp, sizeof(int *));
@@ -301,12 +301,12 @@ static void chain_release(struct chain *c)
         free(c->best[r]);
     free(c->best);
     free(c->path);
-    zb_improve_state_release(&c->st);
+    improve_state_release(&c->st);
 }
 
 /* ---- the entry point -------------------------------------------------- */
 
-double zb_improve_default_effort(const struct zb_profile *p)
+double improve_default_effort(const struct zb_profile *p)
 {
     double n = (double)zb_pass_count(p);
     double e = 0.2 * pow(n / 768.0, 2.0 / 3.0);
@@ -314,7 +314,7 @@ double zb_improve_default_effort(const struct zb_profile *p)
     return e < 0.2 ? 0.2 : e > 2 ? 2 : e;
 }
 
-static int check_opts(const struct zb_improve_opts *o, struct zb_error *err)
+static int check_opts(const struct improve_opts *o, struct zb_error *err)
 {
     if (!o || !(o->effort == o->effort) || o->effort > 1e6)
         return zb_error_set(err, ZB_EINVAL, "improve: effort must be a "
@@ -354,7 +354,7 @@ static int run_chains(struct chain *ch, int n, struct zb_error *err)
     return win;
 }
 
-static void fill_stats(struct zb_improve_stats *stats, const struct chain *ch,
+static void fill_stats(struct improve_stats *stats, const struct chain *ch,
                        int n, int win, const struct zb_schedule *s)
 {
     if (!stats)
@@ -372,9 +372,9 @@ static void fill_stats(struct zb_improve_stats *stats, const struct chain *ch,
     stats->makespan_out = s->predicted.makespan;
 }
 
-int zb_improve(const struct zb_profile *p, struct zb_schedule *s,
-               const struct zb_improve_opts *o,
-               struct zb_improve_stats *stats, struct zb_error *err)
+int improve_order(const struct zb_profile *p, struct zb_schedule *s,
+                  const struct improve_opts *o,
+                  struct improve_stats *stats, struct zb_error *err)
 {
     struct chain ch[2];
     int n, win, rc;
@@ -390,7 +390,7 @@ int zb_improve(const struct zb_profile *p, struct zb_schedule *s,
         ch[i].in = s;
         ch[i].rng = splitmix(&x);
         ch[i].budget = o->effort > 0
-            ? (long)(o->effort * ZB_IMPROVE_WORK_PER_SECOND) : 0;
+            ? (long)(o->effort * IMPROVE_WORK_PER_SECOND) : 0;
     }
     win = run_chains(ch, n, err);
     if (win < -1) {
@@ -398,8 +398,8 @@ int zb_improve(const struct zb_profile *p, struct zb_schedule *s,
         goto out;
     }
     if (win >= 0) {
-        zb_improve_load(&ch[win].st, ch[win].best);
-        zb_improve_write(&ch[win].st, s);
+        improve_load(&ch[win].st, ch[win].best);
+        improve_write(&ch[win].st, s);
     }
     rc = zb_sim_run(s, err);
     fill_stats(stats, ch, n, win, s);

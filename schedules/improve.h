@@ -18,9 +18,9 @@
  * (the project's shared 2-core x86 box, measured one chain per core under
  * a load of about 3, so an idle machine finishes early): effort E seconds
  * = E times this many units per chain, whatever the machine. */
-#define ZB_IMPROVE_WORK_PER_SECOND 45e6
+#define IMPROVE_WORK_PER_SECOND 45e6
 
-struct zb_improve_opts {
+struct improve_opts {
     double effort;      /* seconds of budget per chain on the reference
                            machine; <= 0 leaves s as it is */
     unsigned seed;      /* same seed and effort: same order */
@@ -28,7 +28,7 @@ struct zb_improve_opts {
                            on two threads, the better one kept */
 };
 
-struct zb_improve_stats {
+struct improve_stats {
     long evals;         /* moves re-timed, all chains */
     long accepted;      /* of which kept by the acceptance rule */
     long work;          /* work units spent, all chains */
@@ -43,12 +43,12 @@ struct zb_improve_stats {
  * worse (cost, then makespan), legal, within the limits and timed by
  * zb_sim_run(). stats may be NULL. ZB_EILLEGAL if s's order cannot run,
  * ZB_ENOMEM_LIMIT if it exceeds a limit, ZB_EINVAL on bad options. */
-int zb_improve(const struct zb_profile *p, struct zb_schedule *s,
-               const struct zb_improve_opts *o,
-               struct zb_improve_stats *stats, struct zb_error *err);
+int improve_order(const struct zb_profile *p, struct zb_schedule *s,
+               const struct improve_opts *o,
+               struct improve_stats *stats, struct zb_error *err);
 
 /* The default budget for p, in seconds: 0.2 at p 8, m 32 (768 passes),
  * growing with the number of passes, at most 2. */
-double zb_improve_default_effort(const struct zb_profile *p);
+double improve_default_effort(const struct zb_profile *p);
 
 #endif

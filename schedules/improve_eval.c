@@ -20,7 +20,7 @@
 
 /* ---- building the graph ---------------------------------------------- */
 
-static int add_ops(struct zb_improve_state *st, const struct zb_schedule *s,
+static int add_ops(struct improve_state *st, const struct zb_schedule *s,
                    long *pass_op)
 {
     const struct zb_profile *p = st->p;
@@ -30,11 +30,11 @@ static int add_ops(struct zb_improve_state *st, const struct zb_schedule *s,
         const struct zb_op_list *l = &s->ranks[r];
         for (int i = 0; i < l->n; i++) {
             const struct zb_op *o = &l->ops[i];
-            struct zb_improve_op *x;
+            struct improve_op *x;
             if (!zb_op_is_compute(o->kind))
                 continue;
             x = &st->op[id];
-            *x = (struct zb_improve_op){
+            *x = (struct improve_op){
                 .kind = o->kind, .rank = r, .stage = o->stage, .mb = o->mb,
                 .cls = o->kind == ZB_OP_F ? 0 : o->kind == ZB_OP_W ? 2 : 1,
                 .dur = zb_op_duration(p, o),
@@ -51,19 +51,19 @@ static int add_ops(struct zb_improve_state *st, const struct zb_schedule *s,
     return id;
 }
 
-static int link_ops(struct zb_improve_state *st, const long *pass_op,
+static int link_ops(struct improve_state *st, const long *pass_op,
                     struct zb_error *err)
 {
     const struct zb_profile *p = st->p;
 
     for (int id = 0; id < st->nops; id++) {
-        struct zb_improve_op *x = &st->op[id];
+        struct improve_op *x = &st->op[id];
         struct zb_dep deps[2];
         int n = zb_pass_deps(p, x->kind, x->stage, x->mb, deps);
         for (int k = 0; k < n; k++) {
             long pi = pass_op[zb_pass_index(p, deps[k].pass, deps[k].stage,
                                             deps[k].mb)];
-            struct zb_improve_op *y;
+            struct improve_op *y;
             if (pi < 0)
                 return zb_error_set(err, ZB_EILLEGAL, "stage %d mb %d: a "
                                     "pass it needs is missing", x->stage,
@@ -80,7 +80,7 @@ static int link_ops(struct zb_improve_state *st, const long *pass_op,
     return 0;
 }
 
-static void alloc_state(struct zb_improve_state *st, const struct zb_profile *p,
+static void alloc_state(struct improve_state *st, const struct zb_profile *p,
                         const struct zb_schedule *s)
 {
     int pp = p->pp, n = 0;
@@ -119,7 +119,7 @@ static void alloc_state(struct zb_improve_state *st, const struct zb_profile *p,
             st->limited = true;
 }
 
-static void rebuild_mem(struct zb_improve_state *st)
+static void rebuild_mem(struct improve_state *st)
 {
     for (int r = 0; r < st->pp && st->limited; r++) {
         double m = 0;
@@ -130,7 +130,7 @@ static void rebuild_mem(struct zb_improve_state *st)
     }
 }
 
-static int check_mem(const struct zb_improve_state *st, struct zb_error *err)
+static int check_mem(const struct improve_state *st, struct zb_error *err)
 {
     for (int r = 0; r < st->pp && st->limited; r++) {
         double lim = st->p->mem_limit[r] * (1 + 1e-9);
@@ -143,9 +143,9 @@ static int check_mem(const struct zb_improve_state *st, struct zb_error *err)
     return 0;
 }
 
-static int retime_all(struct zb_improve_state *st);
+static int retime_all(struct improve_state *st);
 
-int zb_improve_state_init(struct zb_improve_state *st,
+int improve_state_init(struct improve_state *st,
                           const struct zb_profile *p,
                           const struct zb_schedule *s, struct zb_error *err)
 {
@@ -170,7 +170,7 @@ int zb_improve_state_init(struct zb_improve_state *st,
     return 0;
 }
 
-void zb_improve_state_release(struct zb_improve_state *st)
+void improve_state_release(struct improve_state *st)
 {
     if (!st->op)
         return;
@@ -203,14 +203,14 @@ void zb_improve_state_release(struct zb_improve_state *st)
 
 /* An op's time is final once its rank's pointer has passed it: the ops
  * before fr[] started before t0, the others were re-timed. */
-static inline bool is_final(const struct zb_improve_state *st, int id)
+static inline bool is_final(const struct improve_state *st, int id)
 {
     return st->pos[id] < st->ptr[st->op[id].rank];
 }
 
 /* pend[id] = 2 * (successors not re-timed yet) + (its end changed); only
  * ops re-timed in this evaluation (at or past fr[]) count. */
-static inline void consume(struct zb_improve_state *st, int id, int *diff)
+static inline void consume(struct improve_state *st, int id, int *diff)
 {
     if (st->pos[id] < st->fr[st->op[id].rank])
         return;
@@ -219,7 +219,7 @@ static inline void consume(struct zb_improve_state *st, int id, int *diff)
         (*diff)--;
 }
 
-static inline void wake(struct zb_improve_state *st, int r)
+static inline void wake(struct improve_state *st, int r)
 {
     if (!st->queued[r]) {
         st->queued[r] = true;
@@ -229,14 +229,14 @@ static inline void wake(struct zb_improve_state *st, int r)
 
 /* Re-time rank r's next ops while their inputs are final. True when the
  * change has died out (mr >= 0 only) and the loop can stop. */
-static bool advance(struct zb_improve_state *st, int r, int mr, int need,
+static bool advance(struct improve_state *st, int r, int mr, int need,
                     int *diff)
 {
     const int *ord = st->order[r];
 
     while (st->ptr[r] < st->len[r]) {
         int k = st->ptr[r], id = ord[k], n, left;
-        const struct zb_improve_op *x = &st->op[id];
+        const struct improve_op *x = &st->op[id];
         double t = k > 0 ? st->end[ord[k - 1]] : 0, e;
         bool changed;
 
@@ -275,7 +275,7 @@ static bool advance(struct zb_improve_state *st, int r, int mr, int need,
 /* Re-time from ptr = fr, ranks taken from a stack (any topological order
  * gives the same times). With mr >= 0, stop once the change has died out
  * and rank mr is past position `need`. -1 on a stall (a cycle). */
-static int run_loop(struct zb_improve_state *st, int mr, int need)
+static int run_loop(struct improve_state *st, int mr, int need)
 {
     int diff = 0;
 
@@ -297,7 +297,7 @@ static int run_loop(struct zb_improve_state *st, int mr, int need)
     return 0;
 }
 
-static void measure(struct zb_improve_state *st)
+static void measure(struct improve_state *st)
 {
     double first = INFINITY, last = -INFINITY, cost = 0;
 
@@ -321,14 +321,14 @@ static void measure(struct zb_improve_state *st)
  * (cache misses), 1 unit at 0 ops rising to 2.25 from 10000 ops on
  * (measured at p 8 to 32: ops per second fell by 2.2x from 768 to 24576
  * ops), plus a fixed charge per rank for starting the loop. */
-static void charge(struct zb_improve_state *st)
+static void charge(struct improve_state *st)
 {
     long q = 8 + st->nops / 1000;
 
     st->work += (long)st->log_n * (q > 18 ? 18 : q) / 8 + st->pp;
 }
 
-static int retime_all(struct zb_improve_state *st)
+static int retime_all(struct improve_state *st)
 {
     int rc;
 
@@ -341,7 +341,7 @@ static int retime_all(struct zb_improve_state *st)
     return rc;
 }
 
-void zb_improve_retime(struct zb_improve_state *st)
+void improve_retime(struct improve_state *st)
 {
     retime_all(st);
 }
@@ -350,8 +350,8 @@ void zb_improve_retime(struct zb_improve_state *st)
 
 /* Same-class passes of a stage keep microbatch order; BW counts as a W
  * too. */
-static bool conflict(const struct zb_improve_op *x,
-                     const struct zb_improve_op *z)
+static bool conflict(const struct improve_op *x,
+                     const struct improve_op *z)
 {
     if (x->stage != z->stage)
         return false;
@@ -359,15 +359,15 @@ static bool conflict(const struct zb_improve_op *x,
            (z->kind == ZB_OP_BW && x->cls == 2);
 }
 
-static bool waits_for(const struct zb_improve_state *st, int a, int b)
+static bool waits_for(const struct improve_state *st, int a, int b)
 {
-    const struct zb_improve_op *x = &st->op[a];
+    const struct improve_op *x = &st->op[a];
     return (x->npred > 0 && x->pred[0] == b) ||
            (x->npred > 1 && x->pred[1] == b);
 }
 
 /* The op at new position k after moving from -> to, lo <= k <= hi. */
-static inline int moved_at(const struct zb_improve_state *st, int r, int from,
+static inline int moved_at(const struct improve_state *st, int r, int from,
                            int to, int k)
 {
     if (k == to)
@@ -375,7 +375,7 @@ static inline int moved_at(const struct zb_improve_state *st, int r, int from,
     return to < from ? st->order[r][k - 1] : st->order[r][k + 1];
 }
 
-static bool check_mem_move(struct zb_improve_state *st, int r, int from,
+static bool check_mem_move(struct improve_state *st, int r, int from,
                            int to)
 {
     int lo = from < to ? from : to, hi = from < to ? to : from, k;
@@ -405,7 +405,7 @@ static bool check_mem_move(struct zb_improve_state *st, int r, int from,
     return true;
 }
 
-bool zb_improve_check(struct zb_improve_state *st, int r, int from, int to)
+bool improve_check(struct improve_state *st, int r, int from, int to)
 {
     int x, dir = to > from ? 1 : -1;
 
@@ -426,7 +426,7 @@ bool zb_improve_check(struct zb_improve_state *st, int r, int from, int to)
     return !st->limited || check_mem_move(st, r, from, to);
 }
 
-static void rotate(struct zb_improve_state *st, int r, int from, int to)
+static void rotate(struct improve_state *st, int r, int from, int to)
 {
     int *o = st->order[r], x = o[from];
 
@@ -444,7 +444,7 @@ static void rotate(struct zb_improve_state *st, int r, int from, int to)
 }
 
 /* First position of rank r whose op starts at or after t0, below lim. */
-static int first_at(const struct zb_improve_state *st, int r, double t0,
+static int first_at(const struct improve_state *st, int r, double t0,
                     int lim)
 {
     int lo = 0, hi = lim;
@@ -459,7 +459,7 @@ static int first_at(const struct zb_improve_state *st, int r, double t0,
     return lo;
 }
 
-static void restore_times(struct zb_improve_state *st)
+static void restore_times(struct improve_state *st)
 {
     for (int i = 0; i < st->log_n; i++) {
         st->start[st->log_op[i]] = st->log_start[i];
@@ -468,7 +468,7 @@ static void restore_times(struct zb_improve_state *st)
     st->log_n = 0;
 }
 
-int zb_improve_try(struct zb_improve_state *st, int r, int from, int to)
+int improve_try(struct improve_state *st, int r, int from, int to)
 {
     int lo = from < to ? from : to, hi = from < to ? to : from;
     double t0 = st->start[st->order[r][lo]];
@@ -494,7 +494,7 @@ int zb_improve_try(struct zb_improve_state *st, int r, int from, int to)
     return 0;
 }
 
-void zb_improve_undo(struct zb_improve_state *st)
+void improve_undo(struct improve_state *st)
 {
     restore_times(st);
     rotate(st, st->mv_rank, st->mv_to, st->mv_from);
@@ -503,7 +503,7 @@ void zb_improve_undo(struct zb_improve_state *st)
     st->makespan = st->old_makespan;
 }
 
-void zb_improve_commit(struct zb_improve_state *st)
+void improve_commit(struct improve_state *st)
 {
     if (st->limited && st->newmem_n > 0)
         memcpy(&st->mem[st->mv_rank][st->newmem_lo], st->newmem,
@@ -511,7 +511,7 @@ void zb_improve_commit(struct zb_improve_state *st)
     st->log_n = 0;
 }
 
-void zb_improve_load(struct zb_improve_state *st, int *const *orders)
+void improve_load(struct improve_state *st, int *const *orders)
 {
     for (int r = 0; r < st->pp; r++) {
         memcpy(st->order[r], orders[r], (size_t)st->len[r] * sizeof(int));
@@ -522,13 +522,13 @@ void zb_improve_load(struct zb_improve_state *st, int *const *orders)
     retime_all(st);
 }
 
-void zb_improve_write(const struct zb_improve_state *st,
+void improve_write(const struct improve_state *st,
                       struct zb_schedule *s)
 {
     for (int r = 0; r < st->pp; r++) {
         s->ranks[r].n = 0;
         for (int k = 0; k < st->len[r]; k++) {
-            const struct zb_improve_op *x = &st->op[st->order[r][k]];
+            const struct improve_op *x = &st->op[st->order[r][k]];
             zb_schedule_push(s, r, x->kind, x->stage, x->mb);
         }
     }

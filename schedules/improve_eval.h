@@ -10,8 +10,8 @@
 #include "zbsched/profile.h"
 #include "zbsched/schedule.h"
 
-/* One compute op of the input schedule; ids index zb_improve_state.op. */
-struct zb_improve_op {
+/* One compute op of the input schedule; ids index improve_state.op. */
+struct improve_op {
     enum zb_op_kind kind;
     int rank, stage, mb;
     int cls;                /* order class: 0 F, 1 B or BW, 2 W */
@@ -23,10 +23,10 @@ struct zb_improve_op {
     int succ[2];            /* ops that wait for it */
 };
 
-struct zb_improve_state {
+struct improve_state {
     const struct zb_profile *p;
     int pp, nops;
-    struct zb_improve_op *op;
+    struct improve_op *op;
     int **order;            /* per rank: op ids in list order */
     int *len;               /* per rank: ops */
     int *pos;               /* per op: index in its rank's order */
@@ -56,35 +56,35 @@ struct zb_improve_state {
 /* Build the state for s's compute order (other ops ignored) and time it.
  * ZB_EILLEGAL if the order cannot run (a cycle), ZB_ENOMEM_LIMIT if it
  * does not fit a rank's limit. */
-int zb_improve_state_init(struct zb_improve_state *st,
+int improve_state_init(struct improve_state *st,
                           const struct zb_profile *p,
                           const struct zb_schedule *s, struct zb_error *err);
-void zb_improve_state_release(struct zb_improve_state *st);
+void improve_state_release(struct improve_state *st);
 
 /* Whether moving the op at position `from` of rank r to position `to`
  * keeps same-class passes of a stage in order, jumps over no same-rank
  * dependency and keeps the running memory within the limit (the
  * validator's tolerance). Remembers the memory sums for the commit. */
-bool zb_improve_check(struct zb_improve_state *st, int r, int from, int to);
+bool improve_check(struct improve_state *st, int r, int from, int to);
 
 /* Apply the checked move and re-time what it can change. Returns 0, or -1
  * when the order deadlocks (a cycle through other ranks): then the move
  * is already undone. */
-int zb_improve_try(struct zb_improve_state *st, int r, int from, int to);
+int improve_try(struct improve_state *st, int r, int from, int to);
 
-/* Keep or revert the move zb_improve_try() applied. */
-void zb_improve_commit(struct zb_improve_state *st);
-void zb_improve_undo(struct zb_improve_state *st);
+/* Keep or revert the move improve_try() applied. */
+void improve_commit(struct improve_state *st);
+void improve_undo(struct improve_state *st);
 
 /* Re-time the whole order from scratch (after replacing order[]). */
-void zb_improve_retime(struct zb_improve_state *st);
+void improve_retime(struct improve_state *st);
 
 /* Replace the orders with those in `orders` (per rank, same lengths) and
  * re-time; the memory sums are rebuilt. */
-void zb_improve_load(struct zb_improve_state *st, int *const *orders);
+void improve_load(struct improve_state *st, int *const *orders);
 
 /* Write the current order into s's rank lists (compute ops only). */
-void zb_improve_write(const struct zb_improve_state *st,
+void improve_write(const struct improve_state *st,
                       struct zb_schedule *s);
 
 #endif

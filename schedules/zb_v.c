@@ -8,7 +8,7 @@
  * The family's memory is 1F1B's by definition: every rank builds under
  * 2p chunk activations whatever the profile's limit. Two candidates, the
  * better kept (cost, then makespan, then peak memory; the construction on
- * a tie): the paper's construction (zbv_construct.c) and the list
+ * a tie): the paper's construction (construct_v.c) and the list
  * scheduler (greedy.c), which was this family alone before. Measured
  * against that list scheduler alone (b473675):
  * - unit times, M_W = M_B: zero bubble once m >= 2p (p 8, m 32: 192
@@ -22,7 +22,7 @@
  *   average (-3.7 % to -25.8 %). */
 #include <stddef.h>
 #include "families.h"
-#include "zbv_construct.h"
+#include "construct_v.h"
 #include "zbsched/generator.h"
 #include "zbsched/measures.h"
 #include "zbsched/sim.h"
@@ -48,7 +48,7 @@ static int gen_zb_v(const struct zb_profile *p, const struct zb_options *opt,
         capped.mem_limit[r] = 2.0 * p->pp * p->m_b;
     zb_schedule_init(&con, s->name, &capped);
     zb_schedule_init(&list, s->name, &capped);
-    have_con = timed(zb_construct_v(&capped, &con, &why), &con);
+    have_con = timed(construct_v(&capped, &con, &why), &con);
     have_list = timed(greedy_best(&capped, &list, NULL), &list);
     if (have_list && (!have_con ||
                       zb_measures_better(&list.predicted, &con.predicted,

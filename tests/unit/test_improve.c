@@ -19,9 +19,9 @@ static void start_from(const char *name, const struct zb_profile *p,
 static void improve(const struct zb_profile *p, struct zb_schedule *s,
                     double effort, unsigned seed, int threads)
 {
-    struct zb_improve_opts o = { effort, seed, threads };
+    struct improve_opts o = { effort, seed, threads };
     struct zb_error err = { 0 };
-    cr_assert_eq(zb_improve(p, s, &o, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(improve_order(p, s, &o, NULL, &err), 0, "%s", err.msg);
 }
 
 /* Legal by every rule (lowered and validated, memory included), and the
@@ -197,16 +197,16 @@ Test(improve, rejects_bad_options_and_an_order_over_the_limit)
     struct shape sh = unit_shape(4, 8);
     struct zb_profile p;
     struct zb_schedule s;
-    struct zb_improve_opts o = { 0.01, 1, 3 };
+    struct improve_opts o = { 0.01, 1, 3 };
     struct zb_error err = { 0 };
 
     make_profile(&sh, &p);
     start_from("1f1b", &p, &s);
-    cr_assert_eq(zb_improve(&p, &s, &o, NULL, &err), ZB_EINVAL);
+    cr_assert_eq(improve_order(&p, &s, &o, NULL, &err), ZB_EINVAL);
     o.threads = 1;
     for (int r = 0; r < 4; r++)
         p.mem_limit[r] = 2;    /* 1F1B needs p = 4 on rank 0 */
-    cr_assert_eq(zb_improve(&p, &s, &o, NULL, &err), ZB_ENOMEM_LIMIT);
+    cr_assert_eq(improve_order(&p, &s, &o, NULL, &err), ZB_ENOMEM_LIMIT);
     zb_schedule_release(&s);
     zb_profile_release(&p);
 }
@@ -216,13 +216,13 @@ Test(improve, zero_effort_returns_the_input_order_timed)
     struct shape sh = unit_shape(4, 8);
     struct zb_profile p;
     struct zb_schedule s, t;
-    struct zb_improve_opts o = { 0, 1, 2 };
-    struct zb_improve_stats st;
+    struct improve_opts o = { 0, 1, 2 };
+    struct improve_stats st;
 
     make_profile(&sh, &p);
     start_from("zb-h1", &p, &s);
     start_from("zb-h1", &p, &t);
-    cr_assert_eq(zb_improve(&p, &s, &o, &st, NULL), 0);
+    cr_assert_eq(improve_order(&p, &s, &o, &st, NULL), 0);
     cr_assert(same_order(&s, &t));
     cr_assert_eq(st.evals, 0);
     cr_assert_eq(st.chain, -1);

@@ -1,5 +1,5 @@
-/* test_zb_construct.c - the Zero Bubble paper's constructive heuristic
- * (schedules/zb_construct.c): the closed forms at unit times, the paper's
+/* test_construct.c - the Zero Bubble paper's constructive heuristic
+ * (schedules/construct.c): the closed forms at unit times, the paper's
  * own numbers on its profiled settings, and legality, memory and the lower
  * bound on random heterogeneous profiles. */
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include "helpers.h"
 #include "zbsched/bound.h"
-#include "../schedules/zb_construct.h"
+#include "../schedules/construct.h"
 
 static const int ps[] = { 2, 4, 8, 16 };
 
@@ -42,7 +42,7 @@ static void assert_simulator_agrees(struct zb_schedule *s, const char *what)
     free(t);
 }
 
-/* Run zb_construct on p and take its output through the pipeline every
+/* Run construct_loop on p and take its output through the pipeline every
  * schedule passes (simulate, lower, validate with the memory limit).
  * Returns the cost; s keeps the lowered schedule. */
 static double construct(const struct zb_profile *p, struct zb_schedule *s,
@@ -51,7 +51,7 @@ static double construct(const struct zb_profile *p, struct zb_schedule *s,
     struct zb_error err = { 0 };
 
     cr_assert_eq(zb_schedule_init(s, "zb", p), 0);
-    cr_assert_eq(zb_construct(p, s, &err), 0, "%s: %s", what, err.msg);
+    cr_assert_eq(construct_loop(p, s, &err), 0, "%s: %s", what, err.msg);
     assert_simulator_agrees(s, what);
     cr_assert(s->predicted.fits_memory, "%s: over the memory limit", what);
     cr_assert_eq(zb_lower_run(s, &err), 0, "%s: %s", what, err.msg);
@@ -72,7 +72,7 @@ static double construct_cost(const struct shape *sh, const char *what)
     return cost;
 }
 
-Test(zb_construct, reaches_zb_h1_cost_at_onef1b_memory)
+Test(construct, reaches_zb_h1_cost_at_onef1b_memory)
 {
     for (int i = 0; i < 4; i++)
         for (int k = 1; k <= 4; k *= 2) {
@@ -90,7 +90,7 @@ Test(zb_construct, reaches_zb_h1_cost_at_onef1b_memory)
 /* At twice 1F1B's memory the warm-up sized by the first B's return is
  * ZB-H2's, with no bubble once m >= 2p - 1 (for m = p the optimum is
  * 3m + p - 1, see test_generators.c). */
-Test(zb_construct, reaches_3m_at_twice_onef1b_memory)
+Test(construct, reaches_3m_at_twice_onef1b_memory)
 {
     for (int i = 0; i < 4; i++) {
         int p = ps[i];
@@ -107,7 +107,7 @@ Test(zb_construct, reaches_3m_at_twice_onef1b_memory)
     }
 }
 
-Test(zb_construct, keeps_one_rank_busy_with_or_without_a_limit)
+Test(construct, keeps_one_rank_busy_with_or_without_a_limit)
 {
     struct shape sh = unit_shape(1, 5);
 
@@ -140,7 +140,7 @@ static const struct paper_row paper[] = {
     { 32, 256, 10402, 10248, 7698, 460, 0.4324, 0.0594, 0.0018 },
 };
 
-Test(zb_construct, matches_the_paper_on_its_profiled_settings)
+Test(construct, matches_the_paper_on_its_profiled_settings)
 {
     for (size_t i = 0; i < sizeof(paper) / sizeof(paper[0]); i++)
         for (int x = 1; x <= 2; x++) {
@@ -183,7 +183,7 @@ static void random_loop_profile(unsigned *seed, struct zb_profile *p)
             p->mem_limit[r] = uniform(seed, 1, 3) * sh.pp;
 }
 
-Test(zb_construct, is_legal_and_above_the_bound_on_random_profiles)
+Test(construct, is_legal_and_above_the_bound_on_random_profiles)
 {
     unsigned seed = 4242;
 
@@ -206,20 +206,20 @@ Test(zb_construct, is_legal_and_above_the_bound_on_random_profiles)
 
 /* Every variant, not only the winner, is timed as the simulator times it
  * (its gap decisions rely on that) and fits the limit by construction. */
-Test(zb_construct, times_every_variant_as_the_simulator_does)
+Test(construct, times_every_variant_as_the_simulator_does)
 {
     unsigned seed = 77;
 
     for (int iter = 0; iter < 40; iter++) {
         struct zb_profile p;
         random_loop_profile(&seed, &p);
-        for (int v = 0; v < ZB_CONSTRUCT_VARIANTS; v++) {
+        for (int v = 0; v < CONSTRUCT_VARIANTS; v++) {
             struct zb_schedule s;
             struct zb_error err = { 0 };
             char what[64];
             snprintf(what, sizeof(what), "iter %d variant %d", iter, v);
             zb_schedule_init(&s, "zb", &p);
-            cr_assert_eq(zb_construct_variant(&p, v, &s, &err), 0, "%s: %s",
+            cr_assert_eq(construct_variant(&p, v, &s, &err), 0, "%s: %s",
                          what, err.msg);
             assert_simulator_agrees(&s, what);
             cr_assert(s.predicted.fits_memory, "%s: over the limit", what);
@@ -232,7 +232,7 @@ Test(zb_construct, times_every_variant_as_the_simulator_does)
 /* The tightest limit that admits a schedule, one activation per rank,
  * forces F, B, W per microbatch on every rank: rank 0 then waits for each
  * microbatch's round trip, (2p + 1) m. */
-Test(zb_construct, fits_one_activation_per_rank)
+Test(construct, fits_one_activation_per_rank)
 {
     struct shape sh = unit_shape(4, 8);
 
@@ -241,7 +241,7 @@ Test(zb_construct, fits_one_activation_per_rank)
     assert_near(construct_cost(&sh, "limit 1"), 9.0 * 8, "p 4 m 8");
 }
 
-Test(zb_construct, refuses_a_limit_below_one_activation)
+Test(construct, refuses_a_limit_below_one_activation)
 {
     struct shape sh = unit_shape(4, 8);
     struct zb_profile p;
@@ -251,13 +251,13 @@ Test(zb_construct, refuses_a_limit_below_one_activation)
     make_profile(&sh, &p);
     p.mem_limit[2] = 0.5;
     zb_schedule_init(&s, "zb", &p);
-    cr_assert_eq(zb_construct(&p, &s, &err), ZB_ENOMEM_LIMIT);
+    cr_assert_eq(construct_loop(&p, &s, &err), ZB_ENOMEM_LIMIT);
     cr_assert(strstr(err.msg, "rank 2") != NULL, "message: %s", err.msg);
     zb_schedule_release(&s);
     zb_profile_release(&p);
 }
 
-Test(zb_construct, refuses_v_placement_and_several_chunks)
+Test(construct, refuses_v_placement_and_several_chunks)
 {
     struct shape sh = unit_shape(4, 8);
     struct zb_profile p;
@@ -267,11 +267,11 @@ Test(zb_construct, refuses_v_placement_and_several_chunks)
     sh.vpp = 2;
     make_profile(&sh, &p);
     zb_schedule_init(&s, "zb", &p);
-    cr_assert_eq(zb_construct(&p, &s, &err), ZB_EUNSUPPORTED);
+    cr_assert_eq(construct_loop(&p, &s, &err), ZB_EUNSUPPORTED);
     zb_schedule_release(&s);
     p.placement = ZB_PLACEMENT_V;
     zb_schedule_init(&s, "zb", &p);
-    cr_assert_eq(zb_construct(&p, &s, &err), ZB_EUNSUPPORTED);
+    cr_assert_eq(construct_loop(&p, &s, &err), ZB_EUNSUPPORTED);
     cr_assert(strstr(err.msg, "loop") != NULL, "message: %s", err.msg);
     zb_schedule_release(&s);
     zb_profile_release(&p);

@@ -1,8 +1,8 @@
-/* zb_construct.h - the Zero Bubble paper's constructive heuristic (loop
+/* construct.h - the Zero Bubble paper's constructive heuristic (loop
  * placement, one chunk per rank), as a candidate for the `zb` generator.
  * Internal to schedules/, not part of the public API. */
-#ifndef ZBSCHED_ZB_CONSTRUCT_H
-#define ZBSCHED_ZB_CONSTRUCT_H
+#ifndef ZBSCHED_CONSTRUCT_H
+#define ZBSCHED_CONSTRUCT_H
 
 #include "zbsched/error.h"
 #include "zbsched/profile.h"
@@ -19,17 +19,17 @@
  * O(p*m) per variant. s comes back simulated (s->predicted filled).
  * ZB_EUNSUPPORTED unless the placement is loop and vpp is 1;
  * ZB_ENOMEM_LIMIT when no variant fits (a rank cannot hold one M_B). */
-int zb_construct(const struct zb_profile *p, struct zb_schedule *s,
+int construct_loop(const struct zb_profile *p, struct zb_schedule *s,
                  struct zb_error *err);
 
-#define ZB_CONSTRUCT_VARIANTS 16
+#define CONSTRUCT_VARIANTS 16
 
-/* One variant (0 <= variant < ZB_CONSTRUCT_VARIANTS) into s, each op with
+/* One variant (0 <= variant < CONSTRUCT_VARIANTS) into s, each op with
  * the start and end the construction gave it, which by design are the
- * simulator's (for tests and comparisons). Errors as zb_construct() except
+ * simulator's (for tests and comparisons). Errors as construct_loop() except
  * that an order over the limit is returned (ZB_ENOMEM_LIMIT only for a rank
  * that cannot hold one activation). */
-int zb_construct_variant(const struct zb_profile *p, int variant,
+int construct_variant(const struct zb_profile *p, int variant,
                          struct zb_schedule *s, struct zb_error *err);
 
 #endif

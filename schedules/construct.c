@@ -1,4 +1,4 @@
-/* zb_construct.c - the Zero Bubble paper's constructive heuristic for loop
+/* construct.c - the Zero Bubble paper's constructive heuristic for loop
  * placement with one chunk (Qi et al., ICLR 2024, section 3; described in
  * shared/notes/zb-heuristics.md), written from the description for real
  * per-stage times, comm and per-rank memory limits.
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "families.h"
-#include "zb_construct.h"
+#include "construct.h"
 #include "zbsched/measures.h"
 #include "zbsched/sim.h"
 #include "zbsched/xalloc.h"
@@ -398,7 +398,7 @@ static bool pick(struct cons *c, bool simulate, struct zb_schedule *best,
     bool have = false;
 
     c->cutoff = INFINITY;
-    for (int i = 0; i < ZB_CONSTRUCT_VARIANTS; i++) {
+    for (int i = 0; i < CONSTRUCT_VARIANTS; i++) {
         struct zb_schedule tmp;
 
         if (!build(c, variant(i), cand))
@@ -443,7 +443,7 @@ static int check_profile(const struct zb_profile *p, struct zb_error *err)
     return 0;
 }
 
-int zb_construct_variant(const struct zb_profile *p, int i,
+int construct_variant(const struct zb_profile *p, int i,
                          struct zb_schedule *s, struct zb_error *err)
 {
     struct cons c;
@@ -451,7 +451,7 @@ int zb_construct_variant(const struct zb_profile *p, int i,
 
     if ((rc = check_profile(p, err)) < 0)
         return rc;
-    if (i < 0 || i >= ZB_CONSTRUCT_VARIANTS)
+    if (i < 0 || i >= CONSTRUCT_VARIANTS)
         return zb_error_set(err, ZB_EINVAL, "no variant %d", i);
     cons_init(&c, p);
     c.cutoff = INFINITY;
@@ -461,7 +461,7 @@ int zb_construct_variant(const struct zb_profile *p, int i,
     return rc;
 }
 
-int zb_construct(const struct zb_profile *p, struct zb_schedule *s,
+int construct_loop(const struct zb_profile *p, struct zb_schedule *s,
                  struct zb_error *err)
 {
     struct zb_schedule best, cand;

@@ -1,4 +1,4 @@
-/* zbv_construct.c - ZB-V constructed pass by pass, as the Zero Bubble
+/* construct_v.c - ZB-V constructed pass by pass, as the Zero Bubble
  * paper's heuristic does (notes/zb-heuristics.md, "The reference ZB-V
  * heuristic"), on real per-stage times, comm and per-rank limits.
  *
@@ -45,7 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "families.h"
-#include "zbv_construct.h"
+#include "construct_v.h"
 #include "zbsched/pass.h"
 #include "zbsched/xalloc.h"
 
@@ -573,7 +573,7 @@ static const struct worker *run_variants(struct worker w[2])
     return w[0].best_variant < w[1].best_variant ? &w[0] : &w[1];
 }
 
-int zb_construct_v(const struct zb_profile *p, struct zb_schedule *s,
+int construct_v(const struct zb_profile *p, struct zb_schedule *s,
                    struct zb_error *err)
 {
     struct worker w[2];

@@ -1,11 +1,11 @@
-/* test_zbv_construct.c - the ZB-V construction (schedules/zbv_construct.c):
+/* test_construct_v.c - the ZB-V construction (schedules/construct_v.c):
  * legal, within every limit, zero bubble at unit times, and the `zb-v`
  * family built on it. */
 #include <string.h>
 #include "helpers.h"
 #include "zbsched/bound.h"
 #include "../schedules/families.h"
-#include "../schedules/zbv_construct.h"
+#include "../schedules/construct_v.h"
 
 static struct shape v_shape(int pp, int mb, double limit)
 {
@@ -31,7 +31,7 @@ static void construct_legal(const struct zb_profile *p, struct zb_schedule *s)
     struct zb_error err = { 0 };
 
     zb_schedule_init(s, "zbv", p);
-    cr_assert_eq(zb_construct_v(p, s, &err), 0, "construct: %s", err.msg);
+    cr_assert_eq(construct_v(p, s, &err), 0, "construct: %s", err.msg);
     cr_assert_eq(zb_sim_run(s, &err), 0, "sim: %s", err.msg);
     cr_assert_eq(zb_lower_run(s, &err), 0, "lower: %s", err.msg);
     cr_assert_eq(zb_validate_schedule(s, &err), 0, "validate: %s (p %d m %d)",
@@ -58,7 +58,7 @@ static double construct_cost(const struct shape *sh, double *peak)
 
 static const int ps[] = { 2, 4, 8, 16 };
 
-Test(zbv_construct, is_zero_bubble_at_unit_times_and_onef1b_memory)
+Test(construct_v, is_zero_bubble_at_unit_times_and_onef1b_memory)
 {
     for (int i = 0; i < 4; i++)
         for (int k = 2; k <= 4; k += 2) {
@@ -68,7 +68,7 @@ Test(zbv_construct, is_zero_bubble_at_unit_times_and_onef1b_memory)
         }
 }
 
-Test(zbv_construct, keeps_peak_memory_within_onef1b_at_its_memory)
+Test(construct_v, keeps_peak_memory_within_onef1b_at_its_memory)
 {
     for (int i = 0; i < 4; i++)
         for (int k = 1; k <= 4; k *= 2) {
@@ -82,7 +82,7 @@ Test(zbv_construct, keeps_peak_memory_within_onef1b_at_its_memory)
         }
 }
 
-Test(zbv_construct, uses_twice_onef1b_memory_at_most_when_unlimited)
+Test(construct_v, uses_twice_onef1b_memory_at_most_when_unlimited)
 {
     struct shape sh = v_shape(8, 64, INFINITY);
     double peak;
@@ -98,7 +98,7 @@ Test(zbv_construct, uses_twice_onef1b_memory_at_most_when_unlimited)
 /* From one microbatch's two chunks (the least the construction needs) up
  * to twice 1F1B's memory: always legal, and more memory never costs more
  * than the least. */
-Test(zbv_construct, serves_every_limit_from_two_activations_up)
+Test(construct_v, serves_every_limit_from_two_activations_up)
 {
     for (int i = 0; i < 4; i++) {
         int p = ps[i], m = 3 * p;
@@ -118,7 +118,7 @@ Test(zbv_construct, serves_every_limit_from_two_activations_up)
     }
 }
 
-Test(zbv_construct, rejects_limits_below_two_activations_by_name)
+Test(construct_v, rejects_limits_below_two_activations_by_name)
 {
     struct shape sh = v_shape(4, 8, 8);
     struct zb_profile p;
@@ -128,13 +128,13 @@ Test(zbv_construct, rejects_limits_below_two_activations_by_name)
     make_profile(&sh, &p);
     p.mem_limit[2] = 1.5;
     zb_schedule_init(&s, "zbv", &p);
-    cr_assert_eq(zb_construct_v(&p, &s, &err), ZB_ENOMEM_LIMIT);
+    cr_assert_eq(construct_v(&p, &s, &err), ZB_ENOMEM_LIMIT);
     cr_assert(strstr(err.msg, "rank 2") != NULL, "message: %s", err.msg);
     zb_schedule_release(&s);
     zb_profile_release(&p);
 }
 
-Test(zbv_construct, rejects_loop_placement_and_other_chunk_counts)
+Test(construct_v, rejects_loop_placement_and_other_chunk_counts)
 {
     struct shape shapes[2] = { unit_shape(4, 8), v_shape(4, 8, 8) };
     struct zb_error err = { 0 };
@@ -147,7 +147,7 @@ Test(zbv_construct, rejects_loop_placement_and_other_chunk_counts)
         if (i == 1)
             p.vpp = 1;      /* as if: V needs two chunks */
         zb_schedule_init(&s, "zbv", &p);
-        cr_assert_eq(zb_construct_v(&p, &s, &err), ZB_EUNSUPPORTED,
+        cr_assert_eq(construct_v(&p, &s, &err), ZB_EUNSUPPORTED,
                      "case %d", i);
         zb_schedule_release(&s);
         zb_profile_release(&p);
@@ -176,7 +176,7 @@ static void random_v_profile(unsigned *seed, struct zb_profile *p)
             p->mem_limit[r] = uniform(seed, 2.0, 4.0 * pp);
 }
 
-Test(zbv_construct, random_profiles_are_legal_and_above_the_bound)
+Test(construct_v, random_profiles_are_legal_and_above_the_bound)
 {
     unsigned seed = 20240901;
 
@@ -193,7 +193,7 @@ Test(zbv_construct, random_profiles_are_legal_and_above_the_bound)
     }
 }
 
-Test(zbv_construct, times_its_passes_as_the_simulator_does)
+Test(construct_v, times_its_passes_as_the_simulator_does)
 {
     unsigned seed = 7;
 
@@ -203,7 +203,7 @@ Test(zbv_construct, times_its_passes_as_the_simulator_does)
         struct zb_op_list *before;
         random_v_profile(&seed, &p);
         zb_schedule_init(&s, "zbv", &p);
-        cr_assert_eq(zb_construct_v(&p, &s, NULL), 0, "case %d", i);
+        cr_assert_eq(construct_v(&p, &s, NULL), 0, "case %d", i);
         before = calloc((size_t)p.pp, sizeof(*before));
         for (int r = 0; r < p.pp; r++) {
             before[r].n = s.ranks[r].n;
@@ -226,7 +226,7 @@ Test(zbv_construct, times_its_passes_as_the_simulator_does)
 
 /* ---- the zb-v family ----------------------------------------------- */
 
-Test(zbv_construct, zb_v_is_zero_bubble_at_unit_times)
+Test(construct_v, zb_v_is_zero_bubble_at_unit_times)
 {
     struct shape sh = v_shape(8, 32, INFINITY);
     assert_near(gen_cost("zb-v", &sh), 192, "p 8 m 32");
@@ -234,7 +234,7 @@ Test(zbv_construct, zb_v_is_zero_bubble_at_unit_times)
 
 /* zb-v keeps the better of the construction and the list scheduler it
  * used alone before, so it is never worse than the latter. */
-Test(zbv_construct, zb_v_is_never_worse_than_the_list_scheduler)
+Test(construct_v, zb_v_is_never_worse_than_the_list_scheduler)
 {
     unsigned seed = 99;
 

@@ -1,9 +1,9 @@
-/* zbv_construct.h - ZB-V built the way the Zero Bubble paper builds it
+/* construct_v.h - ZB-V built the way the Zero Bubble paper builds it
  * (two-leg backward, warm-up with a memory reserve, W passes placed into
  * gaps against a per-rank slack, refinement, variants; best kept).
  * Internal to schedules/: the `zb-v` family and `zb` call it. */
-#ifndef ZBSCHED_ZBV_CONSTRUCT_H
-#define ZBSCHED_ZBV_CONSTRUCT_H
+#ifndef ZBSCHED_CONSTRUCT_V_H
+#define ZBSCHED_CONSTRUCT_V_H
 
 #include "zbsched/error.h"
 #include "zbsched/profile.h"
@@ -17,7 +17,7 @@
  * with vpp 2; ZB_ENOMEM_LIMIT when a rank's limit is below what the
  * construction needs (2 * M_B: one microbatch's two chunks) or no
  * candidate fits. */
-int zb_construct_v(const struct zb_profile *p, struct zb_schedule *s,
+int construct_v(const struct zb_profile *p, struct zb_schedule *s,
                    struct zb_error *err);
 
 #endif
