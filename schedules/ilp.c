@@ -1,46 +1,68 @@
 /* ilp.c - `ilp`: the optimal-placement integer program (solver/) as an
  * ordinary row: it reads the search options (time limit, gap, objective,
  * Ctrl-C, progress, --export-lp) and hands the solver its warm start, the
- * orders `zb` chooses from (best.c) plus `zb`'s choice, so the solver
- * needs nothing from this directory. */
+ * orders `zb` chooses from (best.c) plus `zb`'s choice after local search
+ * (improve.c), so the solver needs nothing from this directory and never
+ * starts below `zb`. A profile too large for the integer program
+ * (zb_ilp_searchable) gets the whole time limit as local search instead. */
 #include <stdlib.h>
 #include "best.h"
+#include "improve.h"
 #include "zbsched/generator.h"
+#include "zbsched/sim.h"
 #include "zbsched/solver.h"
 #include "zbsched/xalloc.h"
 
-/* Every fixed family's order in table order, then `zb`'s winner: the
- * warm-start candidates, borrowed from c (nothing to free but the array). */
-static struct zb_schedule *warm_orders(const struct best_candidates *c,
-                                       const struct zb_profile *p, int *n)
+/* `zb`'s choice among c, improved by the local search into *out (as zb
+ * does, or for the whole time limit when the solver cannot search p).
+ * False when no candidate fits. */
+static bool searched_choice(const struct best_candidates *c,
+                            const struct zb_profile *p,
+                            const struct zb_options *opt,
+                            struct zb_schedule *out)
 {
-    struct zb_schedule *w = zb_xcalloc((size_t)c->n + 1, sizeof(*w));
     struct best b;
+    struct improve_opts io = { .seed = (unsigned)opt->seed,
+                               .threads = opt->threads };
 
-    *n = 0;
-    for (int i = c->fixed; i < c->n; i++)
-        w[(*n)++] = c->s[i];
     best_init(&b);
     for (int i = 0; i < c->n; i++)
         best_consider(&b, &c->s[i]);
-    if (best_result(&b, p, NULL) == 0)
-        w[(*n)++] = *b.sched;
-    return w;
+    if (best_result(&b, p, NULL) < 0)
+        return false;
+    zb_schedule_init(out, "zb", p);
+    zb_schedule_copy_order(out, b.sched);
+    io.effort = !zb_ilp_searchable(p) ? opt->time_limit
+              : opt->effort != 0 ? opt->effort
+              : improve_default_effort(p);
+    /* On a failure of the search the chosen order stays, timed. */
+    if (io.effort <= 0 || improve_order(p, out, &io, NULL, NULL) < 0)
+        zb_sim_run(out, NULL);
+    return true;
 }
 
 static int gen_ilp(const struct zb_profile *p, const struct zb_options *opt,
                    struct zb_schedule *s, struct zb_error *err)
 {
     struct best_candidates c;
-    struct zb_schedule *warm;
-    int nwarm, rc = 0;
+    struct zb_schedule *warm, choice;
+    bool have_choice;
+    int nwarm = 0, rc = 0;
 
     best_candidates_collect(p, opt, &c);
-    warm = warm_orders(&c, p, &nwarm);
+    /* Every fixed family's order in table order, then `zb`'s searched
+     * choice: borrowed (nothing to free but the array and the choice). */
+    warm = zb_xcalloc((size_t)c.n + 1, sizeof(*warm));
+    for (int i = c.fixed; i < c.n; i++)
+        warm[nwarm++] = c.s[i];
+    if ((have_choice = searched_choice(&c, p, opt, &choice)))
+        warm[nwarm++] = choice;
     if (opt->export_lp)
         rc = zb_ilp_export_lp(p, opt, warm, nwarm, opt->export_lp, err);
     if (rc == 0)
         rc = zb_ilp_solve(p, opt, warm, nwarm, s, err);
+    if (have_choice)
+        zb_schedule_release(&choice);
     free(warm);
     best_candidates_release(&c);
     return rc;

@@ -94,12 +94,16 @@ void ilp_inst_init(struct ilp_inst *in, const struct zb_profile *p,
     }
 }
 
+bool zb_ilp_searchable(const struct zb_profile *p)
+{
+    /* Every rank holds vpp chunks, three passes per chunk and microbatch. */
+    return zb_pass_count(p) <= ILP_MAX_PASSES &&
+           3L * p->vpp * p->microbatches <= ILP_MAX_RANK_PASSES;
+}
+
 bool ilp_inst_searchable(const struct ilp_inst *in)
 {
-    for (int r = 0; r < in->p->pp; r++)
-        if (in->rank_n[r] > ILP_MAX_RANK_PASSES)
-            return false;
-    return in->n <= ILP_MAX_PASSES;
+    return zb_ilp_searchable(in->p);
 }
 
 void ilp_inst_release(struct ilp_inst *in)

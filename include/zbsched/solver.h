@@ -35,6 +35,12 @@ int zb_ilp_solve(const struct zb_profile *p, const struct zb_options *opt,
                  const struct zb_schedule *warm, int nwarm,
                  struct zb_schedule *s, struct zb_error *err);
 
+/* Whether the integer program searches p at all: at most 8192 passes and
+ * 512 on one rank (beyond, one propagation takes seconds and could not be
+ * interrupted); otherwise zb_ilp_solve() returns the best warm start with
+ * the closed-form bound. */
+bool zb_ilp_searchable(const struct zb_profile *p);
+
 /* The smallest limit under which rank r has any legal schedule: every
  * chunk of one microbatch holds its activations at the rank's last F. */
 double zb_ilp_min_limit(const struct zb_profile *p, int r);

@@ -6,12 +6,20 @@
 #include "../schedules/families.h"
 #include "../schedules/improve.h"
 #include "helpers.h"
+#include "zbsched/generator.h"
 
-/* The compute order of a named generator, timed. */
+/* The compute order of a named generator, timed; `zb` without its own
+ * local search (effort < 0), so that there is something left to find. */
 static void start_from(const char *name, const struct zb_profile *p,
                        struct zb_schedule *s)
 {
-    gen(name, p, s);
+    struct zb_options o;
+    struct zb_error err = { 0 };
+
+    zb_options_init(&o);
+    o.effort = -1;
+    cr_assert_eq(zb_generator_run(zb_generator_find(name), p, &o, s, &err),
+                 0, "%s: %s", name, err.msg);
     zb_schedule_strip_comm(s);
     cr_assert_eq(zb_sim_run(s, NULL), 0);
 }
@@ -150,18 +158,19 @@ Test(improve, brings_a_zb_h1_order_at_2p_memory_to_3m)
     zb_profile_release(&p);
 }
 
-/* The Zero Bubble paper's 6.2B profile (p 8 m 24 at 2p): `zb` leaves a
- * 2.8 % bubble; a short search should cut it at least in half. */
-Test(improve, halves_the_bubble_of_zb_on_unequal_times)
+/* The Zero Bubble paper's 6.2B profile (p 8 m 24 at 2p): ZB-H2's order,
+ * made for equal times, leaves a 7 % bubble; a short search should cut it
+ * at least in half. */
+Test(improve, halves_the_bubble_of_zb_h2_on_unequal_times)
 {
     struct zb_profile p;
     struct zb_schedule s;
     double before;
 
     paper_profile(&p, 8, 24);
-    start_from("zb", &p, &s);
+    start_from("zb-h2", &p, &s);
     before = s.predicted.bubble_ratio;
-    cr_assert_gt(before, 0.02);
+    cr_assert_gt(before, 0.05);
     improve(&p, &s, 0.1, 1, 2);
     cr_assert_lt(s.predicted.bubble_ratio, before / 2, "%g -> %g", before,
                  s.predicted.bubble_ratio);
