@@ -6,7 +6,8 @@
 #   make test       unit tests (tests/unit, Criterion), CLI tests
 #                   (tests/cli) and executor tests (tests/exec, MPI on the
 #                   cpu backend); SAN=1 for ASan+UBSan
-#   make bench      generation and solver benchmarks -> docs/bench*.md
+#   make bench      generation, solver and schedule-quality benchmarks
+#                   -> docs/bench*.md
 #                   (and the slow solver test grids)
 #   make regen      rewrite the golden files under tests/data
 #   make clean
@@ -94,9 +95,16 @@ $(BENCH): $(BUILD)/tools/bench.o $(LIB)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 
-bench: $(BENCH)
+BENCH_QUALITY := $(BUILD)/tools/bench_quality
+$(BENCH_QUALITY): $(BUILD)/tools/bench_quality.o $(LIB)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+
+bench: $(BENCH) $(BENCH_QUALITY) $(ZBSCHED)
 	$(Q)bash tools/bench.sh $(BENCH) docs/bench.md
 	$(Q)BUILD=$(BUILD) bash tools/bench_ilp.sh 60 2
+	$(Q)bash tools/bench_quality.sh $(BENCH_QUALITY) $(ZBSCHED) \
+	    docs/bench-quality.md
 
 regen: $(ZBSCHED)
 	$(Q)bash tools/regen.sh $(ZBSCHED)
@@ -106,7 +114,7 @@ clean:
 
 SHELL := /bin/bash
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(CLI_OBJ:.o=.d) \
-         $(BUILD)/tools/bench.d
+         $(BUILD)/tools/bench.d $(BUILD)/tools/bench_quality.d
 
 # ---- zbexec (zbexec/) ----
 # The executor, `mpirun -np P $(BUILD)/zbexec SCHEDULE.json`: MPI (mpicc) and

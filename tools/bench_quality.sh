@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# bench_quality.sh BENCH_QUALITY ZBSCHED OUT.md - the schedule-quality
+# benchmark of issue 9 item 7 (tools/bench_quality.c: random grid and the
+# paper's settings) plus whole-process timings of `zbsched generate`,
+# written to OUT.md with the machine, date and load. `make bench` runs it.
+set -eu
+bin=$1 zbsched=$2 out=$3
+
+# Best of three wall-clock runs of `zbsched generate ARGS`, in seconds.
+best_of_3() {
+    local best='' t0 t1 t
+    for _ in 1 2 3; do
+        t0=$(date +%s%N)
+        "$zbsched" generate "$@" >/dev/null 2>&1
+        t1=$(date +%s%N)
+        t=$(( t1 - t0 ))
+        if [ -z "$best" ] || [ "$t" -lt "$best" ]; then best=$t; fi
+    done
+    awk -v ns="$best" 'BEGIN { printf "%.3f", ns / 1e9 }'
+}
+
+verdict() {     # verdict SECONDS TARGET
+    awk -v s="$1" -v t="$2" 'BEGIN { print (s <= t) ? "met" : "**not met**" }'
+}
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+start=$(date +%s%N)
+body=$("$bin")
+driver_s=$(awk -v ns="$(( $(date +%s%N) - start ))" \
+    'BEGIN { printf "%.1f", ns / 1e9 }')
+t8=$(best_of_3 --pp 8 --mb 32)
+t64=$(best_of_3 --pp 64 --mb 1024)
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+cores=$(nproc)
+loaded=$(awk -v l="${load_before%% *}" -v m="${load_after%% *}" -v c="$cores" \
+    'BEGIN { print (l > c / 2 || m > c / 2) ? 1 : 0 }')
+rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [ -n "$(git status --porcelain -- src schedules solver include tools \
+            2>/dev/null)" ]; then rev="$rev (with uncommitted changes)"; fi
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
+{
+    echo "# Schedule quality: benchmark"
+    echo
+    echo "How close \`zb\` (the default schedule) and the other families"
+    echo "come to the proven lower bound (\`predicted.lower_bound\`,"
+    echo "DESIGN.md \"Measures\"; gap = cost / bound - 1) on random"
+    echo "profiles and on the Zero Bubble paper's own settings, and which of"
+    echo "\`zb\`'s candidates wins (issue 9, item 7 and its targets)."
+    echo "Costs, bounds and gaps are deterministic for a seed; seconds are"
+    echo "wall clock and vary with the machine and its load."
+    echo
+    echo "Reproduce:"
+    echo
+    echo "    make $bin $zbsched"
+    echo "    bash tools/bench_quality.sh $bin $zbsched $out"
+    echo
+    echo "(\`make bench\` runs it after the generation and solver"
+    echo "benchmarks). One grid instance's profile, for \`zbsched generate"
+    echo "--profile FILE\`: \`$bin --profile K > FILE\`."
+    echo
+    echo "Machine: $(uname -srm); $cores cores; $cpu; $(date -u +%Y-%m-%d);" \
+         "zbsched $rev; load average $load_before before the run," \
+         "$load_after after; the driver took $driver_s s."
+    if [ "$loaded" = 1 ]; then
+        echo "The machine was loaded (shared with other work): every"
+        echo "seconds figure below is inflated by it, costs and gaps are not."
+    else
+        echo "Timings are wall clock: other work on the machine inflates them."
+    fi
+    echo
+    echo "$body"
+    echo
+    echo "## Whole process"
+    echo
+    echo "\`$zbsched generate ARGS > /dev/null\` (default schedule \`zb\`,"
+    echo "default profile: F = B = W = 1, comm 0, no limit), best of three,"
+    echo "wall clock, process start to exit."
+    echo
+    echo "| command | seconds | target | |"
+    echo "|---|---|---|---|"
+    echo "| \`generate --pp 8 --mb 32\` | $t8 | 0.3 | $(verdict "$t8" 0.3) |"
+    echo "| \`generate --pp 64 --mb 1024\` | $t64 | 3 | $(verdict "$t64" 3) |"
+} >"$out.tmp"
+mv "$out.tmp" "$out"
+cat "$out"
