@@ -24,6 +24,21 @@ int zb_generator_accepts(const struct zb_generator *g,
     return 0;
 }
 
+/* One bound everywhere: what a search proved (s->solver.bound, for the
+ * objective it optimised) joins the simulator's closed-form bound, so the
+ * schedule's `lower_bound`, the summary line, `compare` and the solver
+ * block say the same. */
+static void join_solver_bound(struct zb_schedule *s,
+                              const struct zb_options *opt)
+{
+    double *b = opt->objective == ZB_OBJECTIVE_MAKESPAN
+                    ? &s->predicted.makespan_bound
+                    : &s->predicted.lower_bound;
+
+    if (s->solver.present && s->solver.bound > *b)
+        *b = s->solver.bound;
+}
+
 int zb_generator_run(const struct zb_generator *g,
                      const struct zb_profile *prof,
                      const struct zb_options *opt, struct zb_schedule *out,
@@ -45,6 +60,7 @@ int zb_generator_run(const struct zb_generator *g,
      * take no compute time), so there is nothing to re-time. */
     if ((rc = zb_sim_run(out, err)) < 0 || (rc = zb_lower_run(out, err)) < 0)
         goto internal;
+    join_solver_bound(out, opt);
     /* Whether a fixed family fits the limit is a property of the choice,
      * reported as fits_memory; for a row that reads the limit, fitting is
      * part of being correct. */

@@ -1,7 +1,8 @@
 /* test_solver_robust.c - the solver never takes the process down: a GLPK
  * failure inside a call is caught by the error hook, and `ilp` on random
  * microsecond-scale profiles (where GLPK used to fail an internal
- * assertion) always returns a legal schedule that respects the bound. */
+ * assertion) always returns a legal schedule that respects the bound, and
+ * the schedule's lower_bound is the best the solver proved. */
 #include <glpk.h>
 #include <string.h>
 #include "helpers.h"
@@ -94,6 +95,11 @@ Test(solver_robust, ilp_holds_on_random_microsecond_profiles, .timeout = 600)
         cr_assert_leq(s.solver.bound, s.predicted.cost * (1 + 1e-9),
                       "iter %d: solver bound %g > cost %g", iter,
                       s.solver.bound, s.predicted.cost);
+        /* One bound everywhere: the schedule's is the solver's when the
+         * solver proved more than the closed form. */
+        cr_assert_geq(s.predicted.lower_bound, s.solver.bound,
+                      "iter %d: lower_bound %g below the solver's %g", iter,
+                      s.predicted.lower_bound, s.solver.bound);
         zb_schedule_release(&s);
         zb_profile_release(&p);
     }
