@@ -86,8 +86,9 @@ test: test-cli $(TEST_RUNNER)
 test-unit: $(TEST_RUNNER)
 	$(Q)$(TEST_RUNNER) -j2
 
+# The shell suites print TAP through one harness (tests/lib/tap.sh).
 test-cli: $(ZBSCHED)
-	$(Q)ZBSCHED=$(ZBSCHED) bash tests/cli/run.sh
+	$(Q)ZBSCHED=$(ZBSCHED) bash tests/lib/prove.sh cli tests/cli
 
 BENCH := $(BUILD)/tools/bench
 $(BENCH): $(BUILD)/tools/bench.o $(LIB)
@@ -162,10 +163,12 @@ $(ZBEXEC): $(EXEC_OBJ) $(LIB)
 	$(Q)$(MPICC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS) $(EXEC_LIBS)
 
 test-mpi: $(ZBEXEC) $(ZBSCHED)
-	$(Q)ZBEXEC=$(ZBEXEC) ZBSCHED=$(ZBSCHED) bash tests/exec/run.sh
+	$(Q)ZBEXEC=$(ZBEXEC) ZBSCHED=$(ZBSCHED) bash tests/lib/prove.sh exec \
+	    tests/exec
 
 test-gpu: $(ZBEXEC) $(ZBSCHED)
-	$(Q)ZBEXEC=$(ZBEXEC) ZBSCHED=$(ZBSCHED) BACKEND=cuda bash tests/exec/run.sh
+	$(Q)ZBEXEC=$(ZBEXEC) ZBSCHED=$(ZBSCHED) BACKEND=cuda \
+	    bash tests/lib/prove.sh exec tests/exec
 
 bench-zbexec: $(ZBEXEC) $(ZBSCHED)
 	$(Q)bash tools/zbexec-bench.sh $(ZBSCHED) $(ZBEXEC) docs/zbexec-bench.md
