@@ -6,8 +6,9 @@
 #   make test       unit tests (tests/unit, Criterion), CLI tests
 #                   (tests/cli) and executor tests (tests/exec, MPI on the
 #                   cpu backend); SAN=1 for ASan+UBSan
-#   make bench      generation and solver benchmarks -> docs/bench*.md
-#                   (and the slow solver test grids)
+#   make bench      generation and solver benchmarks -> docs/bench*.md,
+#                   then the solver's slow test grids, whole
+#                   (tools/bench_solver_check.c)
 #   make regen      rewrite the golden files under tests/data
 #   make clean
 
@@ -95,9 +96,16 @@ $(BENCH): $(BUILD)/tools/bench.o $(LIB)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 
-bench: $(BENCH)
+# The solver's slow test grids, whole (the unit suite runs a slice).
+SOLVER_CHECK := $(BUILD)/tools/bench_solver_check
+$(SOLVER_CHECK): $(BUILD)/tools/bench_solver_check.o $(LIB)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+
+bench: $(BENCH) $(SOLVER_CHECK)
 	$(Q)bash tools/bench.sh $(BENCH) docs/bench.md
 	$(Q)BUILD=$(BUILD) bash tools/bench_ilp.sh 60 2
+	$(Q)$(SOLVER_CHECK)
 
 regen: $(ZBSCHED)
 	$(Q)bash tools/regen.sh $(ZBSCHED)
@@ -107,7 +115,7 @@ clean:
 
 SHELL := /bin/bash
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(CLI_OBJ:.o=.d) \
-         $(BUILD)/tools/bench.d
+         $(BUILD)/tools/bench.d $(BUILD)/tools/bench_solver_check.d
 
 # ---- zbexec (zbexec/) ----
 # The executor, `mpirun -np P $(BUILD)/zbexec SCHEDULE.json`: MPI (mpicc) and
