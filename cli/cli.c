@@ -11,30 +11,40 @@
 #include "zbsched/sim.h"
 #include "zbsched/validate.h"
 
+/* One line on stderr: "zbsched: " prefix message. */
+static void say(const char *prefix, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "zbsched: %s", prefix);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 void cli_error(const char *fmt, ...)
 {
     va_list ap;
-    fputs("zbsched: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    say("", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
 }
 
 void cli_warn(const char *fmt, ...)
 {
     va_list ap;
-    fputs("zbsched: warning: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    say("warning: ", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
 }
 
 int cli_fail(const struct zb_error *err)
 {
     cli_error("%s", err->msg[0] ? err->msg : zb_strerror(err->code));
     return CLI_FAIL;
+}
+
+int cli_fail_file(const char *path, struct zb_error *err)
+{
+    zb_error_prefix(err, "'%s'", path);
+    return cli_fail(err);
 }
 
 /* ---- option tables ------------------------------------------------------ */
@@ -315,10 +325,8 @@ int cli_read_schedule(const char *path, struct zb_schedule *out)
         rc = zb_json_parse_schedule(text, out, &err);
         free(text);
     }
-    if (rc < 0) {
-        zb_error_prefix(&err, "'%s'", path);
-        return cli_fail(&err);
-    }
+    if (rc < 0)
+        return cli_fail_file(path, &err);
     return CLI_OK;
 }
 

@@ -100,6 +100,8 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Print err->msg as an error; returns CLI_FAIL. */
 int cli_fail(const struct zb_error *err);
+/* The same about a file: "zbsched: 'PATH': msg". */
+int cli_fail_file(const char *path, struct zb_error *err);
 
 struct zb_schedule;
 /* Read and parse a schedule file; prints the error itself. */

@@ -21,10 +21,8 @@ static int read_csv(const char *path, struct zb_torch_csv *c)
         rc = zb_torch_csv_parse(text, c, &err);
         free(text);
     }
-    if (rc < 0) {
-        zb_error_prefix(&err, "'%s'", path);
-        return cli_fail(&err);
-    }
+    if (rc < 0)
+        return cli_fail_file(path, &err);
     return CLI_OK;
 }
 
@@ -72,8 +70,7 @@ static int run(const struct cli_args *a)
         goto out;
     name = cli_get(a, "name") ? cli_get(a, "name") : "torch-csv";
     if (zb_torch_csv_schedule(&c, &prof, name, &s, &err) < 0) {
-        zb_error_prefix(&err, "'%s'", a->pos[0]);
-        rc = cli_fail(&err);
+        rc = cli_fail_file(a->pos[0], &err);
         goto out;
     }
     out = cli_get(a, "output");

@@ -38,10 +38,8 @@ static int load_realized(const char *path, const struct zb_schedule *s,
                                &v->real, &err);
         free(text);
     }
-    if (rc < 0) {
-        zb_error_prefix(&err, "'%s'", path);
-        return cli_fail(&err);
-    }
+    if (rc < 0)
+        return cli_fail_file(path, &err);
     zb_measures_from_times(&s->profile, v->real.ranks, &v->real_m);
     return CLI_OK;
 }

@@ -14,8 +14,7 @@ static int run(const struct cli_args *a)
     if ((rc = cli_read_schedule(a->pos[0], &s)) != CLI_OK)
         return rc;
     if (zb_validate_schedule(&s, &err) < 0) {
-        zb_error_prefix(&err, "'%s'", a->pos[0]);
-        rc = cli_fail(&err);
+        rc = cli_fail_file(a->pos[0], &err);
     } else {
         printf("ok: '%s' is a legal %s schedule (pp %d, vpp %d, %d "
                "microbatches)\n", a->pos[0], s.name, s.profile.pp,
