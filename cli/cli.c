@@ -1,5 +1,7 @@
-/* cli.c - option parsing, profile loading and error printing shared by the
- * subcommands (git style: "zbsched: what failed: why"). */
+/* cli.c - what the subcommands share: the parser and the usage text, both
+ * read from a command's option rows (cli.h: struct cli_command), the
+ * option lists several commands name, profile and schedule loading, and
+ * error printing (git style: "zbsched: what failed: why"). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +49,7 @@ int cli_fail_file(const char *path, struct zb_error *err)
     return cli_fail(err);
 }
 
-/* ---- option tables ------------------------------------------------------ */
+/* ---- option tables -------------------------------------------------- */
 
 const struct cli_opt cli_profile_opts[] = {
     { "profile", 0, "FILE", "profile JSON (docs/formats.md); the flags below\n"
@@ -71,13 +73,14 @@ const struct cli_opt cli_search_opts[] = {
       "order,\nconverted into a fixed amount of work, so results\n"
       "do not depend on machine speed or load; 0: the\n"
       "default budget, < 0: none" },
-    { "time-limit", 0, "S", "ilp: seconds of search (generate 60, compare 10)" },
+    { "time-limit", 0, "S",
+      "ilp: seconds of search (generate 60, compare 10)" },
     { "gap", 0, "G", "ilp: stop once cost/bound - 1 <= G (0)" },
     { "objective", 0, "cost|makespan", "ilp: what to minimise (cost)" },
     { NULL, 0, NULL, NULL },
 };
 
-/* ---- parsing --------------------------------------------------------------- */
+/* ---- parsing -------------------------------------------------------- */
 
 static const struct cli_opt *find_opt(const struct cli_command *cmd,
                                       const char *name, char letter)
@@ -180,7 +183,7 @@ int cli_parse(const struct cli_command *cmd, int argc, char **argv,
     return check_count(cmd, out);
 }
 
-/* ---- usage ----------------------------------------------------------------- */
+/* ---- usage ---------------------------------------------------------- */
 
 /* "  -o, --output FILE   help", the help's own lines aligned under it. */
 static void print_opt(FILE *out, const struct cli_opt *o)
@@ -240,7 +243,7 @@ void cli_usage(FILE *out)
           "exit status: 0 ok, 1 failure, 2 usage error\n", out);
 }
 
-/* ---- values ---------------------------------------------------------------- */
+/* ---- values --------------------------------------------------------- */
 
 const char *cli_get(const struct cli_args *a, const char *name)
 {

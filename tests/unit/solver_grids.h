@@ -127,7 +127,7 @@ static inline bool bound_grid_check(const struct shape *sh, double seconds,
     return !row->violation[0];
 }
 
-/* ---- never worse than the heuristic --------------------------------------- */
+/* ---- never worse than the heuristic --------------------------------- */
 
 static const struct random_ranges grid_ranges = { 2, 5, 2, 2, 3, 2.5,
                                                   false };
