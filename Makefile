@@ -7,8 +7,8 @@
 #                   (tests/cli) and executor tests (tests/exec, MPI on the
 #                   cpu backend); SAN=1 for ASan+UBSan
 #   make bench      generation, solver and schedule-quality benchmarks
-#                   -> docs/bench*.md
-#                   (and the slow solver test grids)
+#                   -> docs/bench*.md, then the solver's slow test grids,
+#                   whole (tools/bench_solver_check.c)
 #   make regen      rewrite the golden files under tests/data
 #   make clean
 
@@ -87,8 +87,9 @@ test: test-cli $(TEST_RUNNER)
 test-unit: $(TEST_RUNNER)
 	$(Q)$(TEST_RUNNER) -j2
 
+# The shell suites print TAP through one harness (tests/lib/tap.sh).
 test-cli: $(ZBSCHED)
-	$(Q)ZBSCHED=$(ZBSCHED) bash tests/cli/run.sh
+	$(Q)ZBSCHED=$(ZBSCHED) bash tests/lib/prove.sh cli tests/cli
 
 BENCH := $(BUILD)/tools/bench
 $(BENCH): $(BUILD)/tools/bench.o $(LIB)
@@ -100,11 +101,18 @@ $(BENCH_QUALITY): $(BUILD)/tools/bench_quality.o $(LIB)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 
-bench: $(BENCH) $(BENCH_QUALITY) $(ZBSCHED)
+# The solver's slow test grids, whole (the unit suite runs a slice).
+SOLVER_CHECK := $(BUILD)/tools/bench_solver_check
+$(SOLVER_CHECK): $(BUILD)/tools/bench_solver_check.o $(LIB)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+
+bench: $(BENCH) $(BENCH_QUALITY) $(SOLVER_CHECK) $(ZBSCHED)
 	$(Q)bash tools/bench.sh $(BENCH) docs/bench.md
 	$(Q)BUILD=$(BUILD) bash tools/bench_ilp.sh 60 2
 	$(Q)bash tools/bench_quality.sh $(BENCH_QUALITY) $(ZBSCHED) \
 	    docs/bench-quality.md
+	$(Q)$(SOLVER_CHECK)
 
 regen: $(ZBSCHED)
 	$(Q)bash tools/regen.sh $(ZBSCHED)
@@ -114,7 +122,8 @@ clean:
 
 SHELL := /bin/bash
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(CLI_OBJ:.o=.d) \
-         $(BUILD)/tools/bench.d $(BUILD)/tools/bench_quality.d
+         $(BUILD)/tools/bench.d $(BUILD)/tools/bench_quality.d \
+         $(BUILD)/tools/bench_solver_check.d
 
 # ---- zbexec (zbexec/) ----
 # The executor, `mpirun -np P $(BUILD)/zbexec SCHEDULE.json`: MPI (mpicc) and
@@ -170,10 +179,12 @@ $(ZBEXEC): $(EXEC_OBJ) $(LIB)
 	$(Q)$(MPICC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS) $(EXEC_LIBS)
 
 test-mpi: $(ZBEXEC) $(ZBSCHED)
-	$(Q)ZBEXEC=$(ZBEXEC) ZBSCHED=$(ZBSCHED) bash tests/exec/run.sh
+	$(Q)ZBEXEC=$(ZBEXEC) ZBSCHED=$(ZBSCHED) bash tests/lib/prove.sh exec \
+	    tests/exec
 
 test-gpu: $(ZBEXEC) $(ZBSCHED)
-	$(Q)ZBEXEC=$(ZBEXEC) ZBSCHED=$(ZBSCHED) BACKEND=cuda bash tests/exec/run.sh
+	$(Q)ZBEXEC=$(ZBEXEC) ZBSCHED=$(ZBSCHED) BACKEND=cuda \
+	    bash tests/lib/prove.sh exec tests/exec
 
 bench-zbexec: $(ZBEXEC) $(ZBSCHED)
 	$(Q)bash tools/zbexec-bench.sh $(ZBSCHED) $(ZBEXEC) docs/zbexec-bench.md

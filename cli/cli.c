@@ -1,5 +1,7 @@
-/* cli.c - option parsing, profile loading and error printing shared by the
- * subcommands (git style: "zbsched: what failed: why"). */
+/* cli.c - what the subcommands share: the parser and the usage text, both
+ * read from a command's option rows (cli.h: struct cli_command), the
+ * option lists several commands name, profile and schedule loading, and
+ * error printing (git style: "zbsched: what failed: why"). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,24 +13,28 @@
 #include "zbsched/sim.h"
 #include "zbsched/validate.h"
 
+/* One line on stderr: "zbsched: " prefix message. */
+static void say(const char *prefix, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "zbsched: %s", prefix);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 void cli_error(const char *fmt, ...)
 {
     va_list ap;
-    fputs("zbsched: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    say("", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
 }
 
 void cli_warn(const char *fmt, ...)
 {
     va_list ap;
-    fputs("zbsched: warning: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    say("warning: ", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
 }
 
 int cli_fail(const struct zb_error *err)
@@ -37,66 +43,207 @@ int cli_fail(const struct zb_error *err)
     return CLI_FAIL;
 }
 
-static const struct cli_opt *find_opt(const struct cli_opt *opts,
-                                      const char *name)
+int cli_fail_file(const char *path, struct zb_error *err)
 {
-    for (; opts->name; opts++)
-        if (!strcmp(opts->name, name))
-            return opts;
+    zb_error_prefix(err, "'%s'", path);
+    return cli_fail(err);
+}
+
+/* ---- option tables -------------------------------------------------- */
+
+const struct cli_opt cli_profile_opts[] = {
+    { "profile", 0, "FILE", "profile JSON (docs/formats.md); the flags below\n"
+                            "override it, in the order given" },
+    { "pp", 0, "N", "ranks" },
+    { "vpp", 0, "N", "chunks per rank (1)" },
+    { "mb", 0, "N", "microbatches" },
+    { "placement", 0, "loop|v", "stage placement (v needs vpp 2)" },
+    { "f", 0, "T", "forward time of every stage (per chunk)" },
+    { "b", 0, "T", "backward time, input gradient (B)" },
+    { "w", 0, "T", "backward time, weight gradient (W)" },
+    { "comm", 0, "T", "transfer time between ranks" },
+    { "m-b", 0, "M", "activation memory of one F" },
+    { "m-w", 0, "M", "the part of it that W frees (default M_B)" },
+    { "mem-limit", 0, "M|Np", "per-rank memory limit; Np = N*p*M_B" },
+    { NULL, 0, NULL, NULL },
+};
+
+const struct cli_opt cli_search_opts[] = {
+    { "effort", 0, "SECONDS", "zb: seconds of local search on the chosen "
+      "order,\nconverted into a fixed amount of work, so results\n"
+      "do not depend on machine speed or load; 0: the\n"
+      "default budget, < 0: none" },
+    { "time-limit", 0, "S",
+      "ilp: seconds of search (generate 60, compare 10)" },
+    { "gap", 0, "G", "ilp: stop once cost/bound - 1 <= G (0)" },
+    { "objective", 0, "cost|makespan", "ilp: what to minimise (cost)" },
+    { NULL, 0, NULL, NULL },
+};
+
+/* ---- parsing -------------------------------------------------------- */
+
+static const struct cli_opt *find_opt(const struct cli_command *cmd,
+                                      const char *name, char letter)
+{
+    for (int g = 0; g < CLI_MAX_GROUPS && cmd->groups[g].opts; g++)
+        for (const struct cli_opt *o = cmd->groups[g].opts; o->name; o++)
+            if (letter ? o->letter == letter : !strcmp(o->name, name))
+                return o;
     return NULL;
 }
 
-int cli_parse(int argc, char **argv, const char *cmd,
-              const struct cli_opt *opts, struct cli_args *out)
+/* The count of positional arguments against the row's range. */
+static int check_count(const struct cli_command *cmd,
+                       const struct cli_args *a)
 {
+    if (a->npos >= cmd->min_args && a->npos <= cmd->max_args)
+        return CLI_OK;
+    if (cmd->max_args == 0)
+        cli_error("%s: unexpected argument '%s' (see 'zbsched %s --help')",
+                  cmd->name, a->pos[0], cmd->name);
+    else
+        cli_error("%s: %s, expected %s (see 'zbsched %s --help')", cmd->name,
+                  a->npos < cmd->min_args ? "missing arguments"
+                                          : "too many arguments",
+                  cmd->args, cmd->name);
+    return CLI_USAGE;
+}
+
+/* One option at argv[*i]: --name, --name=value, --name value, -x,
+ * -x value. */
+static int parse_opt(const struct cli_command *cmd, int argc, char **argv,
+                     int *i, struct cli_args *out)
+{
+    const char *arg = argv[*i], *value = NULL, *eq = NULL;
+    const struct cli_opt *o;
+    char name[64];
+    bool is_long = arg[1] == '-';
+
+    if (is_long) {
+        eq = strchr(arg + 2, '=');
+        snprintf(name, sizeof(name), "%.*s",
+                 (int)(eq ? (size_t)(eq - arg - 2) : strlen(arg + 2)),
+                 arg + 2);
+        o = find_opt(cmd, name, 0);
+    } else {
+        o = arg[2] ? NULL : find_opt(cmd, NULL, arg[1]);
+    }
+    if (!o) {
+        cli_error("%s: unknown option '%s' (see 'zbsched %s --help')",
+                  cmd->name, arg, cmd->name);
+        return CLI_USAGE;
+    }
+    if (o->arg) {
+        if (eq)
+            value = eq + 1;
+        else if (*i + 1 < argc)
+            value = argv[++*i];
+        else {
+            cli_error("%s: option '%s' needs a value (%s)", cmd->name, arg,
+                      o->arg);
+            return CLI_USAGE;
+        }
+    } else if (eq) {
+        cli_error("%s: option '--%s' takes no value", cmd->name, o->name);
+        return CLI_USAGE;
+    }
+    if (out->n == CLI_MAX_ARGS) {
+        cli_error("%s: too many arguments", cmd->name);
+        return CLI_USAGE;
+    }
+    out->names[out->n] = o->name;
+    out->values[out->n++] = value ? value : "";
+    return CLI_OK;
+}
+
+int cli_parse(const struct cli_command *cmd, int argc, char **argv,
+              struct cli_args *out)
+{
+    int rc;
+
     memset(out, 0, sizeof(*out));
     out->cmd = cmd;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
-        char name[64];
-        const char *value = NULL, *eq;
-        const struct cli_opt *o;
 
-        if (arg[0] != '-' || !strcmp(arg, "-")) {
-            if (out->npos == CLI_MAX_ARGS)
-                goto too_many;
+        if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+            cli_command_usage(cmd, stdout);
+            return CLI_HELP;
+        }
+        if (arg[0] == '-' && arg[1]) {
+            if ((rc = parse_opt(cmd, argc, argv, &i, out)) != CLI_OK)
+                return rc;
+        } else if (out->npos == CLI_MAX_ARGS) {
+            cli_error("%s: too many arguments", cmd->name);
+            return CLI_USAGE;
+        } else {
             out->pos[out->npos++] = arg;
-            continue;
         }
-        /* -q, -o FILE, --name, --name=value, --name value */
-        arg += arg[1] == '-' ? 2 : 1;
-        eq = strchr(arg, '=');
-        snprintf(name, sizeof(name), "%.*s",
-                 (int)(eq ? (size_t)(eq - arg) : strlen(arg)), arg);
-        o = find_opt(opts, name);
-        if (!o) {
-            cli_error("%s: unknown option '%s' (see 'zbsched %s --help')",
-                      cmd, argv[i], cmd);
-            return CLI_USAGE;
-        }
-        if (o->has_arg) {
-            if (eq)
-                value = eq + 1;
-            else if (i + 1 < argc)
-                value = argv[++i];
-            else {
-                cli_error("%s: option '%s' needs a value", cmd, argv[i]);
-                return CLI_USAGE;
-            }
-        } else if (eq) {
-            cli_error("%s: option '--%s' takes no value", cmd, name);
-            return CLI_USAGE;
-        }
-        if (out->n == CLI_MAX_ARGS)
-            goto too_many;
-        out->names[out->n] = o->name;
-        out->values[out->n++] = value ? value : "";
     }
-    return CLI_OK;
-too_many:
-    cli_error("%s: too many arguments", cmd);
-    return CLI_USAGE;
+    return check_count(cmd, out);
 }
+
+/* ---- usage ---------------------------------------------------------- */
+
+/* "  -o, --output FILE   help", the help's own lines aligned under it. */
+static void print_opt(FILE *out, const struct cli_opt *o)
+{
+    enum { COL = 26 };
+    char left[64], letter[8] = "    ";
+    int n;
+
+    if (o->letter)
+        snprintf(letter, sizeof(letter), "-%c, ", o->letter);
+    n = snprintf(left, sizeof(left), "  %s--%s%s%s", letter, o->name,
+                 o->arg ? " " : "", o->arg ? o->arg : "");
+    fputs(left, out);
+    if (n >= COL - 1) {
+        fputc('\n', out);
+        n = 0;
+    }
+    fprintf(out, "%*s", COL - n, "");
+    for (const char *h = o->help; *h; h++) {
+        fputc(*h, out);
+        if (*h == '\n')
+            fprintf(out, "%*s", COL, "");
+    }
+    fputc('\n', out);
+}
+
+void cli_command_usage(const struct cli_command *cmd, FILE *out)
+{
+    static const struct cli_opt help = { "help", 'h', NULL, "this text" };
+
+    fprintf(out, "usage: zbsched %s [options]%s%s\n\n%s\n", cmd->name,
+            cmd->args ? " " : "", cmd->args ? cmd->args : "", cmd->summary);
+    for (int g = 0; g < CLI_MAX_GROUPS && cmd->groups[g].opts; g++) {
+        fprintf(out, "\n%s:\n", cmd->groups[g].title);
+        for (const struct cli_opt *o = cmd->groups[g].opts; o->name; o++)
+            print_opt(out, o);
+        if (g == 0)
+            print_opt(out, &help);
+    }
+    if (!cmd->groups[0].opts) {
+        fputs("\noptions:\n", out);
+        print_opt(out, &help);
+    }
+    if (cmd->notes)
+        fprintf(out, "\n%s", cmd->notes);
+}
+
+void cli_usage(FILE *out)
+{
+    fputs("usage: zbsched <command> [options]\n\n"
+          "Pipeline-parallel schedules: generate, simulate, validate, "
+          "compare.\n\ncommands:\n", out);
+    for (int i = 0; cli_commands[i]; i++)
+        fprintf(out, "  %-10s %s\n", cli_commands[i]->name,
+                cli_commands[i]->summary);
+    fputs("\n'zbsched <command> --help' (or -h) prints a command's options.\n"
+          "exit status: 0 ok, 1 failure, 2 usage error\n", out);
+}
+
+/* ---- values --------------------------------------------------------- */
 
 const char *cli_get(const struct cli_args *a, const char *name)
 {
@@ -123,18 +270,24 @@ int cli_number(const struct cli_args *a, const char *name, double dflt,
     }
     *out = strtod(v, &end);
     if (!*v || *end) {
-        cli_error("%s: --%s: '%s' is not a number", a->cmd, name, v);
+        cli_error("%s: --%s: '%s' is not a number", a->cmd->name, name, v);
         return CLI_USAGE;
     }
     return CLI_OK;
 }
 
-int cli_load_profile(const struct cli_args *a, struct zb_profile *out)
+/* A profile flag: a row of cli_profile_opts other than --profile. */
+static bool is_profile_flag(const char *name)
 {
-    static const char *const flags[] = {
-        "pp", "vpp", "mb", "f", "b", "w", "comm", "m-b", "m-w",
-        "mem-limit", "placement",
-    };
+    for (const struct cli_opt *o = cli_profile_opts; o->name; o++)
+        if (!strcmp(o->name, name))
+            return strcmp(name, "profile") != 0;
+    return false;
+}
+
+int cli_load_profile(const struct cli_args *a, const struct cli_shape *shape,
+                     struct zb_profile *out)
+{
     struct zb_profile_draft d;
     struct zb_error err = { 0 };
     const char *path = cli_get(a, "profile");
@@ -150,13 +303,13 @@ int cli_load_profile(const struct cli_args *a, struct zb_profile *out)
                 zb_error_prefix(&err, "'%s'", path);
         }
     }
+    if (rc == 0 && shape)
+        zb_profile_draft_set_shape(&d, shape->pp, shape->vpp,
+                                   shape->microbatches, shape->placement);
     /* Flags override the file, in the order given. */
     for (int i = 0; i < a->n && rc == 0; i++)
-        for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++)
-            if (!strcmp(a->names[i], flags[k])) {
-                rc = zb_profile_draft_set(&d, flags[k], a->values[i], &err);
-                break;
-            }
+        if (is_profile_flag(a->names[i]))
+            rc = zb_profile_draft_set(&d, a->names[i], a->values[i], &err);
     if (rc == 0 && d.warnings[0])
         cli_warn("%s", d.warnings);
     if (rc == 0)
@@ -175,10 +328,8 @@ int cli_read_schedule(const char *path, struct zb_schedule *out)
         rc = zb_json_parse_schedule(text, out, &err);
         free(text);
     }
-    if (rc < 0) {
-        zb_error_prefix(&err, "'%s'", path);
-        return cli_fail(&err);
-    }
+    if (rc < 0)
+        return cli_fail_file(path, &err);
     return CLI_OK;
 }
 
@@ -196,50 +347,4 @@ int cli_load_schedule(const char *path, struct zb_schedule *out)
         return cli_fail(&err);
     }
     return CLI_OK;
-}
-
-void cli_usage(FILE *out)
-{
-    fputs(
-"usage: zbsched <command> [options]\n"
-"\n"
-"Pipeline-parallel schedules: generate, simulate, validate, compare.\n"
-"\n"
-"commands:\n"
-"  generate   build a schedule for a profile (JSON on stdout or -o FILE)\n"
-"  eval       simulate a schedule file and print its measures\n"
-"  validate   check that a schedule file is legal\n"
-"  compare    every family side by side for one profile\n"
-"  list       the schedule families\n"
-"  render     draw schedule files: SVG, terminal, Chrome trace (Perfetto)\n"
-"  export     write a schedule file as PyTorch pipelining CSV\n"
-"  import     read PyTorch pipelining CSV into a schedule file\n"
-"\n"
-"profile options (generate, compare, import; flags override the file):\n"
-"  --profile FILE      profile JSON (docs/formats.md)\n"
-"  --pp N --vpp N --mb N           ranks, chunks per rank, microbatches\n"
-"  --placement loop|v              stage placement (v needs vpp 2)\n"
-"  --f T --b T --w T --comm T      per-stage times (all stages)\n"
-"  --m-b M --m-w M                 activation memory of F; part W frees\n"
-"  --mem-limit M|Np                per-rank limit; Np = N*p*M_B\n"
-"\n"
-"generate: --schedule NAME (default zb, the best that fits), -o FILE,\n"
-"          -q (no summary on stderr)\n"
-"          ilp only: --time-limit S (60) --gap G (0) --objective cost|makespan\n"
-"          --export-lp FILE (the model, CPLEX LP format); Ctrl-C stops the\n"
-"          search and keeps the best schedule found\n"
-"eval:     FILE [--json]\n"
-"validate: FILE\n"
-"compare:  [--json] [--time-limit S (10; 0: no ilp row)]\n"
-"          [--mem-sweep FROM:TO:STEP]  (e.g. 1p:2p:0.25p: best cost and\n"
-"          bound against the memory limit)\n"
-"render:   FILE [-o OUT.svg] [--ascii] [--width N] [--trace OUT.json]\n"
-"          [--realized ZBEXEC_TRACE_OR_REPORT [--iter N]] [--unit us|ms|s]\n"
-"          --compare FILE FILE...  (several schedules, one time axis)\n"
-"export:   FILE --to torch-csv [--format compute_only|compute_comms]\n"
-"          [-o OUT]\n"
-"import:   --from torch-csv FILE [profile options] [--name NAME] [-o OUT]\n"
-"          [-q]  (the CSV gives pp, vpp, mb and placement)\n"
-"\n"
-"exit status: 0 ok, 1 failure, 2 usage error\n", out);
 }

@@ -10,41 +10,89 @@
 
 enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
 
+/* cli_parse() after printing a usage asked for with -h or --help. */
+#define CLI_HELP (-1)
+
+/* One option of a command: the parser and the usage text read the same
+ * row, so what `zbsched CMD --help` prints is what CMD accepts. */
 struct cli_opt {
-    const char *name;   /* long name without dashes; "q" for -q */
-    bool has_arg;
+    const char *name;   /* long name without dashes: --name */
+    char letter;        /* short form -x, or 0 */
+    const char *arg;    /* value placeholder ("FILE"); NULL: a switch */
+    const char *help;   /* one line for the usage text */
+};
+
+/* A titled list of options, ended by { NULL }; shared lists (profile,
+ * search) are defined once in cli.c and named by several commands. */
+struct cli_group {
+    const char *title;                  /* "profile options" */
+    const struct cli_opt *opts;
 };
 
 #define CLI_MAX_ARGS 64
+#define CLI_MAX_GROUPS 4
+
+struct cli_args;
+
+/* A subcommand (git's commands[], tmux's cmd_entry): main.c looks the
+ * row up, parses argv against its groups, prints its usage for -h and
+ * --help, checks the count of positional arguments, then calls run. */
+struct cli_command {
+    const char *name;
+    int (*run)(const struct cli_args *a);   /* returns the exit status */
+    const char *summary;                    /* one line, for --help */
+    const char *args;       /* positional arguments in the synopsis
+                               ("FILE", "FILE..."), NULL: none */
+    int min_args, max_args;                 /* positional counts */
+    struct cli_group groups[CLI_MAX_GROUPS];    /* options, by group */
+    const char *notes;      /* more text after the options, or NULL */
+};
 
 struct cli_args {
-    const char *cmd;
+    const struct cli_command *cmd;
     const char *names[CLI_MAX_ARGS], *values[CLI_MAX_ARGS];
     int n;
     const char *pos[CLI_MAX_ARGS];   /* positional arguments */
     int npos;
 };
 
-/* The profile flags (DESIGN.md): end a command's option table with
- * CLI_PROFILE_OPTS, { NULL }. */
-#define CLI_PROFILE_OPTS                                                   \
-    { "profile", true }, { "pp", true }, { "vpp", true }, { "mb", true },  \
-    { "f", true }, { "b", true }, { "w", true }, { "comm", true },          \
-    { "m-b", true }, { "m-w", true }, { "mem-limit", true },               \
-    { "placement", true }
+/* Shared option lists: the profile flags (DESIGN.md) and the search
+ * options of generate and compare. */
+extern const struct cli_opt cli_profile_opts[];
+extern const struct cli_opt cli_search_opts[];
 
-/* Parse argv[1..] against opts; prints the usage error and returns
- * CLI_USAGE on an unknown option or a missing value. */
-int cli_parse(int argc, char **argv, const char *cmd,
-              const struct cli_opt *opts, struct cli_args *out);
+/* The command table (main.c), ended by NULL. */
+extern const struct cli_command *const cli_commands[];
+
+/* Parse argv[1..] (argv[0] is the command's name) against cmd's groups.
+ * -h/--help prints cmd's usage on stdout and returns CLI_HELP; an unknown
+ * option, a missing value or a wrong count of positional arguments prints
+ * one line and returns CLI_USAGE. */
+int cli_parse(const struct cli_command *cmd, int argc, char **argv,
+              struct cli_args *out);
+
+/* One command's usage: synopsis, summary, options by group, notes. */
+void cli_command_usage(const struct cli_command *cmd, FILE *out);
+
+/* Usage text of the whole tool (`zbsched --help`): the commands. */
+void cli_usage(FILE *out);
 
 /* Value of an option (last one wins), or NULL. */
 const char *cli_get(const struct cli_args *a, const char *name);
 bool cli_has(const struct cli_args *a, const char *name);
 
-/* --profile FILE, then the flags over it, then zb_profile_build().
- * Prints the error (and warnings) itself; returns CLI_OK or CLI_FAIL. */
-int cli_load_profile(const struct cli_args *a, struct zb_profile *out);
+/* A shape that goes over the profile file and under the flags (import:
+ * the CSV's), or NULL. */
+struct cli_shape {
+    int pp, vpp, microbatches;
+    enum zb_placement placement;
+};
+
+/* --profile FILE, then shape (may be NULL), then the profile flags over
+ * them in the order given, then zb_profile_build(). Prints the error (and
+ * warnings) itself; returns CLI_OK or CLI_FAIL. */
+int cli_load_profile(const struct cli_args *a, const struct cli_shape *shape,
+                     struct zb_profile *out);
 
 /* "zbsched: <msg>" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -52,6 +100,8 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Print err->msg as an error; returns CLI_FAIL. */
 int cli_fail(const struct zb_error *err);
+/* The same about a file: "zbsched: 'PATH': msg". */
+int cli_fail_file(const char *path, struct zb_error *err);
 
 struct zb_schedule;
 /* Read and parse a schedule file; prints the error itself. */
@@ -64,23 +114,17 @@ int cli_load_schedule(const char *path, struct zb_schedule *out);
 
 struct zb_options;
 
-/* The search options of generate and compare (for rows with `solver`
- * set): --time-limit (default default_time), --gap, --objective
- * cost|makespan, --export-lp; Ctrl-C interrupts the search; a progress
- * line on stderr unless -q. Prints usage errors. */
+/* The generator options of generate and compare (cli_search_opts):
+ * --effort, --time-limit (default default_time), --gap, --objective
+ * cost|makespan, --export-lp. With search set (a row with `solver`),
+ * Ctrl-C interrupts the search and a progress line goes to stderr unless
+ * -q. Prints usage errors. */
 int cli_generator_options(const struct cli_args *a, double default_time,
-                          struct zb_options *opt);
+                          bool search, struct zb_options *opt);
 
 /* After a search row: its summary line on stderr (unless -q). */
 void cli_search_summary(const struct zb_options *opt,
                         const struct zb_schedule *s);
-
-/* Solver flags, for option tables. */
-#define CLI_SOLVER_OPTS                                                    \
-    { "time-limit", true }, { "gap", true }, { "objective", true }
-
-/* Usage text of the whole tool (also `zbsched --help`). */
-void cli_usage(FILE *out);
 
 /* Parse a number option; prints the error on failure. */
 int cli_number(const struct cli_args *a, const char *name, double dflt,

@@ -1,6 +1,7 @@
 /* cli_solver.c - what generate and compare share to drive a search row
  * (ilp): --time-limit, --gap, --objective, --export-lp, Ctrl-C and the
  * progress line. The library never prints; these callbacks do, on stderr. */
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,42 +25,56 @@ static void print_progress(const struct zb_progress *pr, void *ctx)
             100 * pr->gap, pr->nodes);
 }
 
-int cli_generator_options(const struct cli_args *a, double default_time,
-                       struct zb_options *opt)
+/* Ctrl-C stops the search and keeps the best schedule found; the handler
+ * stays installed (no SA_RESETHAND), so a second SIGINT, such as the one
+ * a shell sends to the whole group, does not kill the write. */
+static void catch_sigint(struct zb_options *opt)
 {
-    const char *obj = cli_get(a, "objective");
-    int rc;
-
-    zb_options_init(opt);
-    if ((rc = cli_number(a, "time-limit", default_time,
-                         &opt->time_limit)) != CLI_OK ||
-        (rc = cli_number(a, "gap", 0, &opt->gap)) != CLI_OK)
-        return rc;
-    if (!(opt->time_limit >= 0) || !(opt->gap >= 0)) {
-        cli_error("%s: --time-limit and --gap must be >= 0", a->cmd);
-        return CLI_USAGE;
-    }
-    if (obj && !strcmp(obj, "makespan"))
-        opt->objective = ZB_OBJECTIVE_MAKESPAN;
-    else if (obj && strcmp(obj, "cost")) {
-        cli_error("%s: --objective must be 'cost' or 'makespan', got '%s'",
-                  a->cmd, obj);
-        return CLI_USAGE;
-    }
-    /* Ctrl-C stops the search and keeps the best schedule found; the
-     * handler stays installed (no SA_RESETHAND), so a second SIGINT, such
-     * as the one a shell sends to the whole group, does not kill the
-     * write. */
     struct sigaction sa;
+
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_sigint;
     sigemptyset(&sa.sa_mask);
     interrupted = 0;
     sigaction(SIGINT, &sa, NULL);
     opt->interrupt = &interrupted;
-    if (!cli_has(a, "q"))
-        opt->progress = print_progress;
+}
+
+int cli_generator_options(const struct cli_args *a, double default_time,
+                          bool search, struct zb_options *opt)
+{
+    const char *obj = cli_get(a, "objective");
+    const char *cmd = a->cmd->name;
+    int rc;
+
+    zb_options_init(opt);
+    if ((rc = cli_number(a, "time-limit", default_time,
+                         &opt->time_limit)) != CLI_OK ||
+        (rc = cli_number(a, "gap", 0, &opt->gap)) != CLI_OK ||
+        (rc = cli_number(a, "effort", 0, &opt->effort)) != CLI_OK)
+        return rc;
+    if (!(opt->time_limit >= 0) || !(opt->gap >= 0)) {
+        cli_error("%s: --time-limit and --gap must be >= 0", cmd);
+        return CLI_USAGE;
+    }
+    if (!isfinite(opt->effort)) {
+        cli_error("%s: --effort must be a finite number of seconds, got "
+                  "'%s'", cmd, cli_get(a, "effort"));
+        return CLI_USAGE;
+    }
+    if (obj && !strcmp(obj, "makespan"))
+        opt->objective = ZB_OBJECTIVE_MAKESPAN;
+    else if (obj && strcmp(obj, "cost")) {
+        cli_error("%s: --objective must be 'cost' or 'makespan', got '%s'",
+                  cmd, obj);
+        return CLI_USAGE;
+    }
     opt->export_lp = cli_get(a, "export-lp");
+    if (search) {
+        catch_sigint(opt);
+        if (!cli_has(a, "quiet"))
+            opt->progress = print_progress;
+    }
     return CLI_OK;
 }
 

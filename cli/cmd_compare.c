@@ -15,11 +15,6 @@
 #include "zbsched/generator.h"
 #include "zbsched/xalloc.h"
 
-static const struct cli_opt opts[] = {
-    { "json", false }, { "help", false }, { "q", false },
-    { "mem-sweep", true }, CLI_SOLVER_OPTS, CLI_PROFILE_OPTS, { NULL, 0 },
-};
-
 struct row {
     const struct zb_generator *g;
     struct zb_schedule s;
@@ -187,28 +182,41 @@ static int mem_sweep(struct zb_profile *prof, const char *spec,
     return CLI_OK;
 }
 
-int cmd_compare(int argc, char **argv)
+static int run(const struct cli_args *a)
 {
     struct zb_profile prof = { 0 };
     struct zb_options opt;
-    struct cli_args a;
     int rc;
 
-    if ((rc = cli_parse(argc, argv, "compare", opts, &a)) != CLI_OK)
-        return rc;
-    if (cli_has(&a, "help")) {
-        cli_usage(stdout);
-        return CLI_OK;
-    }
     /* The table's progress lines would interleave with it: quiet. */
-    if ((rc = cli_generator_options(&a, 10, &opt)) != CLI_OK ||
-        (rc = cli_load_profile(&a, &prof)) != CLI_OK)
+    if ((rc = cli_generator_options(a, 10, true, &opt)) != CLI_OK ||
+        (rc = cli_load_profile(a, NULL, &prof)) != CLI_OK)
         return rc;
     opt.progress = NULL;
-    if (cli_has(&a, "mem-sweep"))
-        rc = mem_sweep(&prof, cli_get(&a, "mem-sweep"), &opt);
+    if (cli_has(a, "mem-sweep"))
+        rc = mem_sweep(&prof, cli_get(a, "mem-sweep"), &opt);
     else
-        rc = compare(&prof, &opt, cli_has(&a, "json"));
+        rc = compare(&prof, &opt, cli_has(a, "json"));
     zb_profile_release(&prof);
     return rc;
 }
+
+static const struct cli_opt opts[] = {
+    { "json", 0, NULL, "one JSON object per row instead of the table" },
+    { "mem-sweep", 0, "FROM:TO:STEP", "best cost and bound against the "
+      "memory limit\ninstead (e.g. 1p:2p:0.25p)" },
+    { "quiet", 'q', NULL, "no progress lines (compare prints none "
+                          "anyway)" },
+    { NULL, 0, NULL, NULL },
+};
+
+const struct cli_command cmd_compare = {
+    .name = "compare", .run = run,
+    .summary = "every family side by side for one profile",
+    .groups = { { "options", opts },
+                { "search options", cli_search_opts },
+                { "profile options", cli_profile_opts } },
+    .notes = "The ilp row runs under --time-limit (10 s here; 0 leaves it "
+             "out).\ngap: cost over the best proven lower bound of all "
+             "rows.\n",
+};

@@ -7,35 +7,35 @@
 #include "report.h"
 #include "zbsched/schedule.h"
 
-int cmd_eval(int argc, char **argv)
+static int run(const struct cli_args *a)
 {
-    static const struct cli_opt opts[] = {
-        { "json", false }, { "help", false }, { NULL, 0 },
-    };
     struct zb_schedule s;
-    struct cli_args a;
     int rc;
 
-    if ((rc = cli_parse(argc, argv, "eval", opts, &a)) != CLI_OK)
+    if ((rc = cli_load_schedule(a->pos[0], &s)) != CLI_OK)
         return rc;
-    if (cli_has(&a, "help")) {
-        cli_usage(stdout);
-        return CLI_OK;
-    }
-    if (a.npos != 1) {
-        cli_error("eval: expected one schedule file");
-        return CLI_USAGE;
-    }
-    if ((rc = cli_load_schedule(a.pos[0], &s)) != CLI_OK)
-        return rc;
-    if (cli_has(&a, "json"))
+    if (cli_has(a, "json"))
         report_measures_json(stdout, &s);
     else
         report_measures(stdout, &s);
     if (!s.predicted.fits_memory) {
-        cli_error("'%s': peak memory exceeds the limit", a.pos[0]);
+        cli_error("'%s': peak memory exceeds the limit", a->pos[0]);
         rc = CLI_FAIL;
     }
     zb_schedule_release(&s);
     return rc;
 }
+
+static const struct cli_opt opts[] = {
+    { "json", 0, NULL, "one JSON object instead of the table" },
+    { NULL, 0, NULL, NULL },
+};
+
+const struct cli_command cmd_eval = {
+    .name = "eval", .run = run,
+    .summary = "simulate a schedule file and print its measures",
+    .args = "FILE", .min_args = 1, .max_args = 1,
+    .groups = { { "options", opts } },
+    .notes = "FILE must be legal apart from memory; a schedule over its "
+             "limit is reported\nand the exit status is 1.\n",
+};

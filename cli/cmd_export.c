@@ -8,11 +8,6 @@
 #include "zbsched/io.h"
 #include "zbsched/torch.h"
 
-static const struct cli_opt opts[] = {
-    { "to", true }, { "format", true }, { "o", true }, { "output", true },
-    { "help", false }, { NULL, 0 },
-};
-
 static int parse_form(const struct cli_args *a, enum zb_torch_form *out)
 {
     const char *f = cli_get(a, "format");
@@ -29,35 +24,24 @@ static int parse_form(const struct cli_args *a, enum zb_torch_form *out)
     return CLI_OK;
 }
 
-int cmd_export(int argc, char **argv)
+static int run(const struct cli_args *a)
 {
     struct zb_schedule s;
     struct zb_error err = { 0 };
     enum zb_torch_form form;
-    struct cli_args a;
     const char *out;
     char *text;
     int rc;
 
-    if ((rc = cli_parse(argc, argv, "export", opts, &a)) != CLI_OK)
-        return rc;
-    if (cli_has(&a, "help")) {
-        cli_usage(stdout);
-        return CLI_OK;
-    }
-    if (a.npos != 1) {
-        cli_error("export: expected one schedule file");
-        return CLI_USAGE;
-    }
-    if (!cli_has(&a, "to") || strcmp(cli_get(&a, "to"), "torch-csv")) {
+    if (!cli_has(a, "to") || strcmp(cli_get(a, "to"), "torch-csv")) {
         cli_error("export: --to torch-csv is the one format");
         return CLI_USAGE;
     }
     /* The compute_only grid follows the simulator's order: re-simulate. */
-    if ((rc = parse_form(&a, &form)) != CLI_OK ||
-        (rc = cli_load_schedule(a.pos[0], &s)) != CLI_OK)
+    if ((rc = parse_form(a, &form)) != CLI_OK ||
+        (rc = cli_load_schedule(a->pos[0], &s)) != CLI_OK)
         return rc;
-    out = cli_get(&a, "o") ? cli_get(&a, "o") : cli_get(&a, "output");
+    out = cli_get(a, "output");
     text = zb_torch_csv_format(&s, form);
     if (zb_io_write_file(out ? out : "-", text, strlen(text), &err) < 0)
         rc = cli_fail(&err);
@@ -65,3 +49,18 @@ int cmd_export(int argc, char **argv)
     zb_schedule_release(&s);
     return rc;
 }
+
+static const struct cli_opt opts[] = {
+    { "to", 0, "torch-csv", "the format (required; the one there is)" },
+    { "format", 0, "compute_only|compute_comms", "compute_only (default): "
+      "what torchtitan loads;\ncompute_comms: with our transfers" },
+    { "output", 'o', "OUT", "write here (stdout)" },
+    { NULL, 0, NULL, NULL },
+};
+
+const struct cli_command cmd_export = {
+    .name = "export", .run = run,
+    .summary = "write a schedule file as PyTorch pipelining CSV",
+    .args = "FILE", .min_args = 1, .max_args = 1,
+    .groups = { { "options", opts } },
+};

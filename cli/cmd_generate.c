@@ -12,12 +12,6 @@
 #include "zbsched/json.h"
 #include "zbsched/validate.h"
 
-static const struct cli_opt opts[] = {
-    { "schedule", true }, { "o", true }, { "output", true }, { "q", false },
-    { "help", false }, { "export-lp", true }, CLI_SOLVER_OPTS,
-    CLI_PROFILE_OPTS, { NULL, 0 },
-};
-
 /* The whole validator before anything is written (DESIGN.md): a fixed
  * family that does not fit the limit is refused, naming what it would
  * need; the limit decides the choice only for `zb`. */
@@ -57,63 +51,73 @@ static void print_comparison(const struct zb_schedule *s)
     zb_schedule_release(&base);
 }
 
-int cmd_generate(int argc, char **argv)
+static int run(const struct cli_args *a)
 {
     const struct zb_generator *g;
     struct zb_profile prof = { 0 };
     struct zb_schedule s;
     struct zb_options opt;
     struct zb_error err = { 0 };
-    struct cli_args a;
     const char *name, *out;
     char *text;
     int rc;
 
-    if ((rc = cli_parse(argc, argv, "generate", opts, &a)) != CLI_OK)
-        return rc;
-    if (cli_has(&a, "help")) {
-        cli_usage(stdout);
-        return CLI_OK;
-    }
-    if (a.npos) {
-        cli_error("generate: unexpected argument '%s'", a.pos[0]);
-        return CLI_USAGE;
-    }
-    name = cli_get(&a, "schedule") ? cli_get(&a, "schedule") : "zb";
+    name = cli_get(a, "schedule") ? cli_get(a, "schedule") : "zb";
     if (!(g = zb_generator_find(name))) {
         cli_error("generate: unknown schedule '%s' (see 'zbsched list')",
                   name);
         return CLI_USAGE;
     }
-    if (!g->solver && (cli_has(&a, "time-limit") || cli_has(&a, "gap") ||
-                       cli_has(&a, "objective") || cli_has(&a, "export-lp"))) {
+    if (!g->solver && (cli_has(a, "time-limit") || cli_has(a, "gap") ||
+                       cli_has(a, "objective") || cli_has(a, "export-lp"))) {
         cli_error("generate: --time-limit, --gap, --objective and "
                   "--export-lp are for --schedule ilp");
         return CLI_USAGE;
     }
-    if ((rc = cli_load_profile(&a, &prof)) != CLI_OK)
+    /* A search reads Ctrl-C and reports progress; every row reads the
+     * options it understands (--effort: zb). */
+    if ((rc = cli_generator_options(a, 60, g->solver, &opt)) != CLI_OK ||
+        (rc = cli_load_profile(a, NULL, &prof)) != CLI_OK)
         return rc;
-    /* A search reads the command line's options (and Ctrl-C); every other
-     * row runs with the defaults, which it does not read. */
-    zb_options_init(&opt);
-    if (!g->solver || (rc = cli_generator_options(&a, 60, &opt)) == CLI_OK) {
-        if (zb_generator_run(g, &prof, &opt, &s, &err) < 0)
-            rc = cli_fail(&err);
-        else
-            cli_search_summary(&opt, &s);
-    }
+    if (zb_generator_run(g, &prof, &opt, &s, &err) < 0)
+        rc = cli_fail(&err);
+    else
+        cli_search_summary(&opt, &s);
     zb_profile_release(&prof);
     if (rc != CLI_OK)
         return rc;
     if ((rc = refuse_illegal(&s)) == CLI_OK) {
-        out = cli_get(&a, "o") ? cli_get(&a, "o") : cli_get(&a, "output");
+        out = cli_get(a, "output");
         text = zb_json_format_schedule(&s);
         if (zb_io_write_file(out ? out : "-", text, strlen(text), &err) < 0)
             rc = cli_fail(&err);
         free(text);
-        if (rc == CLI_OK && !cli_has(&a, "q"))
+        if (rc == CLI_OK && !cli_has(a, "quiet"))
             print_comparison(&s);
     }
     zb_schedule_release(&s);
     return rc;
 }
+
+static const struct cli_opt opts[] = {
+    { "schedule", 0, "NAME", "the family (zbsched list); default zb, the "
+                             "best\nthat fits the memory limit" },
+    { "output", 'o', "FILE", "write the schedule here, atomically "
+                             "(stdout)" },
+    { "quiet", 'q', NULL, "no summary, comparison or progress on stderr" },
+    { "export-lp", 0, "FILE", "ilp: also write the model (CPLEX LP "
+                              "format)" },
+    { NULL, 0, NULL, NULL },
+};
+
+const struct cli_command cmd_generate = {
+    .name = "generate", .run = run,
+    .summary = "build a schedule for a profile (JSON on stdout or -o FILE)",
+    .groups = { { "options", opts },
+                { "search options", cli_search_opts },
+                { "profile options", cli_profile_opts } },
+    .notes = "The schedule is validated in full before it is written; a "
+             "family over the\nmemory limit is refused. The ilp options "
+             "are for --schedule ilp; Ctrl-C\nstops its search and keeps "
+             "the best schedule found.\n",
+};

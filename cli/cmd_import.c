@@ -11,11 +11,6 @@
 #include "zbsched/json.h"
 #include "zbsched/torch.h"
 
-static const struct cli_opt opts[] = {
-    { "from", true }, { "name", true }, { "o", true }, { "output", true },
-    { "q", false }, { "help", false }, CLI_PROFILE_OPTS, { NULL, 0 },
-};
-
 static int read_csv(const char *path, struct zb_torch_csv *c)
 {
     struct zb_error err = { 0 };
@@ -26,51 +21,27 @@ static int read_csv(const char *path, struct zb_torch_csv *c)
         rc = zb_torch_csv_parse(text, c, &err);
         free(text);
     }
-    if (rc < 0) {
-        zb_error_prefix(&err, "'%s'", path);
-        return cli_fail(&err);
-    }
+    if (rc < 0)
+        return cli_fail_file(path, &err);
     return CLI_OK;
 }
 
-/* The CSV's shape goes in as flags ahead of the user's: it overrides the
- * profile file (often written for another run), and a flag the user gave
- * that contradicts it is reported by zb_torch_csv_schedule(). */
+/* The CSV's shape goes over the profile file (often written for another
+ * run) and under the user's flags: a flag that contradicts it is reported
+ * by zb_torch_csv_schedule(). */
 static int load_profile(const struct cli_args *a,
                         const struct zb_torch_csv *c, struct zb_profile *out)
 {
-    char num[3][16];
-    struct cli_args b = *a;
+    const struct cli_shape shape = { c->pp, c->vpp, c->microbatches,
+                                     c->placement };
 
-    if (a->n + 4 > CLI_MAX_ARGS) {
-        cli_error("import: too many arguments");
-        return CLI_USAGE;
-    }
-    snprintf(num[0], sizeof(num[0]), "%d", c->pp);
-    snprintf(num[1], sizeof(num[1]), "%d", c->vpp);
-    snprintf(num[2], sizeof(num[2]), "%d", c->microbatches);
-    b.names[0] = "pp";
-    b.values[0] = num[0];
-    b.names[1] = "vpp";
-    b.values[1] = num[1];
-    b.names[2] = "mb";
-    b.values[2] = num[2];
-    b.names[3] = "placement";
-    b.values[3] = zb_placement_name(c->placement);
-    memcpy(&b.names[4], a->names, (size_t)a->n * sizeof(a->names[0]));
-    memcpy(&b.values[4], a->values, (size_t)a->n * sizeof(a->values[0]));
-    b.n = a->n + 4;
-    return cli_load_profile(&b, out);
+    return cli_load_profile(a, &shape, out);
 }
 
 static int check_usage(const struct cli_args *a)
 {
     const char *name = cli_get(a, "name");
 
-    if (a->npos != 1) {
-        cli_error("import: expected one CSV file");
-        return CLI_USAGE;
-    }
     if (!cli_has(a, "from") || strcmp(cli_get(a, "from"), "torch-csv")) {
         cli_error("import: --from torch-csv is the one format");
         return CLI_USAGE;
@@ -83,42 +54,34 @@ static int check_usage(const struct cli_args *a)
     return CLI_OK;
 }
 
-int cmd_import(int argc, char **argv)
+static int run(const struct cli_args *a)
 {
     struct zb_torch_csv c = { 0 };
     struct zb_profile prof = { 0 };
     struct zb_schedule s;
     struct zb_error err = { 0 };
-    struct cli_args a;
     const char *out, *name;
     char *text;
     int rc;
 
-    if ((rc = cli_parse(argc, argv, "import", opts, &a)) != CLI_OK)
-        return rc;
-    if (cli_has(&a, "help")) {
-        cli_usage(stdout);
-        return CLI_OK;
-    }
-    if ((rc = check_usage(&a)) != CLI_OK ||
-        (rc = read_csv(a.pos[0], &c)) != CLI_OK ||
-        (rc = load_profile(&a, &c, &prof)) != CLI_OK)
+    if ((rc = check_usage(a)) != CLI_OK ||
+        (rc = read_csv(a->pos[0], &c)) != CLI_OK ||
+        (rc = load_profile(a, &c, &prof)) != CLI_OK)
         goto out;
-    name = cli_get(&a, "name") ? cli_get(&a, "name") : "torch-csv";
+    name = cli_get(a, "name") ? cli_get(a, "name") : "torch-csv";
     if (zb_torch_csv_schedule(&c, &prof, name, &s, &err) < 0) {
-        zb_error_prefix(&err, "'%s'", a.pos[0]);
-        rc = cli_fail(&err);
+        rc = cli_fail_file(a->pos[0], &err);
         goto out;
     }
-    out = cli_get(&a, "o") ? cli_get(&a, "o") : cli_get(&a, "output");
+    out = cli_get(a, "output");
     text = zb_json_format_schedule(&s);
     if (zb_io_write_file(out ? out : "-", text, strlen(text), &err) < 0)
         rc = cli_fail(&err);
     free(text);
     if (rc == CLI_OK && !s.predicted.fits_memory)
-        cli_warn("'%s': peak memory %g exceeds the limit", a.pos[0],
+        cli_warn("'%s': peak memory %g exceeds the limit", a->pos[0],
                  report_max_peak(&s));
-    if (rc == CLI_OK && !cli_has(&a, "q")) {
+    if (rc == CLI_OK && !cli_has(a, "quiet")) {
         fputs("zbsched: ", stderr);
         report_summary(stderr, &s);
         fputc('\n', stderr);
@@ -129,3 +92,21 @@ out:
     zb_torch_csv_release(&c);
     return rc;
 }
+
+static const struct cli_opt opts[] = {
+    { "from", 0, "torch-csv", "the format (required; the one there is)" },
+    { "name", 0, "NAME", "the schedule's name (torch-csv)" },
+    { "output", 'o', "OUT", "write the schedule here, atomically (stdout)" },
+    { "quiet", 'q', NULL, "no summary on stderr" },
+    { NULL, 0, NULL, NULL },
+};
+
+const struct cli_command cmd_import = {
+    .name = "import", .run = run,
+    .summary = "read PyTorch pipelining CSV into a schedule file",
+    .args = "FILE", .min_args = 1, .max_args = 1,
+    .groups = { { "options", opts },
+                { "profile options", cli_profile_opts } },
+    .notes = "The CSV gives pp, vpp, mb and placement (over the profile "
+             "file); the profile\ngives the times and the memory.\n",
+};

@@ -4,18 +4,9 @@
 #include "commands.h"
 #include "zbsched/generator.h"
 
-int cmd_list(int argc, char **argv)
+static int run(const struct cli_args *a)
 {
-    static const struct cli_opt opts[] = { { "help", false }, { NULL, 0 } };
-    struct cli_args a;
-    int rc;
-
-    if ((rc = cli_parse(argc, argv, "list", opts, &a)) != CLI_OK)
-        return rc;
-    if (cli_has(&a, "help")) {
-        cli_usage(stdout);
-        return CLI_OK;
-    }
+    (void)a;
     printf("%-15s %-9s %-6s %s\n", "name", "placement", "vpp", "summary");
     for (int i = 0; zb_generators[i]; i++) {
         const struct zb_generator *g = zb_generators[i];
@@ -32,3 +23,8 @@ int cmd_list(int argc, char **argv)
     }
     return CLI_OK;
 }
+
+const struct cli_command cmd_list = {
+    .name = "list", .run = run,
+    .summary = "the schedule families: name, placements, vpp, summary",
+};

@@ -15,13 +15,6 @@
 #include "zbsched/trace.h"
 #include "zbsched/xalloc.h"
 
-static const struct cli_opt opts[] = {
-    { "o", true }, { "output", true }, { "ascii", false },
-    { "trace", true }, { "compare", false }, { "realized", true },
-    { "iter", true }, { "width", true }, { "unit", true },
-    { "help", false }, { NULL, 0 },
-};
-
 struct render {
     struct zb_schedule sched[CLI_MAX_ARGS];
     int n;                          /* schedules read */
@@ -45,10 +38,8 @@ static int load_realized(const char *path, const struct zb_schedule *s,
                                &v->real, &err);
         free(text);
     }
-    if (rc < 0) {
-        zb_error_prefix(&err, "'%s'", path);
-        return cli_fail(&err);
-    }
+    if (rc < 0)
+        return cli_fail_file(path, &err);
     zb_measures_from_times(&s->profile, v->real.ranks, &v->real_m);
     return CLI_OK;
 }
@@ -112,10 +103,6 @@ static int write_text(const char *path, char *text)
 
 static int check_usage(const struct cli_args *a)
 {
-    if (a->npos == 0) {
-        cli_error("render: expected a schedule file");
-        return CLI_USAGE;
-    }
     if (a->npos > 1 && !cli_has(a, "compare")) {
         cli_error("render: several schedules need --compare");
         return CLI_USAGE;
@@ -151,8 +138,7 @@ static void add_panel(struct render *v, const char *label,
 /* Pictures go to -o, else stdout; a --trace alone draws no picture. */
 static int draw(const struct cli_args *a, struct render *v, int width)
 {
-    const char *out = cli_get(a, "o") ? cli_get(a, "o")
-                                      : cli_get(a, "output");
+    const char *out = cli_get(a, "output");
     bool ascii = cli_has(a, "ascii");
 
     if (!out && cli_has(a, "trace") && !ascii)
@@ -162,48 +148,41 @@ static int draw(const struct cli_args *a, struct render *v, int width)
                             : zb_render_svg(v->panels, v->npanels, width));
 }
 
-int cmd_render(int argc, char **argv)
+static int run(const struct cli_args *a)
 {
     struct render *v = zb_xcalloc(1, sizeof(*v));
-    struct cli_args a;
     double us_per_unit;
     int rc, width, iter = -1;
     bool ascii;
 
-    if ((rc = cli_parse(argc, argv, "render", opts, &a)) != CLI_OK)
-        goto out;
-    if (cli_has(&a, "help")) {
-        cli_usage(stdout);
-        goto out;
-    }
-    ascii = cli_has(&a, "ascii");
-    if ((rc = check_usage(&a)) != CLI_OK ||
-        (rc = unit_scale(&a, &us_per_unit)) != CLI_OK ||
-        (rc = int_option(&a, "width", ascii ? terminal_width() : 1200,
+    ascii = cli_has(a, "ascii");
+    if ((rc = check_usage(a)) != CLI_OK ||
+        (rc = unit_scale(a, &us_per_unit)) != CLI_OK ||
+        (rc = int_option(a, "width", ascii ? terminal_width() : 1200,
                          ascii ? ZB_ASCII_MIN_WIDTH : ZB_SVG_MIN_WIDTH,
                          &width)) != CLI_OK ||
-        (cli_has(&a, "iter") &&
-         (rc = int_option(&a, "iter", 0, 0, &iter)) != CLI_OK))
+        (cli_has(a, "iter") &&
+         (rc = int_option(a, "iter", 0, 0, &iter)) != CLI_OK))
         goto out;
-    for (; v->n < a.npos; v->n++)
-        if ((rc = cli_load_schedule(a.pos[v->n], &v->sched[v->n])) != CLI_OK)
+    for (; v->n < a->npos; v->n++)
+        if ((rc = cli_load_schedule(a->pos[v->n], &v->sched[v->n])) != CLI_OK)
             goto out;
-    if (cli_has(&a, "realized")) {
-        if ((rc = load_realized(cli_get(&a, "realized"), &v->sched[0],
+    if (cli_has(a, "realized")) {
+        if ((rc = load_realized(cli_get(a, "realized"), &v->sched[0],
                                 us_per_unit, iter, v)) != CLI_OK)
             goto out;
         add_panel(v, "realized", &v->sched[0], v->real.ranks, &v->real_m);
     }
     for (int k = 0; k < v->n; k++)
-        add_panel(v, cli_has(&a, "realized") ? "predicted"
-                     : cli_has(&a, "compare") ? base_name(a.pos[k]) : NULL,
+        add_panel(v, cli_has(a, "realized") ? "predicted"
+                     : cli_has(a, "compare") ? base_name(a->pos[k]) : NULL,
                   &v->sched[k], v->sched[k].ranks, &v->sched[k].predicted);
-    if (cli_has(&a, "trace") &&
-        (rc = write_text(cli_get(&a, "trace"),
+    if (cli_has(a, "trace") &&
+        (rc = write_text(cli_get(a, "trace"),
                          zb_trace_format(&v->sched[0], us_per_unit))) !=
             CLI_OK)
         goto out;
-    rc = draw(&a, v, width);
+    rc = draw(a, v, width);
 out:
     for (int k = 0; k < v->n; k++)
         zb_schedule_release(&v->sched[k]);
@@ -212,3 +191,28 @@ out:
     free(v);
     return rc;
 }
+
+static const struct cli_opt opts[] = {
+    { "output", 'o', "OUT", "write the picture here (stdout)" },
+    { "ascii", 0, NULL, "draw for the terminal instead of SVG" },
+    { "width", 0, "N", "width in pixels (1200) or, with --ascii, "
+                       "columns\n(the terminal's)" },
+    { "trace", 0, "OUT.json", "also write the predicted Chrome trace "
+                              "(Perfetto);\nalone, draws no picture" },
+    { "unit", 0, "us|ms|s", "the profile's time unit, for traces (ms)" },
+    { "compare", 0, NULL, "several schedules, one time axis" },
+    { "realized", 0, "FILE", "a zbexec trace or report, drawn above the\n"
+                             "prediction" },
+    { "iter", 0, "N", "the iteration of --realized to draw" },
+    { NULL, 0, NULL, NULL },
+};
+
+const struct cli_command cmd_render = {
+    .name = "render", .run = run,
+    .summary = "draw schedule files: SVG, terminal, Chrome trace "
+               "(Perfetto)",
+    .args = "FILE...", .min_args = 1, .max_args = CLI_MAX_ARGS,
+    .groups = { { "options", opts } },
+    .notes = "Several FILEs need --compare, which takes neither --realized "
+             "nor --trace.\n",
+};

@@ -1,14 +1,17 @@
-/* commands.h - the subcommands; each returns the exit status. */
+/* commands.h - the rows of the command table (cli.h: struct cli_command),
+ * one per cmd_*.c, listed in main.c. */
 #ifndef ZBSCHED_COMMANDS_H
 #define ZBSCHED_COMMANDS_H
 
-int cmd_generate(int argc, char **argv);
-int cmd_eval(int argc, char **argv);
-int cmd_validate(int argc, char **argv);
-int cmd_compare(int argc, char **argv);
-int cmd_list(int argc, char **argv);
-int cmd_render(int argc, char **argv);
-int cmd_export(int argc, char **argv);
-int cmd_import(int argc, char **argv);
+#include "cli.h"
+
+extern const struct cli_command cmd_generate;
+extern const struct cli_command cmd_eval;
+extern const struct cli_command cmd_validate;
+extern const struct cli_command cmd_compare;
+extern const struct cli_command cmd_list;
+extern const struct cli_command cmd_render;
+extern const struct cli_command cmd_export;
+extern const struct cli_command cmd_import;
 
 #endif

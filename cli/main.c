@@ -1,38 +1,62 @@
-/* main.c - zbsched: look the subcommand up in the table and run it. */
+/* main.c - zbsched: look the subcommand up in the table, parse its
+ * arguments against its own option rows, and run it. To add a command:
+ * write cli/cmd_foo.c with its row `cmd_foo` (name, function, summary,
+ * arguments, options), declare it in commands.h, list it here, and test
+ * it in tests/cli. */
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
 #include "commands.h"
 
-static const struct command {
-    const char *name;
-    int (*run)(int argc, char **argv);
-} commands[] = {
-    { "generate", cmd_generate },
-    { "eval", cmd_eval },
-    { "validate", cmd_validate },
-    { "compare", cmd_compare },
-    { "list", cmd_list },
-    { "render", cmd_render },
-    { "export", cmd_export },
-    { "import", cmd_import },
-    { NULL, NULL },
+const struct cli_command *const cli_commands[] = {
+    &cmd_generate, &cmd_eval, &cmd_validate, &cmd_compare, &cmd_list,
+    &cmd_render, &cmd_export, &cmd_import, NULL,
 };
+
+static const struct cli_command *find_command(const char *name)
+{
+    for (int i = 0; cli_commands[i]; i++)
+        if (!strcmp(cli_commands[i]->name, name))
+            return cli_commands[i];
+    return NULL;
+}
+
+/* `zbsched help [CMD]`: the tool's usage, or CMD's. */
+static int help(int argc, char **argv)
+{
+    const struct cli_command *cmd;
+
+    if (argc < 3) {
+        cli_usage(stdout);
+        return CLI_OK;
+    }
+    if (!(cmd = find_command(argv[2]))) {
+        cli_error("'%s' is not a command (see 'zbsched --help')", argv[2]);
+        return CLI_USAGE;
+    }
+    cli_command_usage(cmd, stdout);
+    return CLI_OK;
+}
 
 int main(int argc, char **argv)
 {
+    const struct cli_command *cmd;
+    struct cli_args a;
+    int rc;
+
     if (argc < 2) {
         cli_usage(stderr);
         return CLI_USAGE;
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
-        !strcmp(argv[1], "help")) {
-        cli_usage(stdout);
-        return CLI_OK;
+        !strcmp(argv[1], "help"))
+        return help(argc, argv);
+    if (!(cmd = find_command(argv[1]))) {
+        cli_error("'%s' is not a command (see 'zbsched --help')", argv[1]);
+        return CLI_USAGE;
     }
-    for (const struct command *c = commands; c->name; c++)
-        if (!strcmp(argv[1], c->name))
-            return c->run(argc - 1, argv + 1);
-    cli_error("'%s' is not a command (see 'zbsched --help')", argv[1]);
-    return CLI_USAGE;
+    rc = cli_parse(cmd, argc - 1, argv + 1, &a);
+    if (rc == CLI_HELP)
+        return CLI_OK;
+    return rc == CLI_OK ? cmd->run(&a) : rc;
 }

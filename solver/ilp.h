@@ -1,13 +1,16 @@
 /* ilp.h - internals of the integer-program solver (not public API): the
- * pass instance, orders, the fixed-order relation that shapes a model,
- * the GLPK model and the search workers. docs/ilp.md explains the model. */
+ * pass instance, orders, the fixed-order relation that shapes a model and
+ * the GLPK model. The search is layered on top, each layer calling only
+ * those below it: ilp_shared.h (the blackboard the threads share),
+ * ilp_workers.h (the searches that run in them), ilp_search.h (the
+ * coordinator). docs/ilp.md explains the model. */
 #ifndef ZBSCHED_SOLVER_ILP_H
 #define ZBSCHED_SOLVER_ILP_H
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include "zbsched/solver.h"
 
 /* Relative slack of every proof and comparison: objectives this close
@@ -17,6 +20,14 @@
 
 /* Longest GLPK failure message kept (ilp_glpk_run). */
 #define ILP_GLPK_MSG_MAX 160
+
+/* Monotonic seconds: the clock of every deadline. */
+static inline double ilp_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 /* Whether obj is proven optimal by bound. */
 static inline bool ilp_meets(double obj, double bound)
@@ -206,56 +217,7 @@ bool ilp_node_refuted(const struct ilp_model *md, struct glp_prob *P,
 /* Write the model in CPLEX LP format; its name says the time unit. */
 int ilp_model_write_lp(struct ilp_model *md, const char *path, double unit);
 
-/* ---- Shared search state (ilp_search.c) ------------------------------ */
-
-struct ilp_shared {
-    pthread_mutex_t lock;
-    const struct ilp_inst *in;
-    struct ilp_order best;  /* guarded by lock */
-    struct ilp_eval best_ev;
-    long version;           /* bumped on every improvement */
-    double bound;           /* best proven lower bound on the objective */
-    double gap;             /* stop within this relative gap */
-    long nodes;
-    double t0, deadline;    /* monotonic seconds */
-    atomic_int stop;        /* read without the lock by the workers */
-    const volatile sig_atomic_t *interrupt;   /* see solver.h */
-    bool independent;       /* no closed-form bound (see solver.h) */
-    char failure[ILP_GLPK_MSG_MAX];  /* first GLPK failure, or "" */
-};
-
-double ilp_now(void);
-
-void ilp_shared_init(struct ilp_shared *sh, const struct ilp_inst *in,
-                     const struct ilp_order *start);
-void ilp_shared_release(struct ilp_shared *sh);
-
-/* Offer an order; kept if better than the best. Returns true if kept. */
-bool ilp_shared_offer(struct ilp_shared *sh, const struct ilp_order *o);
-/* Raise the proven bound (capped at the best objective). */
-void ilp_shared_bound(struct ilp_shared *sh, double bound);
-void ilp_shared_add_nodes(struct ilp_shared *sh, long n);
-/* Record a failure of GLPK (the first one is kept for the report). */
-void ilp_shared_fail(struct ilp_shared *sh, const char *msg);
-/* Copy the best order if its version differs from *version. */
-bool ilp_shared_fetch(struct ilp_shared *sh, struct ilp_order *o,
-                      long *version);
-/* Stop requested, proven, out of time or interrupted. */
-bool ilp_shared_done(struct ilp_shared *sh);
-double ilp_shared_best(struct ilp_shared *sh);
-double ilp_shared_lower(struct ilp_shared *sh);     /* the proven bound */
-
-/* Run the workers (threads) until proven, out of time or interrupted;
- * report progress from the calling thread. */
-void ilp_search(struct ilp_shared *sh, const struct zb_options *opt);
-
-/* ---- Solving one model (ilp_mip.c) ----------------------------------- */
-
-struct ilp_mip_result {
-    bool proven;            /* search finished: no better order exists */
-    double bound;           /* proven bound on the model's objective */
-    long nodes;
-};
+/* ---- GLPK environment (ilp_glpk.c) ------------------------------------ */
 
 /* The calling thread's GLPK environment (ilp_glpk.c; GLPK keeps one per
  * thread). quiet: no terminal output; done: free it (every object in it). */
@@ -267,25 +229,5 @@ void ilp_glpk_done(void);
  * environment is freed, with every problem object in it, msg gets GLPK's
  * reason and ZB_ESOLVER is returned. */
 int ilp_glpk_run(int (*fn)(void *), void *arg, char *msg, size_t size);
-
-/* Branch and cut on md from the shared best order (injected as the
- * incumbent), for at most `seconds`. Improvements are offered to sh;
- * `global` (the full model) also raises sh's bound. ZB_ESOLVER when GLPK
- * fails: that only weakens the search, nothing is claimed from it; if it
- * failed inside (ilp_glpk_run), md is lost (ilp_model_lost) and the
- * reason goes to sh (ilp_shared_fail). */
-int ilp_mip_solve(struct ilp_model *md, struct ilp_shared *sh, bool global,
-                  double seconds, struct ilp_mip_result *res);
-
-/* ---- Workers --------------------------------------------------------- */
-
-/* Prepare the full model's relation under the best objective (ilp_bnb.c);
- * false when branch and cut would not pay (too many binaries). */
-bool ilp_bnb_prepare(struct ilp_shared *sh, struct ilp_rel *rel);
-/* Full-model branch and cut on that relation until proven or stopped. */
-void ilp_bnb_run(struct ilp_shared *sh, struct ilp_rel *rel);
-/* Window large-neighbourhood search until stopped (ilp_lns.c); `lane` of
- * `lanes` workers takes every lanes-th window. */
-void ilp_lns_run(struct ilp_shared *sh, int lane, int lanes);
 
 #endif

@@ -1,7 +1,7 @@
 /* ilp_bnb.c - the proving worker: the full model under the incumbent's
  * horizon, solved by GLPK's branch and cut until it proves the best order
  * optimal or time runs out. Its tree bound is a global bound. */
-#include "ilp.h"
+#include "ilp_workers.h"
 
 /* Above this many binaries after propagation the root LP alone takes
  * tens of seconds (30-45 s with 7 500-8 200 at p 8, m 32; docs/ilp.md)

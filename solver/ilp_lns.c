@@ -12,7 +12,7 @@
  * each sweep with its time grid shifted, so the neighbourhoods differ. */
 #include <math.h>
 #include <stdlib.h>
-#include "ilp.h"
+#include "ilp_workers.h"
 #include "zbsched/xalloc.h"
 
 struct lns {

@@ -6,7 +6,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
-#include "ilp.h"
+#include "ilp_workers.h"
 #include "zbsched/xalloc.h"
 
 struct mip {

@@ -4,7 +4,7 @@
  * lowers and validates the order like any generator's. */
 #include <math.h>
 #include <stdio.h>
-#include "ilp.h"
+#include "ilp_search.h"
 #include "zbsched/bound.h"
 
 double zb_ilp_min_limit(const struct zb_profile *p, int r)

@@ -64,6 +64,17 @@ static void set_opt(struct zb_opt *o, double v)
     o->set = true;
 }
 
+void zb_profile_draft_set_shape(struct zb_profile_draft *d, int pp, int vpp,
+                                int microbatches,
+                                enum zb_placement placement)
+{
+    set_opt(&d->pp, pp);
+    set_opt(&d->vpp, vpp);
+    set_opt(&d->microbatches, microbatches);
+    d->placement = placement;
+    d->placement_set = true;
+}
+
 int zb_profile_draft_set(struct zb_profile_draft *d, const char *name,
                          const char *value, struct zb_error *err)
 {

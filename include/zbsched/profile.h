@@ -87,6 +87,12 @@ void zb_profile_draft_warn(struct zb_profile_draft *d, const char *fmt, ...)
 int zb_profile_draft_set(struct zb_profile_draft *d, const char *name,
                          const char *value, struct zb_error *err);
 
+/* Set the shape directly, as --pp, --vpp, --mb and --placement would (for
+ * a caller that already holds the numbers, such as an imported CSV). */
+void zb_profile_draft_set_shape(struct zb_profile_draft *d, int pp, int vpp,
+                                int microbatches,
+                                enum zb_placement placement);
+
 /* Check every field and materialise the profile. Defaults: pp 8, vpp 1,
  * microbatches 32 only when nothing set them; F=B=W=1 and comm 0 when
  * "time" and flags are absent; M_B 1, M_W = M_B; no limit. Errors name

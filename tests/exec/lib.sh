@@ -1,6 +1,7 @@
-# lib.sh - helpers of the zbexec tests (sourced by run.sh): run zbexec
-# under mpirun with a hard time limit, make and hand-edit schedules, and
-# report "ok N - name" / "not ok N - name" lines (git's t/ style).
+# lib.sh - helpers of the zbexec tests (each t_*.sh sources it): run
+# zbexec under mpirun with a hard time limit, make and hand-edit
+# schedules; checks report through the TAP harness of tests/lib/tap.sh.
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
 
 : "${ZBEXEC:=build/zbexec}" "${ZBSCHED:=build/zbsched}" "${BACKEND:=cpu}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -11,12 +12,6 @@ export OPENBLAS_NUM_THREADS=1
 export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 # Small enough for 8 ranks on 2 cores; messages still cross MPI for real.
 MODEL=mlp:layers=2,hidden=16,batch=4
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/zbexec-tests.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-OUT=$TMP/out
-ERR=$TMP/err
-n=0
-failed=0
 
 # The cuda backend needs a GPU per rank (NCCL): runs with more ranks than
 # GPUs are skipped, with status 77 (as automake's tests do).
@@ -31,18 +26,18 @@ else
     GPUS=1024
 fi
 
-# zbexec NP ARGS...: run, stdout in $OUT, stderr in $ERR, status in $rc.
+# zbexec NP ARGS...: run, stdout in $OUT, stderr in $ERR, status in
+# $status.
 # The limit is a backstop: a hang must fail the test, never the run.
 zbexec() {
     local np=$1
     shift
     if [ "$np" -gt "$GPUS" ]; then
-        rc=$SKIP
+        status=$SKIP
         return
     fi
-    timeout -k 5 120 mpirun --oversubscribe --bind-to none -np "$np" \
-        "$ZBEXEC" --backend "$BACKEND" "$@" >"$OUT" 2>"$ERR"
-    rc=$?
+    run timeout -k 5 120 mpirun --oversubscribe --bind-to none -np "$np" \
+        "$ZBEXEC" --backend "$BACKEND" "$@"
 }
 
 # gen FILE zbsched-generate-args...
@@ -55,28 +50,15 @@ gen() {
     }
 }
 
-ok() {
-    n=$((n + 1))
-    echo "ok $n - $1"
-}
-
-not_ok() {
-    n=$((n + 1))
-    failed=$((failed + 1))
-    echo "not ok $n - $1"
-    echo "#   exit status $rc; stderr:"
-    sed 's/^/#   /' "$ERR" | head -20
-}
-
 # expect NAME STATUS [PATTERN [FILE]]: the last run exited with STATUS (0,
 # or "fail" for any non-zero) and FILE (stdout by default) matches PATTERN.
 expect() {
-    local name=$1 want=$2 pat=$3 file=${4:-$OUT}
-    if [ "$rc" -eq "$SKIP" ]; then
-        ok "$name # SKIP more ranks than the $GPUS GPUs"
-    elif [ "$want" = fail ] && [ "$rc" -eq 0 ]; then
+    local name=$1 want=$2 pat=${3:-} file=${4:-$OUT}
+    if [ "$status" -eq "$SKIP" ]; then
+        skip "$name" "more ranks than the $GPUS GPUs"
+    elif [ "$want" = fail ] && [ "$status" -eq 0 ]; then
         not_ok "$name (expected a failure)"
-    elif [ "$want" != fail ] && [ "$rc" -ne "$want" ]; then
+    elif [ "$want" != fail ] && [ "$status" -ne "$want" ]; then
         not_ok "$name"
     elif [ -n "$pat" ] && ! grep -qE -- "$pat" "$file"; then
         not_ok "$name (no /$pat/ in $(basename "$file"))"
@@ -90,9 +72,9 @@ expect() {
 expect_true() {
     local name=$1
     shift
-    if [ "$rc" -ne "$SKIP" ]; then
+    if [ "$status" -ne "$SKIP" ]; then
         "$@" 2>"$ERR"
-        rc=$?
+        status=$?
     fi
     expect "$name" 0
 }
@@ -139,9 +121,4 @@ set_mb() {
 
 have_gpu() {
     command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1
-}
-
-finish() {
-    echo "# $((n - failed)) of $n passed"
-    [ "$failed" -eq 0 ]
 }

@@ -1,6 +1,8 @@
+#!/usr/bin/env bash
 # t_check.sh - --check for every generator at pp 2, 4 and 8, a V-placement
 # and interleaved schedules among them: loss, gradients and weights equal
 # the sequential single-process run (exactly on the cpu backend).
+. "$(dirname "$0")/lib.sh"
 if [ "$BACKEND" = cpu ]; then want='^check: exact match'
 else want='^check: within tolerance'; fi
 
@@ -27,8 +29,7 @@ gen "$TMP/h2.json" --pp 2 --mb 4 --schedule zb-h2
 a=$(op_line "$TMP/h2.json" 0 '"W", "stage": 0, "mb": 1,')
 b=$(op_line "$TMP/h2.json" 0 '"W", "stage": 0, "mb": 2,')
 swap_lines "$TMP/h2.json" "$a" "$b"
-"$ZBSCHED" validate "$TMP/h2.json" >"$OUT" 2>"$ERR"
-rc=$?
+run "$ZBSCHED" validate "$TMP/h2.json"
 expect "validate: W out of microbatch order is still legal" 0
 zbexec 2 "$TMP/h2.json" --check --model "$MODEL"
 expect "check: W run out of microbatch order" 0 "$want"
@@ -39,3 +40,4 @@ gen "$TMP/zb.json" --pp 4 --mb 8 --schedule zb --f 1 --b 1.5 --w 0.5
 zbexec 4 "$TMP/zb.json" --check --iters 3 \
     --model mlp:layers=3,hidden=96,batch=16
 expect "check: 3 iterations, rendezvous-sized messages" 0 "$want"
+done_testing

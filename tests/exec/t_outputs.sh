@@ -1,6 +1,8 @@
+#!/usr/bin/env bash
 # t_outputs.sh - what a run writes: the measures table, --report and
 # --trace JSON, --trace-predicted, a --profile-out that zbsched accepts,
 # and a short synthetic run (no timing asserted: the machine is loaded).
+. "$(dirname "$0")/lib.sh"
 
 # has_json FILE PATTERN: FILE parses as JSON (when python3 is there to
 # say so) and matches PATTERN.
@@ -36,3 +38,4 @@ expect "synthetic: runs and reports the realized bubble" 0 \
     '^bubble_ratio +0\.[0-9]+ +0\.[0-9]+'
 expect_true "synthetic: --report says so" \
     has_json "$TMP/syn.report" '"mode": "synthetic"'
+done_testing

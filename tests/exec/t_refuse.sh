@@ -1,6 +1,8 @@
+#!/usr/bin/env bash
 # t_refuse.sh - never silently wrong: hand-edited schedules are refused by
 # the validator before anything runs, and with --no-validate the run-time
 # checks (message headers, pass order, STEP's completeness) stop them.
+. "$(dirname "$0")/lib.sh"
 
 # A swapped microbatch: rank 0 runs and sends mb 1 before mb 0.
 gen "$TMP/base.json" --pp 2 --mb 4 --schedule 1f1b
@@ -64,3 +66,4 @@ if [ "$BACKEND" = cpu ] && ! have_gpu; then
     expect "refused: cuda backend without a GPU" 1 \
         'no CUDA device|not built in' "$ERR"
 fi
+done_testing

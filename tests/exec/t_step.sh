@@ -1,6 +1,8 @@
+#!/usr/bin/env bash
 # t_step.sh - the optimizer step: an injected NaN makes the global check
 # skip the step (with post-validation: taken, then rolled back), and the
 # weights after it equal the sequential reference's; clipping likewise.
+. "$(dirname "$0")/lib.sh"
 if [ "$BACKEND" = cpu ]; then want='^check: exact match'
 else want='^check: within tolerance'; fi
 
@@ -25,3 +27,4 @@ zbexec 4 "$TMP/step.json" --model "$MODEL" --check --iters 2 \
 expect "step: clipping rolls back and redoes the step" 0 \
     '^step 2: clipped \(rolled back\)'
 expect "step: clipped weights equal the reference" 0 "$want"
+done_testing

@@ -34,6 +34,14 @@ static struct zb_panel panel_of(const struct zb_schedule *s)
     return (struct zb_panel){ NULL, s, s->ranks, &s->predicted };
 }
 
+/* One schedule's SVG, width pixels wide (the caller frees it). */
+static char *svg_of(const struct zb_schedule *s, int width)
+{
+    struct zb_panel pn = panel_of(s);
+
+    return zb_render_svg(&pn, 1, width);
+}
+
 static void generate(const char *name, const struct shape *sh,
                      struct zb_schedule *s)
 {
@@ -48,12 +56,10 @@ Test(render, svg_draws_one_box_per_compute_op)
 {
     struct shape sh = unit_shape(4, 8);
     struct zb_schedule s;
-    struct zb_panel pn;
     char *svg;
 
     generate("zb-h1", &sh, &s);
-    pn = panel_of(&s);
-    svg = zb_render_svg(&pn, 1, 1200);
+    svg = svg_of(&s, 1200);
     cr_assert_eq(count(svg, "<rect class=\"op\""), compute_ops(&s));
     cr_assert_eq(count(svg, "<g class=\"rank\">"), 4);
     cr_assert_not_null(strstr(svg, "</svg>"));
@@ -67,7 +73,6 @@ Test(render, svg_box_widths_follow_durations)
 {
     struct shape sh = unit_shape(2, 3);
     struct zb_schedule s;
-    struct zb_panel pn;
     double scale = 0;
     int boxes = 0;
     char *svg;
@@ -76,8 +81,7 @@ Test(render, svg_box_widths_follow_durations)
     sh.b = 3;
     sh.w = 0.5;
     generate("zb-h1", &sh, &s);
-    pn = panel_of(&s);
-    svg = zb_render_svg(&pn, 1, 1000);
+    svg = svg_of(&s, 1000);
     for (const char *p = strstr(svg, "<rect class=\"op\""); p;
          p = strstr(p + 1, "<rect class=\"op\"")) {
         double x, y, w, start, end;
@@ -100,12 +104,10 @@ Test(render, svg_draws_the_limit_only_where_there_is_one)
 {
     struct shape sh = unit_shape(4, 8);
     struct zb_schedule s;
-    struct zb_panel pn;
     char *svg;
 
     generate("1f1b", &sh, &s);
-    pn = panel_of(&s);
-    svg = zb_render_svg(&pn, 1, 800);
+    svg = svg_of(&s, 800);
     cr_assert_eq(count(svg, "class=\"limit\""), 0);
     cr_assert_eq(count(svg, "class=\"memory\""), 4);
     free(svg);
@@ -113,8 +115,7 @@ Test(render, svg_draws_the_limit_only_where_there_is_one)
 
     sh.limit = 4;
     generate("1f1b", &sh, &s);
-    pn = panel_of(&s);
-    svg = zb_render_svg(&pn, 1, 800);
+    svg = svg_of(&s, 800);
     cr_assert_eq(count(svg, "class=\"limit\""), 4);
     cr_assert_not_null(strstr(svg, "peak 4 / limit 4"));
     free(svg);
@@ -125,13 +126,11 @@ Test(render, svg_escapes_names_from_files)
 {
     struct shape sh = unit_shape(2, 2);
     struct zb_schedule s;
-    struct zb_panel pn;
     char *svg;
 
     generate("1f1b", &sh, &s);
     snprintf(s.name, sizeof(s.name), "a<b&\"c\"");
-    pn = panel_of(&s);
-    svg = zb_render_svg(&pn, 1, 800);
+    svg = svg_of(&s, 800);
     cr_assert_not_null(strstr(svg, "a&lt;b&amp;&quot;c&quot;"));
     cr_assert_null(strstr(svg, "a<b"));
     free(svg);

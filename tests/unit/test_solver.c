@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "helpers.h"
+#include "solver_grids.h"
 #include "zbsched/bound.h"
 #include "zbsched/generator.h"
 #include "zbsched/solver.h"
@@ -140,87 +141,45 @@ Test(solver, proves_zero_bubble_for_v_placement)
     assert_optimal(&sh, ZB_OBJECTIVE_COST, 24);
 }
 
-/* ---- never worse than the heuristic ------------------------------------ */
+/* ---- the two grids, a slice each (the whole: make bench) ----------------- */
 
-static const struct random_ranges ranges = { 2, 5, 2, 2, 3, 2.5, false };
-
+/* Never worse than the heuristic: the first 6 profiles of the random
+ * grid (solver_grids.h) with 0.25 s of search each; tools/
+ * bench_solver_check runs all 24 with 1 s. */
 Test(solver, is_never_worse_than_zb_on_random_uneven_profiles)
 {
-    struct zb_options o = quick(1);
     unsigned seed = 2024;
-    int solved = 0;
 
-    for (int iter = 0; iter < 24; iter++) {
-        struct zb_profile p;
-        struct zb_schedule heur, s;
-        struct zb_error err = { 0 };
-        random_profile(&seed, &ranges, &p);
-        int rc = zb_generator_run(zb_generator_find("zb"), &p, NULL, &heur,
-                                  &err);
-        solve(&p, &o, &s);
-        if (rc == 0) {
-            cr_assert_leq(s.predicted.cost, heur.predicted.cost + 1e-9,
-                          "iter %d: ilp %g, zb %g", iter, s.predicted.cost,
-                          heur.predicted.cost);
-            zb_schedule_release(&heur);
-        }
-        /* The closed-form bound holds for the solver's schedule too. */
-        cr_assert_geq(s.predicted.cost,
-                      s.predicted.lower_bound * (1 - 1e-9), "iter %d", iter);
-        solved++;
-        zb_schedule_release(&s);
-        zb_profile_release(&p);
+    for (int i = 0; i < 6; i++) {
+        struct grid_row r;
+        cr_assert(random_grid_check(&seed, 0.25, &r), "profile %d (%s): %s",
+                  i, r.what, r.violation);
     }
-    cr_assert_eq(solved, 24);
 }
 
-/* ---- the closed-form bound against proven optima ------------------------ */
-
-/* The integer program alone (no closed-form bound in it) proves every
- * instance of a grid; the bound of src/bound.c must never exceed one.
- * ../shared/notes/ilp.md did this with 48 instances; these optima also
- * match a plain big-M model solved by glpsol (docs/ilp.md). */
+/* The integer program alone (no closed-form bound in it) proves each
+ * instance; the bound of src/bound.c must never exceed one. The slice
+ * holds instances where the bound is tight and where it is not; the whole
+ * grid (144 instances; these optima also match a plain big-M model solved
+ * by glpsol, docs/ilp.md) runs in make bench. */
 Test(solver, closed_form_bound_never_exceeds_a_proven_optimum)
 {
-    static const double times[][4] = {
-        { 1, 1.2, 0.8, 0.05 }, { 1, 1.5, 0.5, 0.2 }, { 1, 0.8, 1.3, 0.1 },
-        { 1, 1, 1, 0 },
-    };
-    struct zb_options o = quick(60);
-    int proven = 0, total = 0, tight = 0;
+    /* p 2, 3 and 4; 85 and 121 have a gap (bench_solver_check's table) */
+    static const int slice[] = { 9, 48, 85, 96, 121 };
+    static struct shape shapes[BOUND_GRID_MAX];
+    int n = bound_grid(shapes, BOUND_GRID_MAX), tight = 0;
 
-    o.independent = true;
-    for (int pp = 2; pp <= 4; pp++)
-        for (int mb = pp; mb <= pp + 3; mb++)
-            for (size_t t = 0; t < 4; t++)
-                for (int extra = 0; extra <= pp; extra += pp > 2 ? 1 : 2) {
-                    struct shape sh = { pp, 1, mb, ZB_PLACEMENT_LOOP,
-                                        times[t][0], times[t][1],
-                                        times[t][2], times[t][3], 1, 0.5,
-                                        pp + extra };
-                    struct zb_profile p;
-                    struct zb_schedule s;
-                    double lb;
-                    if (pp == 4 && (extra == 2 || extra == 3))
-                        continue;   /* keeps the run short */
-                    make_profile(&sh, &p);
-                    solve(&p, &o, &s);
-                    lb = zb_bound_cost(&p);
-                    total++;
-                    if (!strcmp(s.solver.status, "optimal")) {
-                        proven++;
-                        cr_assert_leq(lb, s.solver.objective * (1 + 1e-9),
-                                      "p %d m %d times %zu limit %g: bound "
-                                      "%g above optimum %g", pp, mb, t,
-                                      sh.limit, lb, s.solver.objective);
-                        tight += lb >= s.solver.objective * (1 - 1e-9);
-                    }
-                    zb_schedule_release(&s);
-                    zb_profile_release(&p);
-                }
-    /* A loaded machine may leave one unproven; nearly all must be. */
-    cr_assert_geq(proven, total - 2, "proven %d of %d", proven, total);
-    cr_assert_lt(tight, proven, "the grid should include gaps");
+    cr_assert_eq(n, 144);
+    for (size_t k = 0; k < sizeof(slice) / sizeof(slice[0]); k++) {
+        struct grid_row r;
+        cr_assert(bound_grid_check(&shapes[slice[k]], 60, &r), "%s: %s",
+                  r.what, r.violation);
+        cr_assert(r.proven, "%s: %s, not proven", r.what, r.status);
+        tight += r.tight;
+    }
+    cr_assert_gt(tight, 0, "the slice should hold a tight instance");
+    cr_assert_lt(tight, (int)(sizeof(slice) / sizeof(slice[0])),
+                 "the slice should hold a gap");
 }
 
 Test(solver, closed_form_bound_holds_for_chunked_placements)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Bad input: one clear line on stderr, the right exit status, no output
 # file left behind.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 
 run "$ZBSCHED" generate --pp 4 --mb 8 --frobnicate
 expect_status 2 "unknown flag"
@@ -32,29 +32,29 @@ run "$ZBSCHED" generate --pp 4 --mb 8 --schedule nope
 expect_status 2 "unknown schedule"
 expect_err "unknown schedule 'nope'"
 
-printf '{\n  "pp": 4,\n  "microbatches" 8\n}\n' >"$tmp/bad.json"
-run "$ZBSCHED" generate --profile "$tmp/bad.json" -o "$tmp/out.json"
+printf '{\n  "pp": 4,\n  "microbatches" 8\n}\n' >"$TMP/bad.json"
+run "$ZBSCHED" generate --profile "$TMP/bad.json" -o "$OUT.json"
 expect_status 1 "malformed JSON"
-expect_err "'$tmp/bad.json': malformed JSON at line 3, column 18"
-[ ! -e "$tmp/out.json" ] || fail "a failed generate left $tmp/out.json"
+expect_err "'$TMP/bad.json': malformed JSON at line 3, column 18"
+[ ! -e "$OUT.json" ] || fail "a failed generate left $OUT.json"
 
-printf '{"pp": 4, "microbatches": 8, "colour": "red"}\n' >"$tmp/unk.json"
-run "$ZBSCHED" generate --profile "$tmp/unk.json" -q -o "$tmp/out.json"
+printf '{"pp": 4, "microbatches": 8, "colour": "red"}\n' >"$TMP/unk.json"
+run "$ZBSCHED" generate --profile "$TMP/unk.json" -q -o "$OUT.json"
 expect_status 0 "unknown key is a warning"
 expect_err "warning: unknown key 'colour' ignored"
 
 # A fixed family over the limit is refused, not written.
 run "$ZBSCHED" generate --pp 4 --mb 8 --schedule gpipe --mem-limit 1p \
-    -o "$tmp/gpipe.json"
+    -o "$TMP/gpipe.json"
 expect_status 1 "gpipe over the limit"
 expect_err "gpipe needs 8 memory on rank 0, above its limit 4"
-[ ! -e "$tmp/gpipe.json" ] || fail "refused schedule was written"
+[ ! -e "$TMP/gpipe.json" ] || fail "refused schedule was written"
 
-run "$ZBSCHED" validate "$tmp/missing.json"
+run "$ZBSCHED" validate "$TMP/missing.json"
 expect_status 1 "missing file"
-expect_err "cannot open '$tmp/missing.json'"
+expect_err "cannot open '$TMP/missing.json'"
 
 run "$ZBSCHED" generate --profile /dev/null
 expect_status 1 "empty profile"
 expect_err "malformed JSON at line 1, column 1"
-finish
+done_testing

@@ -1,56 +1,56 @@
 #!/usr/bin/env bash
 # The main job and the commands around it: generate -> validate -> eval,
 # compare, list.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 
 run "$ZBSCHED" generate --pp 8 --mb 32
 expect_status 0 "main job"
 expect_out '"format": "zbsched-schedule"'
 expect_err "zb: cost 96, bubble_ratio 0.0000"
 expect_err "vs 1f1b: cost 117"
-cp "$tmp/out" "$tmp/zb.json"
+cp "$OUT" "$TMP/zb.json"
 
-run "$ZBSCHED" validate "$tmp/zb.json"
+run "$ZBSCHED" validate "$TMP/zb.json"
 expect_status 0 "validate"
 expect_out "is a legal zb schedule (pp 8, vpp 1, 32 microbatches)"
 
-run "$ZBSCHED" eval "$tmp/zb.json" --json
+run "$ZBSCHED" eval "$TMP/zb.json" --json
 expect_status 0 "eval"
 expect_out '"cost": 96,'
 expect_out '"fits_memory": true'
 
 # Breaking the file: the validator names rank, op and position.
 sed '0,/"op": "W", "stage": 3, "mb": 5/{/"op": "W", "stage": 3, "mb": 5/d}' \
-    "$tmp/zb.json" >"$tmp/broken.json"
-run "$ZBSCHED" validate "$tmp/broken.json"
+    "$TMP/zb.json" >"$TMP/broken.json"
+run "$ZBSCHED" validate "$TMP/broken.json"
 expect_status 1 "missing W"
 expect_err "rank 3: W stage 3 mb 5 is missing"
 
 run "$ZBSCHED" compare --pp 4 --mb 8 --mem-limit 1p --m-w 0.5
 expect_status 0 "compare"
 expect_out "zb-h1"
-grep -E '^zb-h2 .* no$' "$tmp/out" >/dev/null || fail "zb-h2 should not fit 1p"
-grep -E '^zb +0\.1111 .* 27 .* yes$' "$tmp/out" >/dev/null ||
+grep -E '^zb-h2 .* no$' "$OUT" >/dev/null || fail "zb-h2 should not fit 1p"
+grep -E '^zb +0\.1111 .* 27 .* yes$' "$OUT" >/dev/null ||
     fail "zb at 1p should cost 27 and fit"
 
 run "$ZBSCHED" compare --pp 4 --vpp 2 --mb 8 --json --time-limit 0
 expect_status 0 "compare --json"
-[ "$(grep -c '"schedule"' "$tmp/out")" -eq 3 ] ||
+[ "$(grep -c '"schedule"' "$OUT")" -eq 3 ] ||
     fail "want 3 rows (interleaved, interleaved-zb, zb)"
 
 # With the solver: its row, and every gap against the best proven bound.
 run "$ZBSCHED" compare --pp 4 --mb 8 --f 1 --b 1.2 --w 0.8 --comm 0.05 \
     --m-w 0.5 --mem-limit 2p --time-limit 20
 expect_status 0 "compare with ilp"
-grep -E '^ilp .* yes  (optimal|feasible|heuristic)$' "$tmp/out" >/dev/null ||
+grep -E '^ilp .* yes  (optimal|feasible|heuristic)$' "$OUT" >/dev/null ||
     fail "no ilp row with a status"
 expect_out "gap: cost over the best proven lower bound"
 
 run "$ZBSCHED" compare --pp 4 --mb 8 --m-w 0.5 --mem-sweep 1p:2p:0.5p \
     --time-limit 0
 expect_status 0 "mem-sweep"
-grep -E '^ +4 +27 ' "$tmp/out" >/dev/null || fail "1p: zb 27"
-grep -E '^ +8 +24 ' "$tmp/out" >/dev/null || fail "2p: zb 24"
+grep -E '^ +4 +27 ' "$OUT" >/dev/null || fail "1p: zb 27"
+grep -E '^ +8 +24 ' "$OUT" >/dev/null || fail "2p: zb 24"
 run "$ZBSCHED" compare --pp 4 --mem-sweep 2p:1p:1
 expect_status 2 "bad sweep"
 expect_err "--mem-sweep wants FROM:TO:STEP"
@@ -62,27 +62,27 @@ expect_err "are for --schedule ilp"
 run "$ZBSCHED" list
 expect_status 0 "list"
 for name in gpipe 1f1b interleaved zb-h1 zb-h2 zb-v interleaved-zb zb; do
-    grep -q "^$name " "$tmp/out" || fail "list lacks $name"
+    grep -q "^$name " "$OUT" || fail "list lacks $name"
 done
 
 run "$ZBSCHED" generate --pp 1 --mb 4 -q
 expect_status 0 "p = 1"
 run "$ZBSCHED" generate --pp 8 --mb 3 -q
 expect_status 0 "m < p"
-run "$ZBSCHED" generate --pp 4 --mb 100000 --schedule 1f1b -q -o "$tmp/big.json"
+run "$ZBSCHED" generate --pp 4 --mb 100000 --schedule 1f1b -q -o "$TMP/big.json"
 expect_status 0 "huge m"
 # An output that is not a regular file is written in place, not replaced.
-mkfifo "$tmp/fifo"
-cat "$tmp/fifo" >"$tmp/from_fifo" &
-run "$ZBSCHED" generate --pp 2 --mb 2 -q -o "$tmp/fifo"
+mkfifo "$TMP/fifo"
+cat "$TMP/fifo" >"$TMP/from_fifo" &
+run "$ZBSCHED" generate --pp 2 --mb 2 -q -o "$TMP/fifo"
 wait
 expect_status 0 "write to a FIFO"
-[ -p "$tmp/fifo" ] || fail "the FIFO was replaced by a file"
-grep -q '"zbsched-schedule"' "$tmp/from_fifo" || fail "nothing came through"
+[ -p "$TMP/fifo" ] || fail "the FIFO was replaced by a file"
+grep -q '"zbsched-schedule"' "$TMP/from_fifo" || fail "nothing came through"
 
 # The smallest limit the profile accepts (one microbatch's chunks) is
 # always met: zb then runs one microbatch at a time.
 run "$ZBSCHED" generate --pp 4 --vpp 2 --placement v --mb 8 --mem-limit 2 -q
 expect_status 0 "least limit"
 expect_out '"fits_memory": true'
-finish
+done_testing

@@ -1,0 +1,51 @@
+/* ilp_shared.h - the blackboard of the search (ilp_shared.c): one best
+ * order and one proven bound that every worker thread reads and offers
+ * to under one lock, the node count, the deadline and the stop flag.
+ * It calls nothing of the search; the workers (ilp_workers.h) and the
+ * coordinator (ilp_search.h) call it. */
+#ifndef ZBSCHED_SOLVER_ILP_SHARED_H
+#define ZBSCHED_SOLVER_ILP_SHARED_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include "ilp.h"
+
+struct ilp_shared {
+    pthread_mutex_t lock;
+    const struct ilp_inst *in;
+    struct ilp_order best;  /* guarded by lock */
+    struct ilp_eval best_ev;
+    long version;           /* bumped on every improvement */
+    double bound;           /* best proven lower bound on the objective */
+    double gap;             /* stop within this relative gap */
+    long nodes;
+    double t0, deadline;    /* monotonic seconds */
+    atomic_int stop;        /* read without the lock by the workers */
+    const volatile sig_atomic_t *interrupt;   /* see solver.h */
+    bool independent;       /* no closed-form bound (see solver.h) */
+    char failure[ILP_GLPK_MSG_MAX];  /* first GLPK failure, or "" */
+};
+
+void ilp_shared_init(struct ilp_shared *sh, const struct ilp_inst *in,
+                     const struct ilp_order *start);
+void ilp_shared_release(struct ilp_shared *sh);
+
+/* Offer an order; kept if better than the best. Returns true if kept. */
+bool ilp_shared_offer(struct ilp_shared *sh, const struct ilp_order *o);
+/* Raise the proven bound (capped at the best objective). */
+void ilp_shared_bound(struct ilp_shared *sh, double bound);
+void ilp_shared_add_nodes(struct ilp_shared *sh, long n);
+/* Record a failure of GLPK (the first one is kept for the report). */
+void ilp_shared_fail(struct ilp_shared *sh, const char *msg);
+/* Copy the best order if its version differs from *version. */
+bool ilp_shared_fetch(struct ilp_shared *sh, struct ilp_order *o,
+                      long *version);
+/* Stop requested, proven, out of time or interrupted. */
+bool ilp_shared_done(struct ilp_shared *sh);
+double ilp_shared_best(struct ilp_shared *sh);
+double ilp_shared_lower(struct ilp_shared *sh);     /* the proven bound */
+/* A snapshot for the progress callback. */
+void ilp_shared_progress(struct ilp_shared *sh, struct zb_progress *pr);
+
+#endif
