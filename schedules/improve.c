@@ -1,17 +1,22 @@
 /* improve.c - local search on the compute order (see improve.h).
  *
  * A chain is simulated annealing over single-rank moves (take one pass
- * out of its rank's list and put it back elsewhere), each checked for
- * order, same-rank dependencies and memory, then re-timed incrementally
- * (improve_eval.c). Most moves aim at the critical path of the rank that
- * sets the cost, as in job-shop local search: where a pass waits for the
- * pass before it on its rank, swap them; where it waits for an input,
- * run the producer earlier on its rank or fill the gap with a later W.
- * The rest are random displacements, to leave plateaus. The energy is the
- * cost plus a small share of the mean span, so that moves on ranks that
- * do not set the cost yet still count; the best order by (cost, makespan)
- * is kept apart. Only +, *, / and comparisons decide (no exp(), no clock),
- * so a seed and a budget give one result everywhere. */
+ * out of its rank's list and put it back elsewhere) and compound column
+ * moves (shift a pass and its counterparts along the pipeline, one per
+ * rank, by the same number of positions), each checked for order,
+ * same-rank dependencies and memory, then re-timed incrementally
+ * (improve_eval.c). Most single moves aim at the critical path of the
+ * rank that sets the cost, as in job-shop local search: where a pass
+ * waits for the pass before it on its rank, swap them; where it waits
+ * for an input, run the producer earlier on its rank or fill the gap with
+ * a later W. The rest are random displacements, to leave plateaus. The
+ * energy is the cost plus a small share of the mean span, so that moves
+ * on ranks that do not set the cost yet still count; the best order by
+ * (cost, makespan) is kept apart. A budget above the default is spent as
+ * the default's run followed by further runs restarted from the best
+ * order, so more effort is never worse. Only +, *, / and comparisons
+ * decide (no exp(), no clock), so a seed and a budget give one result
+ * everywhere. */
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -27,9 +32,13 @@
 #define SPAN_WEIGHT 0.1
 /* Share of moves aimed at the critical path. */
 #define CRIT_SHARE 0.7
+/* Share of compound (column) moves. */
+#define COLUMN_SHARE 0.2
 /* Temperatures, in units of the mean pass time, at the start and end. */
 #define TEMP_START 0.05
 #define TEMP_END 0.001
+/* ln(TEMP_START / TEMP_END) = ln 50. */
+#define LN_TEMP_RATIO 3.912023005428146
 /* Work charged for proposing and checking one move. */
 #define MOVE_CHARGE 16
 /* Longest critical path kept. */
@@ -40,6 +49,7 @@ struct chain {
     const struct zb_schedule *in;
     uint64_t rng;
     long budget;
+    long cyc_at, cyc_len;     /* the current annealing run's work span */
     struct improve_state st;
     int **best;
     double in_cost, in_makespan;
@@ -100,6 +110,22 @@ static bool accept(struct chain *c, double delta, double temp)
     if (x > 30)
         return false;
     return unit(c) * (1 + x + x * x / 2 + x * x * x / 6) < 1;
+}
+
+/* exp(-x) for 0 <= x <= 4: (1 + y + ... + y^8/8!)^-16 with y = x/16,
+ * within 1e-9 relative; only +, * and /, so every machine agrees (pow()
+ * and exp() need not). */
+static double exp_neg(double x)
+{
+    double y = x / 16, term = 1, sum = 1;
+
+    for (int i = 1; i <= 8; i++) {
+        term *= y / i;
+        sum += term;
+    }
+    for (int i = 0; i < 4; i++)
+        sum *= sum;
+    return 1 / sum;
 }
 
 static bool better(double cost, double mk, double best_cost, double best_mk)
@@ -206,6 +232,64 @@ static bool propose_crit(struct chain *c, int *r, int *from, int *to)
     return true;
 }
 
+/* y's counterpart on the next rank along its class's dependency chain:
+ * for F and B the input (fwd false) or consumer (fwd true) of the same
+ * class on another rank; for W the W of that counterpart of its B. -1
+ * when there is none. */
+static int neighbour(const struct improve_state *st, int y, bool fwd)
+{
+    const struct improve_op *x = &st->op[y];
+    int n = fwd ? x->nsucc : x->npred;
+
+    if (x->cls == 2) {
+        int b = x->npred > 0 ? x->pred[0] : -1, nb;
+        if (b < 0 || st->op[b].cls != 1 ||
+            (nb = neighbour(st, b, fwd)) < 0)
+            return -1;
+        for (int j = 0; j < st->op[nb].nsucc; j++)
+            if (st->op[st->op[nb].succ[j]].cls == 2)
+                return st->op[nb].succ[j];
+        return -1;
+    }
+    for (int j = 0; j < n; j++) {
+        int z = fwd ? x->succ[j] : x->pred[j];
+        if (st->op[z].cls == x->cls && st->op[z].rank != x->rank)
+            return z;
+    }
+    return -1;
+}
+
+/* A compound move: shift a pass on the critical path and its
+ * counterparts on the next ranks (neighbour()) by the same number of
+ * positions, so that a gap that travels down the pipeline moves as one. Stops at the first rank where
+ * the shift is illegal or already taken. The number of moves. */
+static int propose_column(struct chain *c, struct improve_move *mv)
+{
+    const struct improve_state *st = &c->st;
+    int most = st->pp < IMPROVE_MAX_MOVES ? st->pp : IMPROVE_MAX_MOVES;
+    int y, d = 1 + below(c, 3), k = 2 + below(c, most - 1);
+    bool fwd = below(c, 2), used;
+    int n = 0;
+
+    y = c->path_n > 0 ? c->path[below(c, c->path_n)] : below(c, st->nops);
+    if (below(c, 2))
+        d = -d;
+    while (y >= 0 && n < k) {
+        int r = st->op[y].rank;
+        used = false;
+        for (int i = 0; i < n; i++)
+            used |= mv[i].rank == r;
+        if (used || !improve_check(&c->st, r, st->pos[y], st->pos[y] + d))
+            break;
+        mv[n].rank = r;
+        mv[n].from = st->pos[y];
+        mv[n].to = st->pos[y] + d;
+        n++;
+        y = neighbour(st, y, fwd);
+    }
+    return n;
+}
+
 static bool propose_random(struct chain *c, int *r, int *from, int *to)
 {
     const struct improve_state *st = &c->st;
@@ -242,21 +326,46 @@ static double mean_pass(const struct zb_profile *p)
     return n > 0 && sum > 0 ? sum / (3.0 * n) : 1;
 }
 
+/* Propose a move and re-time it; false when there is none to judge. */
+static bool propose_try(struct chain *c)
+{
+    struct improve_state *st = &c->st;
+    struct improve_move mv[IMPROVE_MAX_MOVES];
+    double u = unit(c);
+    int r, from, to, n;
+
+    st->work += MOVE_CHARGE;
+    if (u < COLUMN_SHARE) {
+        if (c->path_at != c->accepted)
+            take_path(c);
+        n = propose_column(c, mv);
+        st->work += (long)n * MOVE_CHARGE;
+        if (n >= 2) {
+            /* Re-timing several ranks at once misses the cache more than
+             * the cost model assumes: at p 64, m 1024 a column move costs
+             * about three times its re-timing charge (measured). */
+            long w0 = st->work;
+            bool ok = improve_try_n(st, n, mv) == 0;
+            st->work += 2 * (st->work - w0);
+            return ok;
+        }
+        u = 1;
+    }
+    if (!(u < COLUMN_SHARE + CRIT_SHARE ? propose_crit(c, &r, &from, &to)
+                                        : propose_random(c, &r, &from, &to)))
+        return false;
+    return improve_check(st, r, from, to) &&
+           improve_try(st, r, from, to) == 0;
+}
+
 static void step(struct chain *c)
 {
     struct improve_state *st = &c->st;
-    double frac = (double)st->work / (double)c->budget, e;
+    double frac = (double)(st->work - c->cyc_at) / (double)c->cyc_len, e;
     double temp = c->tau * TEMP_START *
-                  pow(TEMP_END / TEMP_START, frac > 1 ? 1 : frac);
-    int r, from, to;
-    bool ok;
+                  exp_neg(LN_TEMP_RATIO * (frac > 1 ? 1 : frac));
 
-    st->work += MOVE_CHARGE;
-    ok = unit(c) < CRIT_SHARE ? propose_crit(c, &r, &from, &to)
-                              : propose_random(c, &r, &from, &to);
-    if (!ok || !improve_check(st, r, from, to))
-        return;
-    if (improve_try(st, r, from, to) < 0)
+    if (!propose_try(c))
         return;
     c->evals++;
     e = energy(st);
@@ -269,6 +378,39 @@ static void step(struct chain *c)
     c->energy = e;
     if (better(st->cost, st->makespan, c->best_cost, c->best_makespan))
         save_best(c);
+}
+
+/* One annealing run of `len` work units from the current order. */
+static void anneal(struct chain *c, long len)
+{
+    c->cyc_at = c->st.work;
+    c->cyc_len = len > 0 ? len : 1;
+    while (c->st.work < c->cyc_at + c->cyc_len && c->st.work < c->budget)
+        step(c);
+}
+
+/* The first run is as long as the default budget, so a larger effort
+ * begins with exactly the default's search; the rest of the budget goes
+ * to runs of that length or more (a remainder below it: one shorter run),
+ * each restarted from the best order so far with the full cooling. So
+ * more effort is never worse, where one long run could end worse because
+ * its cooling stretched with the budget. */
+static void anneal_all(struct chain *c)
+{
+    long cycle = (long)(improve_default_effort(c->p) *
+                        IMPROVE_WORK_PER_SECOND), rest, k;
+
+    anneal(c, c->budget < cycle ? c->budget : cycle);
+    rest = c->budget - c->st.work;
+    if (rest <= cycle / 8)
+        return;
+    k = rest / cycle > 1 ? rest / cycle : 1;
+    while (c->st.work < c->budget) {
+        improve_load(&c->st, c->best);
+        c->energy = energy(&c->st);
+        c->path_at = -1;
+        anneal(c, rest / k);
+    }
 }
 
 static void *run_chain(void *arg)
@@ -290,8 +432,7 @@ static void *run_chain(void *arg)
     c->in_makespan = st->makespan;
     c->energy = energy(st);
     st->work = 0;
-    while (st->work < c->budget)
-        step(c);
+    anneal_all(c);
     return NULL;
 }
 
@@ -308,8 +449,13 @@ static void chain_release(struct chain *c)
 
 double improve_default_effort(const struct zb_profile *p)
 {
-    double n = (double)zb_pass_count(p);
-    double e = 0.2 * pow(n / 768.0, 2.0 / 3.0);
+    double r = (double)zb_pass_count(p) / 768.0, y = 1, e;
+
+    /* r^(2/3) through Newton's cube root (no libm: the budget must be
+     * the same on every machine); from 1 it converges for any r >= 0. */
+    for (int i = 0; i < 60 && r > 0; i++)
+        y = (2 * y + r / (y * y)) / 3;
+    e = r > 0 ? 0.2 * y * y : 0;
 
     /* At most 1.2 s: at p 64, m 1024 the candidates, lowering and the
      * JSON take another 1.3 s, and the whole run should stay within 3 s. */

@@ -1,6 +1,7 @@
 /* improve.h - the anytime local search that improves a compute order
- * (issue 9 item 3): moves passes within their rank, re-times only what a
- * move can change, and keeps the best order found. Internal to schedules/;
+ * (issue 9 item 3): moves passes within their rank, or a pass and its
+ * counterparts on the next ranks together, re-times only what a move can
+ * change, and keeps the best order found. Internal to schedules/;
  * `zb` runs it on its best constructive schedule.
  *
  * Deterministic: the budget is a fixed amount of work derived from

@@ -111,6 +111,7 @@ static void alloc_state(struct improve_state *st, const struct zb_profile *p,
     st->old_span = zb_xcalloc((size_t)pp, sizeof(double));
     st->fr = zb_xcalloc((size_t)pp, sizeof(int));
     st->ptr = zb_xcalloc((size_t)pp, sizeof(int));
+    st->th = zb_xcalloc((size_t)pp, sizeof(int));
     st->queued = zb_xcalloc((size_t)pp, sizeof(bool));
     st->stack = zb_xcalloc((size_t)pp, sizeof(int));
     st->nops = n;
@@ -194,6 +195,7 @@ void improve_state_release(struct improve_state *st)
     free(st->old_span);
     free(st->fr);
     free(st->ptr);
+    free(st->th);
     free(st->queued);
     free(st->stack);
     memset(st, 0, sizeof(*st));
@@ -228,9 +230,9 @@ static inline void wake(struct improve_state *st, int r)
 }
 
 /* Re-time rank r's next ops while their inputs are final. True when the
- * change has died out (mr >= 0 only) and the loop can stop. */
-static bool advance(struct improve_state *st, int r, int mr, int need,
-                    int *diff)
+ * change has died out (early only) and every moved rank's ptr has reached
+ * its th[], so the loop can stop. */
+static bool advance(struct improve_state *st, int r, bool early, int *diff)
 {
     const int *ord = st->order[r];
 
@@ -256,6 +258,7 @@ static bool advance(struct improve_state *st, int r, int mr, int need,
         st->start[id] = t;
         st->end[id] = e;
         st->ptr[r] = k + 1;
+        st->unmet -= k + 1 == st->th[r];
         left = x->nsucc + (k + 1 < st->len[r]);
         st->pend[id] = 2 * left + changed;
         *diff += changed && left;
@@ -263,8 +266,7 @@ static bool advance(struct improve_state *st, int r, int mr, int need,
             consume(st, ord[k - 1], diff);
         for (int j = 0; j < x->npred; j++)
             consume(st, x->pred[j], diff);
-        if (mr >= 0 && *diff == 0 &&
-            (st->ptr[mr] > need || st->ptr[mr] == st->len[mr]))
+        if (early && *diff == 0 && st->unmet == 0)
             return true;
         for (int j = 0; j < x->nsucc; j++)
             wake(st, st->op[x->succ[j]].rank);
@@ -273,9 +275,9 @@ static bool advance(struct improve_state *st, int r, int mr, int need,
 }
 
 /* Re-time from ptr = fr, ranks taken from a stack (any topological order
- * gives the same times). With mr >= 0, stop once the change has died out
- * and rank mr is past position `need`. -1 on a stall (a cycle). */
-static int run_loop(struct improve_state *st, int mr, int need)
+ * gives the same times). With early, stop once the change has died out
+ * and every rank's ptr has reached th[]. -1 on a stall (a cycle). */
+static int run_loop(struct improve_state *st, bool early)
 {
     int diff = 0;
 
@@ -288,7 +290,7 @@ static int run_loop(struct improve_state *st, int mr, int need)
     while (st->stack_n > 0) {
         int r = st->stack[--st->stack_n];
         st->queued[r] = false;
-        if (advance(st, r, mr, need, &diff))
+        if (advance(st, r, early, &diff))
             return 0;
     }
     for (int r = 0; r < st->pp; r++)
@@ -337,9 +339,11 @@ static int retime_all(struct improve_state *st)
     int rc;
 
     st->log_n = 0;
-    for (int r = 0; r < st->pp; r++)
+    for (int r = 0; r < st->pp; r++) {
         st->fr[r] = 0;
-    rc = run_loop(st, -1, 0);
+        st->th[r] = 0;
+    }
+    rc = run_loop(st, false);
     charge(st);
     measure(st);
     return rc;
@@ -424,9 +428,6 @@ bool improve_check(struct improve_state *st, int r, int from, int to)
         if (dir < 0 ? waits_for(st, x, z) : waits_for(st, z, x))
             return false;
     }
-    st->mv_rank = r;
-    st->mv_from = from;
-    st->mv_to = to;
     return !st->limited || check_mem_move(st, r, from, to);
 }
 
@@ -472,25 +473,66 @@ static void restore_times(struct improve_state *st)
     st->log_n = 0;
 }
 
-int improve_try(struct improve_state *st, int r, int from, int to)
+/* Rank r's running memory sums from position lo on, after a move that
+ * changed positions lo..hi only: past hi, stop once a sum equals the old
+ * one bit for bit. */
+static void remem(struct improve_state *st, int r, int lo, int hi)
 {
-    int lo = from < to ? from : to, hi = from < to ? to : from;
-    double t0 = st->start[st->order[r][lo]];
+    double *m = st->mem[r], sum = lo > 0 ? m[lo - 1] : 0, old = 0;
+    int k;
+
+    for (k = lo; k <= hi; k++) {
+        old = m[k];
+        sum += st->op[st->order[r][k]].mem;
+        m[k] = sum;
+    }
+    for (; k < st->len[r] && sum != old; k++) {
+        old = m[k];
+        sum += st->op[st->order[r][k]].mem;
+        m[k] = sum;
+    }
+}
+
+static void unrotate_all(struct improve_state *st)
+{
+    for (int i = st->mv_n - 1; i >= 0; i--)
+        rotate(st, st->mv[i].rank, st->mv[i].to, st->mv[i].from);
+}
+
+static int try_moves(struct improve_state *st, int n,
+                     const struct improve_move *mv)
+{
+    double t0 = INFINITY;
 
     memcpy(st->old_span, st->span, (size_t)st->pp * sizeof(double));
     st->old_cost = st->cost;
     st->old_makespan = st->makespan;
-    st->mv_rank = r;
-    st->mv_from = from;
-    st->mv_to = to;
-    rotate(st, r, from, to);
+    st->mv_n = n;
+    memcpy(st->mv, mv, (size_t)n * sizeof(*mv));
+    for (int q = 0; q < st->pp; q++) {
+        st->fr[q] = st->len[q];
+        st->th[q] = 0;
+    }
+    for (int i = 0; i < n; i++) {
+        int r = mv[i].rank, lo = mv[i].from < mv[i].to ? mv[i].from
+                                                       : mv[i].to;
+        int hi = mv[i].from + mv[i].to - lo;
+        t0 = fmin(t0, st->start[st->order[r][lo]]);
+        st->fr[r] = lo;
+        st->th[r] = hi + 2 < st->len[r] ? hi + 2 : st->len[r];
+    }
+    for (int i = 0; i < n; i++)
+        rotate(st, mv[i].rank, mv[i].from, mv[i].to);
     st->log_n = 0;
-    for (int q = 0; q < st->pp; q++)
-        st->fr[q] = first_at(st, q, t0, q == r ? lo : st->len[q]);
-    if (run_loop(st, r, hi + 1) < 0) {
+    st->unmet = 0;
+    for (int q = 0; q < st->pp; q++) {
+        st->fr[q] = first_at(st, q, t0, st->fr[q]);
+        st->unmet += st->th[q] > st->fr[q];
+    }
+    if (run_loop(st, true) < 0) {
         charge(st);
         restore_times(st);
-        rotate(st, r, to, from);
+        unrotate_all(st);
         return -1;
     }
     charge(st);
@@ -498,20 +540,42 @@ int improve_try(struct improve_state *st, int r, int from, int to)
     return 0;
 }
 
+int improve_try_n(struct improve_state *st, int n,
+                  const struct improve_move *mv)
+{
+    st->fresh_mem = false;
+    return try_moves(st, n, mv);
+}
+
+int improve_try(struct improve_state *st, int r, int from, int to)
+{
+    struct improve_move m = { r, from, to };
+
+    st->fresh_mem = true;
+    return try_moves(st, 1, &m);
+}
+
 void improve_undo(struct improve_state *st)
 {
     restore_times(st);
-    rotate(st, st->mv_rank, st->mv_to, st->mv_from);
+    unrotate_all(st);
     memcpy(st->span, st->old_span, (size_t)st->pp * sizeof(double));
     st->cost = st->old_cost;
     st->makespan = st->old_makespan;
 }
 
+/* improve_try(): the sums improve_check() computed; improve_try_n():
+ * recomputed, rank by rank. */
 void improve_commit(struct improve_state *st)
 {
-    if (st->limited && st->newmem_n > 0)
-        memcpy(&st->mem[st->mv_rank][st->newmem_lo], st->newmem,
+    if (st->limited && st->fresh_mem && st->newmem_n > 0)
+        memcpy(&st->mem[st->mv[0].rank][st->newmem_lo], st->newmem,
                (size_t)st->newmem_n * sizeof(double));
+    for (int i = 0; st->limited && !st->fresh_mem && i < st->mv_n; i++) {
+        const struct improve_move *m = &st->mv[i];
+        remem(st, m->rank, m->from < m->to ? m->from : m->to,
+              m->from < m->to ? m->to : m->from);
+    }
     st->log_n = 0;
 }
 

@@ -1,6 +1,7 @@
 /* improve_eval.h - the state the local search (improve.c) works on: the
  * compute order per rank over a flat pass graph, the time of every op,
- * the running memory per rank, and an incremental re-timing after a move.
+ * the running memory per rank, and an incremental re-timing after a move
+ * or a compound move (several ranks at once).
  * Internal to schedules/improve*.c. */
 #ifndef ZBSCHED_IMPROVE_EVAL_H
 #define ZBSCHED_IMPROVE_EVAL_H
@@ -9,6 +10,14 @@
 #include "zbsched/error.h"
 #include "zbsched/profile.h"
 #include "zbsched/schedule.h"
+
+/* Most moves in one compound move (improve_try_n). */
+#define IMPROVE_MAX_MOVES 8
+
+/* Take the op at position `from` of `rank` out and put it back at `to`. */
+struct improve_move {
+    int rank, from, to;
+};
 
 /* One compute op of the input schedule; ids index improve_state.op. */
 struct improve_op {
@@ -41,6 +50,8 @@ struct improve_state {
     /* Scratch of one evaluation. */
     int *pend;              /* per op: successors not re-timed yet */
     int *fr, *ptr;          /* per rank: first op re-timed, next op */
+    int *th;                /* per rank: ptr the early stop waits for */
+    int unmet;              /* ranks whose ptr is still below th */
     bool *queued;
     int *stack, stack_n;    /* ranks that may advance */
     int *log_op;            /* undo log: op and its old times */
@@ -50,7 +61,9 @@ struct improve_state {
     double old_cost, old_makespan;
     double *newmem;         /* running sums of a checked move */
     int newmem_lo, newmem_n;
-    int mv_rank, mv_from, mv_to;   /* the move under evaluation */
+    int mv_n;               /* the moves under evaluation */
+    struct improve_move mv[IMPROVE_MAX_MOVES];
+    bool fresh_mem;         /* newmem holds the one move's sums */
 };
 
 /* Build the state for s's compute order (other ops ignored) and time it.
@@ -72,7 +85,13 @@ bool improve_check(struct improve_state *st, int r, int from, int to);
  * is already undone. */
 int improve_try(struct improve_state *st, int r, int from, int to);
 
-/* Keep or revert the move improve_try() applied. */
+/* Apply n moves on n distinct ranks at once (a compound move), each
+ * checked by improve_check() against the current order, and re-time once.
+ * Returns 0, or -1 on a deadlock (the moves are then undone). */
+int improve_try_n(struct improve_state *st, int n,
+                  const struct improve_move *mv);
+
+/* Keep or revert the move(s) improve_try*() applied. */
 void improve_commit(struct improve_state *st);
 void improve_undo(struct improve_state *st);
 

@@ -2,9 +2,11 @@
  * never worse, legal and within limits, reproducible, and it does improve
  * poor or heuristic starts. Efforts are small: each test takes well under
  * a second even on a loaded machine. */
+#include <stdlib.h>
 #include <string.h>
 #include "../schedules/families.h"
 #include "../schedules/improve.h"
+#include "../schedules/improve_eval.h"
 #include "helpers.h"
 #include "zbsched/generator.h"
 
@@ -257,6 +259,74 @@ Test(improve, moves_fused_bw_passes_and_keeps_them_legal)
     improve(&p, &s, 0.02, 2, 1);
     cr_assert_leq(s.predicted.cost, before);
     assert_legal(&s);
+    zb_schedule_release(&s);
+    zb_profile_release(&p);
+}
+
+/* The first annealing run of a larger effort is the default's whole
+ * search, and the rest restart from its best: more effort never ends
+ * worse (the fix for the cooling that stretched with the budget). */
+Test(improve, more_effort_than_the_default_is_never_worse)
+{
+    struct zb_profile p;
+    struct zb_schedule a, b;
+    double e;
+
+    paper_profile(&p, 4, 10);
+    e = improve_default_effort(&p);
+    start_from("zb-h1", &p, &a);
+    start_from("zb-h1", &p, &b);
+    improve(&p, &a, e, 5, 1);
+    improve(&p, &b, 2.5 * e, 5, 1);
+    cr_assert(b.predicted.cost < a.predicted.cost ||
+              (b.predicted.cost == a.predicted.cost &&
+               b.predicted.makespan <= a.predicted.makespan),
+              "cost %g at %g s, %g at %g s", a.predicted.cost, e,
+              b.predicted.cost, 2.5 * e);
+    assert_legal(&b);
+    zb_schedule_release(&a);
+    zb_schedule_release(&b);
+    zb_profile_release(&p);
+}
+
+/* A compound move over several ranks, re-timed incrementally, gives the
+ * times of a full re-timing; undone, it gives back the old times. */
+Test(improve, compound_moves_retime_like_a_full_pass_and_undo_exactly)
+{
+    struct zb_profile p;
+    struct zb_schedule s;
+    struct improve_state st;
+    struct zb_error err = { 0 };
+    int tried = 0;
+
+    paper_profile(&p, 6, 12);
+    start_from("zb-h1", &p, &s);
+    cr_assert_eq(improve_state_init(&st, &p, &s, &err), 0, "%s", err.msg);
+    for (int k = 3; k + 1 < st.len[0] && tried < 20; k++) {
+        struct improve_move mv[3];
+        size_t size = sizeof(double) * (size_t)st.nops;
+        double cost = st.cost, *t = malloc(size), *t0 = malloc(size);
+        int n = 0;
+        for (int r = 0; r < 3; r++)
+            if (improve_check(&st, r, k, k + 1))
+                mv[n++] = (struct improve_move){ r, k, k + 1 };
+        memcpy(t0, st.start, size);
+        if (n >= 2 && improve_try_n(&st, n, mv) == 0) {
+            tried++;
+            memcpy(t, st.start, size);
+            improve_undo(&st);
+            cr_assert_eq(st.cost, cost);
+            cr_assert_eq(memcmp(t0, st.start, size), 0, "undo at %d", k);
+            cr_assert_eq(improve_try_n(&st, n, mv), 0);
+            improve_commit(&st);
+            improve_retime(&st);
+            cr_assert_eq(memcmp(t, st.start, size), 0, "times at %d", k);
+        }
+        free(t);
+        free(t0);
+    }
+    cr_assert_gt(tried, 0);
+    improve_state_release(&st);
     zb_schedule_release(&s);
     zb_profile_release(&p);
 }
