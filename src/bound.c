@@ -45,6 +45,15 @@
  * head idle and gap + tail (the gap lies before the last F starts, the
  * tail after it ends).
  *
+ * Back window (lo < hi). B(lo, m-1) starts no earlier than the end of
+ * B(hi, m-1) plus the backward path sum B[lo+1..hi-1] + comm between
+ * them. In that window every F of r is done (all precede F(hi, m-1),
+ * which precedes B(hi, m-1)), every B of hi too, and B(lo, m-1), W(lo,
+ * m-1) are still to come: at most m sum_{s != hi} B_s + m sum_s W_s -
+ * B_lo - W_lo of work fills it, the rest is idle. It starts after
+ * B(hi, 0) could (after the head window) and after the tail window
+ * ends, so its idle adds to theirs.
+ *
  * 2. Round-trip bound. Pick a stage g >= lo on rank q (q may be r). From
  * t0, F(g, 0) starts no earlier than the forward path lo -> g. Between
  * the start of F(g, 0) and the end of B(g, m-1), rank q runs every F and
@@ -59,8 +68,16 @@
  * m-1) follows on r. The sum of these is a chain r must span. With
  * q = the last rank it is the classic "one microbatch there, all of
  * them at the turn, the last one back" bound that dominates when m is
- * close to p and the stages are unequal (comm > 0, B != F). */
+ * close to p and the stages are unequal (comm > 0, B != F).
+ *
+ * 3. Turn idle. With g = lo_q the turn interval [start of F(lo_q, 0) =
+ * t0_q, end of B(lo_q, m-1)] contains q's head window, its tail window
+ * (it ends at B(hi_q, m-1) start) and its back window (it ends at B(lo_q,
+ * m-1) start), so all of q's section-1 idle; idle overlaps no pass, so
+ * it adds to the turn's F, B and forced W work. */
 #include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include "zbsched/bound.h"
 
 /* Comm on the cross-rank edges between consecutive stages in [a, b]. */
@@ -193,7 +210,7 @@ static double head_fill(const struct zb_profile *p, int r,
 /* Section 2: the longest round trip from r's first pass through some
  * stage g >= lo and back to r's last W. */
 static double round_trip(const struct zb_profile *p,
-                         const struct rank_shape *rs)
+                         const struct rank_shape *rs, const double *idle)
 {
     const int n = zb_profile_stages(p);
     const double m = p->microbatches;
@@ -211,57 +228,111 @@ static double round_trip(const struct zb_profile *p,
             min_w = fmin(min_w, p->stage[s].w);
         }
         turn += forced_w(p, q) * min_w;
+        if (g == zb_profile_rank_stage(p, q, 0))
+            turn += idle[q];    /* g = lo_q: all of q's idle (3.) */
         best = fmax(best, there + turn + back + p->stage[rs->lo].w);
     }
     return best;
 }
 
-static double rank_bound(const struct zb_profile *p, int r, double *start)
+/* Back window (section 1): from the end of B(hi, m-1) to the start of
+ * B(lo, m-1) the backward path through the stages between them; every
+ * F and every B of hi is done, B(lo, m-1) and W(lo, m-1) are not, so
+ * at most the rest of r's B and W work fills it. */
+static double back_idle(const struct zb_profile *p, int r,
+                        const struct rank_shape *rs)
+{
+    const double m = p->microbatches;
+    double len, fill = 0;
+
+    if (rs->lo == rs->hi)
+        return 0;
+    len = sum_b(p, rs->lo + 1, rs->hi - 1) + path_comm(p, rs->lo, rs->hi);
+    for (int c = 0; c < p->vpp; c++) {
+        int s = zb_profile_rank_stage(p, r, c);
+        fill += m * p->stage[s].w + (s != rs->hi ? m * p->stage[s].b : 0);
+    }
+    fill -= p->stage[rs->lo].b + p->stage[rs->lo].w;
+    return fmax(0, len - fill);
+}
+
+/* Forced idle of rank r within [t0, end of B(lo, m-1)] (section 1);
+ * INFINITY when no order keeps r within its limit. */
+static double rank_idle(const struct zb_profile *p, int r,
+                        const struct rank_shape *rs)
 {
     const int last = zb_profile_stages(p) - 1;
-    struct rank_shape rs;
     long total = (long)p->microbatches * p->vpp;
     double limit = p->mem_limit[r], k, h, head, gap, tail, fill, forced;
-    double idle;
 
-    rank_shape(p, r, &rs);
     k = isfinite(limit) ? floor(limit / p->m_b + 1e-9) : (double)total;
     k = fmin(k, (double)total);
 
     /* F(lo, i) start to B(hi + 1, i) end, then comm to hi: every F
      * from lo up and every B above hi. */
-    h = sum_f(p, rs.lo, last) + path_comm(p, rs.lo, last) +
-        sum_b(p, rs.hi + 1, last) + path_comm(p, rs.hi, last);
-    head = fmax(0, h - head_fill(p, r, &rs, k, h, &gap));
+    h = sum_f(p, rs->lo, last) + path_comm(p, rs->lo, last) +
+        sum_b(p, rs->hi + 1, last) + path_comm(p, rs->hi, last);
+    head = fmax(0, h - head_fill(p, r, rs, k, h, &gap));
 
     /* F(hi, m-1) end to B(hi, m-1) start: the stages above hi and back. */
-    tail = sum_f(p, rs.hi + 1, last) + sum_b(p, rs.hi + 1, last) +
-           2 * path_comm(p, rs.hi, last);
-    forced = isfinite(limit) ? forced_done(p, limit, &rs, total, p->vpp) : 0;
+    tail = sum_f(p, rs->hi + 1, last) + sum_b(p, rs->hi + 1, last) +
+           2 * path_comm(p, rs->hi, last);
+    forced = isfinite(limit) ? forced_done(p, limit, rs, total, p->vpp) : 0;
     if (!isfinite(forced))
         return INFINITY;    /* no order keeps this rank within its limit */
-    fill = (double)(total - p->vpp) * (rs.max_b + rs.max_w) - forced;
+    fill = (double)(total - p->vpp) * (rs->max_b + rs->max_w) - forced;
     tail = fmax(0, tail - fill);
 
-    *start = sum_f(p, 0, rs.lo - 1) + path_comm(p, 0, rs.lo);
-    idle = total > k ? head + tail : fmax(head, gap + tail);
-    return fmax(rs.work + idle, round_trip(p, &rs));
+    return (total > k ? head + tail : fmax(head, gap + tail)) +
+           back_idle(p, r, rs);
+}
+
+/* Per-rank span bounds; start[r] gets the earliest start of r's first
+ * pass. Returns 0, or -1 when out of memory. */
+static int rank_bounds(const struct zb_profile *p, double *span,
+                       double *start)
+{
+    double *idle = malloc((size_t)p->pp * sizeof *idle);
+    struct rank_shape rs;
+
+    if (!idle)
+        return -1;
+    for (int r = 0; r < p->pp; r++) {
+        rank_shape(p, r, &rs);
+        idle[r] = rank_idle(p, r, &rs);
+    }
+    for (int r = 0; r < p->pp; r++) {
+        rank_shape(p, r, &rs);
+        start[r] = sum_f(p, 0, rs.lo - 1) + path_comm(p, 0, rs.lo);
+        span[r] = isfinite(idle[r])
+                      ? fmax(rs.work + idle[r], round_trip(p, &rs, idle))
+                      : INFINITY;
+    }
+    free(idle);
+    return 0;
+}
+
+/* Bounds for every rank; on allocation failure 0 (a valid bound). */
+static double bound(const struct zb_profile *p, bool makespan)
+{
+    double *span = malloc(2 * (size_t)p->pp * sizeof *span), lb = 0;
+
+    if (!span || rank_bounds(p, span, span + p->pp) != 0) {
+        free(span);
+        return 0;
+    }
+    for (int r = 0; r < p->pp; r++)
+        lb = fmax(lb, span[r] + (makespan ? span[p->pp + r] : 0));
+    free(span);
+    return lb;
 }
 
 double zb_bound_cost(const struct zb_profile *p)
 {
-    double lb = 0, start;
-    for (int r = 0; r < p->pp; r++)
-        lb = fmax(lb, rank_bound(p, r, &start));
-    return lb;
+    return bound(p, false);
 }
 
 double zb_bound_makespan(const struct zb_profile *p)
 {
-    double lb = 0, start;
-    for (int r = 0; r < p->pp; r++) {
-        double span = rank_bound(p, r, &start);
-        lb = fmax(lb, start + span);
-    }
-    return lb;
+    return bound(p, true);
 }
