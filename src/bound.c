@@ -74,7 +74,21 @@
  * t0_q, end of B(lo_q, m-1)] contains q's head window, its tail window
  * (it ends at B(hi_q, m-1) start) and its back window (it ends at B(lo_q,
  * m-1) start), so all of q's section-1 idle; idle overlaps no pass, so
- * it adds to the turn's F, B and forced W work. */
+ * it adds to the turn's F, B and forced W work.
+ *
+ * 4. Memory chain. An F allocates M_B and a B with its W frees at most
+ * M_B (nW <= nB), so when r's j-th F (from 0) starts, at least c = j +
+ * 1 - k of r's B's have ended, k = floor(limit / M_B). F(lo, x) is at
+ * least r's x-th F; of the c ended B's some chunk has ceil(c / v), so
+ * some B(s, x') ended, x' = ceil(c / v) - 1, and that is no earlier
+ * than F(lo, x') start + trip, trip = the least over r's stages s of F
+ * up from lo plus B back down to s (with comm). From x = m-1, n such
+ * steps reach x' < 0 without crossing; then F(lo, m-1) goes up and back
+ * down to B(lo, m-1), and W(lo, m-1) follows: span >= n trip + that.
+ * With one chunk, if limit - k M_B < M_W, c B's free c M_B only with
+ * all c W's: F(lo, x) also waits for W(lo, x') or for B(lo, x' + 1),
+ * which follows F(lo, x' + 1) start >= F(lo, x') start + F_lo; each
+ * step then adds min(W_lo, F_lo). */
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -235,6 +249,40 @@ static double round_trip(const struct zb_profile *p,
     return best;
 }
 
+/* Section 4: the chain of round trips that the memory limit forces
+ * through r's lowest stage. */
+static double memory_chain(const struct zb_profile *p, int r,
+                           const struct rank_shape *rs)
+{
+    const int last = zb_profile_stages(p) - 1, v = p->vpp;
+    double limit = p->mem_limit[r], k, trip = INFINITY, full, n = 0;
+    long x = p->microbatches - 1;
+
+    if (!isfinite(limit) || p->m_b <= 0)
+        return 0;
+    k = floor(limit / p->m_b + 1e-9);
+    if (k < 1)
+        return 0;           /* infeasible; rank_idle says so */
+    for (int c = 0; c < v; c++) {
+        int s = zb_profile_rank_stage(p, r, c);
+        trip = fmin(trip, sum_f(p, rs->lo, last) + path_comm(p, rs->lo, last) +
+                              sum_b(p, s, last) + path_comm(p, s, last));
+    }
+    /* One chunk: if the c = x + 1 - k B's free too little without all
+     * their W's, F(lo, x) also waits for W(lo, x') or for F(lo, x'+1). */
+    if (v == 1 && p->m_w > 0 && limit - k * p->m_b < p->m_w - 1e-9)
+        trip += fmin(p->stage[rs->lo].w, p->stage[rs->lo].f);
+    /* F(lo, x) is at least r's x-th F: it needs x + 1 - k B's ended, so
+     * some chunk's B of microbatch ceil((x + 1 - k) / v) - 1. */
+    while (x + 1 - (long)k >= 1) {
+        x = (x + 1 - (long)k + v - 1) / v - 1;
+        n++;
+    }
+    full = sum_f(p, rs->lo, last) + sum_b(p, rs->lo, last) +
+           2 * path_comm(p, rs->lo, last) + p->stage[rs->lo].w;
+    return n * trip + full;
+}
+
 /* Back window (section 1): from the end of B(hi, m-1) to the start of
  * B(lo, m-1) the backward path through the stages between them; every
  * F and every B of hi is done, B(lo, m-1) and W(lo, m-1) are not, so
@@ -305,7 +353,9 @@ static int rank_bounds(const struct zb_profile *p, double *span,
         rank_shape(p, r, &rs);
         start[r] = sum_f(p, 0, rs.lo - 1) + path_comm(p, 0, rs.lo);
         span[r] = isfinite(idle[r])
-                      ? fmax(rs.work + idle[r], round_trip(p, &rs, idle))
+                      ? fmax(fmax(rs.work + idle[r],
+                                  round_trip(p, &rs, idle)),
+                             memory_chain(p, r, &rs))
                       : INFINITY;
     }
     free(idle);
