@@ -88,7 +88,21 @@
  * With one chunk, if limit - k M_B < M_W, c B's free c M_B only with
  * all c W's: F(lo, x) also waits for W(lo, x') or for B(lo, x' + 1),
  * which follows F(lo, x' + 1) start >= F(lo, x') start + F_lo; each
- * step then adds min(W_lo, F_lo). */
+ * step then adds min(W_lo, F_lo).
+ *
+ * 5. Forward turn. Pick g in [lo, hi] on rank q and let top be q's
+ * highest stage <= hi. F(g, 0) starts no earlier than fwd(lo -> g).
+ * Every F(g', i), g <= g' <= top on q, starts after F(g, 0) starts and
+ * ends by the end of F(top, m-1): q runs m sum F_g' there one at a time.
+ * If g = lo_q and top = hi_q, F(g, 0) is q's first pass and F(top, m-1)
+ * its last F, so that interval also holds q's idle before its last F
+ * (the head idle if q has more F's than fit before a B, else the chunk
+ * gap) and the B and W work forced before the last F by memory (as in
+ * the tail, with q's shortest B and W). Then microbatch m-1 goes on up
+ * to the last stage, back down to lo, and W(lo, m-1) ends r's span.
+ * In V placement this is the V turn's throughput: rank q runs both of
+ * its chunks' forwards (and, at a low limit, the B's that make room for
+ * them) before the last microbatch can come back to rank r. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -133,13 +147,14 @@ struct rank_shape {
     int lo, hi;                 /* lowest and highest stage of the rank */
     double work;                /* busy time */
     double max_f, max_b, max_w; /* longest pass of each kind on the rank */
-    double min_w;               /* shortest W on the rank */
+    double min_b, min_w;        /* shortest B and W on the rank */
 };
 
 static void rank_shape(const struct zb_profile *p, int r,
                        struct rank_shape *rs)
 {
-    *rs = (struct rank_shape){ .lo = -1, .hi = -1, .min_w = INFINITY };
+    *rs = (struct rank_shape){ .lo = -1, .hi = -1, .min_b = INFINITY,
+                             .min_w = INFINITY };
     for (int c = 0; c < p->vpp; c++) {
         int s = zb_profile_rank_stage(p, r, c);
         const struct zb_stage_times *t = &p->stage[s];
@@ -151,13 +166,14 @@ static void rank_shape(const struct zb_profile *p, int r,
         rs->max_f = fmax(rs->max_f, t->f);
         rs->max_b = fmax(rs->max_b, t->b);
         rs->max_w = fmax(rs->max_w, t->w);
+        rs->min_b = fmin(rs->min_b, t->b);
         rs->min_w = fmin(rs->min_w, t->w);
     }
 }
 
 /* Least B and W work that must be done before the last F for memory. */
 static double forced_done(const struct zb_profile *p, double limit,
-                          const struct rank_shape *rs, long total, long own)
+                          double tb, double tw, long total, long own)
 {
     double need = total * p->m_b - limit;
     double best = INFINITY;
@@ -175,7 +191,7 @@ static double forced_done(const struct zb_profile *p, double limit,
         }
         if (nw > nb)
             continue;
-        best = fmin(best, nb * rs->max_b + nw * rs->max_w);
+        best = fmin(best, nb * tb + nw * tw);
         if (nw == 0)
             break;          /* more B's only add work */
     }
@@ -283,6 +299,38 @@ static double memory_chain(const struct zb_profile *p, int r,
     return n * trip + full;
 }
 
+/* Section 5: microbatch 0 to some stage g on rank q, every F of q's
+ * stages from g to top (its highest stage <= hi) there, microbatch m-1 on
+ * up and back down to lo, then W(lo, m-1). pre[q]: idle and least B/W
+ * work that q has before its last F; sf[s], sb[s]: F (B) from s to the
+ * last stage with comm. */
+static double forward_turn(const struct zb_profile *p,
+                           const struct rank_shape *rs, const double *pre,
+                           const double *sf, const double *sb)
+{
+    const double m = p->microbatches;
+    double best = 0, there = 0;
+
+    for (int g = rs->lo; g <= rs->hi; there += p->stage[g].f + edge(p, g),
+                                     g++) {
+        int q = zb_profile_stage_rank(p, g), top = -1, hi_q = -1;
+        double fs = 0;
+        for (int c = 0; c < p->vpp; c++) {
+            int t = zb_profile_rank_stage(p, q, c);
+            hi_q = t > hi_q ? t : hi_q;
+            if (t >= g && t <= rs->hi) {
+                fs += m * p->stage[t].f;
+                top = t > top ? t : top;
+            }
+        }
+        if (g == zb_profile_rank_stage(p, q, 0) && top == hi_q)
+            fs += pre[q];
+        best = fmax(best, there + fs + edge(p, top) + sf[top + 1] +
+                              sb[rs->lo] + p->stage[rs->lo].w);
+    }
+    return best;
+}
+
 /* Back window (section 1): from the end of B(hi, m-1) to the start of
  * B(lo, m-1) the backward path through the stages between them; every
  * F and every B of hi is done, B(lo, m-1) and W(lo, m-1) are not, so
@@ -307,7 +355,7 @@ static double back_idle(const struct zb_profile *p, int r,
 /* Forced idle of rank r within [t0, end of B(lo, m-1)] (section 1);
  * INFINITY when no order keeps r within its limit. */
 static double rank_idle(const struct zb_profile *p, int r,
-                        const struct rank_shape *rs)
+                        const struct rank_shape *rs, double *pre)
 {
     const int last = zb_profile_stages(p) - 1;
     long total = (long)p->microbatches * p->vpp;
@@ -325,12 +373,15 @@ static double rank_idle(const struct zb_profile *p, int r,
     /* F(hi, m-1) end to B(hi, m-1) start: the stages above hi and back. */
     tail = sum_f(p, rs->hi + 1, last) + sum_b(p, rs->hi + 1, last) +
            2 * path_comm(p, rs->hi, last);
-    forced = isfinite(limit) ? forced_done(p, limit, rs, total, p->vpp) : 0;
+    forced = isfinite(limit) ? forced_done(p, limit, rs->max_b, rs->max_w, total,
+                                       p->vpp) : 0;
     if (!isfinite(forced))
         return INFINITY;    /* no order keeps this rank within its limit */
     fill = (double)(total - p->vpp) * (rs->max_b + rs->max_w) - forced;
     tail = fmax(0, tail - fill);
 
+    /* Idle before r's last F starts (section 5). */
+    *pre = total > k ? head : gap;
     return (total > k ? head + tail : fmax(head, gap + tail)) +
            back_idle(p, r, rs);
 }
@@ -340,14 +391,27 @@ static double rank_idle(const struct zb_profile *p, int r,
 static int rank_bounds(const struct zb_profile *p, double *span,
                        double *start)
 {
-    double *idle = malloc((size_t)p->pp * sizeof *idle);
+    const int n = zb_profile_stages(p);
+    double *idle = malloc(((size_t)2 * p->pp + 2 * (size_t)n + 2) *
+                          sizeof *idle);
+    double *pre = idle + p->pp, *sf = pre + p->pp, *sb = sf + n + 1;
+    long total = (long)p->microbatches * p->vpp;
     struct rank_shape rs;
 
     if (!idle)
         return -1;
+    sf[n] = sb[n] = 0;
+    for (int s = n - 1; s >= 0; s--) {
+        sf[s] = p->stage[s].f + edge(p, s) + sf[s + 1];
+        sb[s] = p->stage[s].b + edge(p, s) + sb[s + 1];
+    }
     for (int r = 0; r < p->pp; r++) {
+        double limit = p->mem_limit[r];
         rank_shape(p, r, &rs);
-        idle[r] = rank_idle(p, r, &rs);
+        idle[r] = rank_idle(p, r, &rs, &pre[r]);
+        if (isfinite(limit) && isfinite(idle[r]))
+            pre[r] += forced_done(p, limit, rs.min_b, rs.min_w, total,
+                                  p->vpp);
     }
     for (int r = 0; r < p->pp; r++) {
         rank_shape(p, r, &rs);
@@ -355,7 +419,8 @@ static int rank_bounds(const struct zb_profile *p, double *span,
         span[r] = isfinite(idle[r])
                       ? fmax(fmax(rs.work + idle[r],
                                   round_trip(p, &rs, idle)),
-                             memory_chain(p, r, &rs))
+                             fmax(memory_chain(p, r, &rs),
+                                  forward_turn(p, &rs, pre, sf, sb)))
                       : INFINITY;
     }
     free(idle);
