@@ -102,7 +102,17 @@
  * to the last stage, back down to lo, and W(lo, m-1) ends r's span.
  * In V placement this is the V turn's throughput: rank q runs both of
  * its chunks' forwards (and, at a low limit, the B's that make room for
- * them) before the last microbatch can come back to rank r. */
+ * them) before the last microbatch can come back to rank r.
+ *
+ * 6. Backward turn, the mirror. Pick g in [lo, hi] on rank q and let bot
+ * be q's lowest stage >= lo. B(g, 0) starts no earlier than fwd(lo ->
+ * S-1) + bwd(S-1 -> g). Every B(g', i), bot <= g' <= g on q, starts
+ * after B(g, 0) starts (it needs B(g, i)) and ends by the end of B(bot,
+ * m-1): q runs m sum B_g' in between. If g = hi_q and bot = lo_q, B(g,
+ * 0) is q's first B; before it only F's ran, at most k, so at least
+ * mv - k of q's F's (each at least q's shortest F) run in the interval,
+ * and so does q's back window. Then B(bot, m-1) goes on down to lo and
+ * W(lo, m-1) follows. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -331,6 +341,38 @@ static double forward_turn(const struct zb_profile *p,
     return best;
 }
 
+/* Section 6: microbatch 0 up to the last stage and down to g on rank
+ * q, every B of q's stages from bot (its lowest stage >= lo) to g there,
+ * microbatch m-1 on down to lo, then W(lo, m-1). post[q]: the F work and
+ * idle that q has after its first B starts and before B(lo_q, m-1)
+ * ends. */
+static double backward_turn(const struct zb_profile *p,
+                            const struct rank_shape *rs, const double *post,
+                            const double *sf, const double *sb)
+{
+    const double m = p->microbatches;
+    double best = 0;
+
+    for (int g = rs->lo; g <= rs->hi; g++) {
+        int q = zb_profile_stage_rank(p, g), bot = -1, lo_q = -1, hi_q = -1;
+        double bs = 0;
+        for (int c = 0; c < p->vpp; c++) {
+            int t = zb_profile_rank_stage(p, q, c);
+            lo_q = lo_q < 0 || t < lo_q ? t : lo_q;
+            hi_q = t > hi_q ? t : hi_q;
+            if (t >= rs->lo && t <= g) {
+                bs += m * p->stage[t].b;
+                bot = bot < 0 || t < bot ? t : bot;
+            }
+        }
+        if (g == hi_q && bot == lo_q)
+            bs += post[q];
+        best = fmax(best, sf[rs->lo] + sb[g + 1] + edge(p, g) + bs +
+                              sb[rs->lo] - sb[bot] + p->stage[rs->lo].w);
+    }
+    return best;
+}
+
 /* Back window (section 1): from the end of B(hi, m-1) to the start of
  * B(lo, m-1) the backward path through the stages between them; every
  * F and every B of hi is done, B(lo, m-1) and W(lo, m-1) are not, so
@@ -392,9 +434,10 @@ static int rank_bounds(const struct zb_profile *p, double *span,
                        double *start)
 {
     const int n = zb_profile_stages(p);
-    double *idle = malloc(((size_t)2 * p->pp + 2 * (size_t)n + 2) *
+    double *idle = malloc(((size_t)3 * p->pp + 2 * (size_t)n + 2) *
                           sizeof *idle);
-    double *pre = idle + p->pp, *sf = pre + p->pp, *sb = sf + n + 1;
+    double *pre = idle + p->pp, *post = pre + p->pp;
+    double *sf = post + p->pp, *sb = sf + n + 1;
     long total = (long)p->microbatches * p->vpp;
     struct rank_shape rs;
 
@@ -409,6 +452,13 @@ static int rank_bounds(const struct zb_profile *p, double *span,
         double limit = p->mem_limit[r];
         rank_shape(p, r, &rs);
         idle[r] = rank_idle(p, r, &rs, &pre[r]);
+        post[r] = back_idle(p, r, &rs);
+        if (isfinite(limit)) {
+            double k = floor(limit / p->m_b + 1e-9), f = INFINITY;
+            for (int c = 0; c < p->vpp; c++)
+                f = fmin(f, p->stage[zb_profile_rank_stage(p, r, c)].f);
+            post[r] += fmax(0, (double)total - k) * f;
+        }
         if (isfinite(limit) && isfinite(idle[r]))
             pre[r] += forced_done(p, limit, rs.min_b, rs.min_w, total,
                                   p->vpp);
@@ -420,7 +470,9 @@ static int rank_bounds(const struct zb_profile *p, double *span,
                       ? fmax(fmax(rs.work + idle[r],
                                   round_trip(p, &rs, idle)),
                              fmax(memory_chain(p, r, &rs),
-                                  forward_turn(p, &rs, pre, sf, sb)))
+                                  fmax(forward_turn(p, &rs, pre, sf, sb),
+                                       backward_turn(p, &rs, post, sf,
+                                                     sb))))
                       : INFINITY;
     }
     free(idle);
