@@ -415,8 +415,9 @@ static double rank_idle(const struct zb_profile *p, int r,
     /* F(hi, m-1) end to B(hi, m-1) start: the stages above hi and back. */
     tail = sum_f(p, rs->hi + 1, last) + sum_b(p, rs->hi + 1, last) +
            2 * path_comm(p, rs->hi, last);
-    forced = isfinite(limit) ? forced_done(p, limit, rs->max_b, rs->max_w, total,
-                                       p->vpp) : 0;
+    forced = isfinite(limit) ? forced_done(p, limit, rs->max_b, rs->max_w,
+                                           total, p->vpp)
+                             : 0;
     if (!isfinite(forced))
         return INFINITY;    /* no order keeps this rank within its limit */
     fill = (double)(total - p->vpp) * (rs->max_b + rs->max_w) - forced;
