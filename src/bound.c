@@ -45,6 +45,15 @@
  * head idle and gap + tail (the gap lies before the last F starts, the
  * tail after it ends).
  *
+ * Back window (lo < hi). B(lo, m-1) starts no earlier than the end of
+ * B(hi, m-1) plus the backward path sum B[lo+1..hi-1] + comm between
+ * them. In that window every F of r is done (all precede F(hi, m-1),
+ * which precedes B(hi, m-1)), every B of hi too, and B(lo, m-1), W(lo,
+ * m-1) are still to come: at most m sum_{s != hi} B_s + m sum_s W_s -
+ * B_lo - W_lo of work fills it, the rest is idle. It starts after
+ * B(hi, 0) could (after the head window) and after the tail window
+ * ends, so its idle adds to theirs.
+ *
  * 2. Round-trip bound. Pick a stage g >= lo on rank q (q may be r). From
  * t0, F(g, 0) starts no earlier than the forward path lo -> g. Between
  * the start of F(g, 0) and the end of B(g, m-1), rank q runs every F and
@@ -59,8 +68,54 @@
  * m-1) follows on r. The sum of these is a chain r must span. With
  * q = the last rank it is the classic "one microbatch there, all of
  * them at the turn, the last one back" bound that dominates when m is
- * close to p and the stages are unequal (comm > 0, B != F). */
+ * close to p and the stages are unequal (comm > 0, B != F).
+ *
+ * 3. Turn idle. With g = lo_q the turn interval [start of F(lo_q, 0) =
+ * t0_q, end of B(lo_q, m-1)] contains q's head window, its tail window
+ * (it ends at B(hi_q, m-1) start) and its back window (it ends at B(lo_q,
+ * m-1) start), so all of q's section-1 idle; idle overlaps no pass, so
+ * it adds to the turn's F, B and forced W work.
+ *
+ * 4. Memory chain. An F allocates M_B and a B with its W frees at most
+ * M_B (nW <= nB), so when r's j-th F (from 0) starts, at least c = j +
+ * 1 - k of r's B's have ended, k = floor(limit / M_B). F(lo, x) is at
+ * least r's x-th F; of the c ended B's some chunk has ceil(c / v), so
+ * some B(s, x') ended, x' = ceil(c / v) - 1, and that is no earlier
+ * than F(lo, x') start + trip, trip = the least over r's stages s of F
+ * up from lo plus B back down to s (with comm). From x = m-1, n such
+ * steps reach x' < 0 without crossing; then F(lo, m-1) goes up and back
+ * down to B(lo, m-1), and W(lo, m-1) follows: span >= n trip + that.
+ * With one chunk, if limit - k M_B < M_W, c B's free c M_B only with
+ * all c W's: F(lo, x) also waits for W(lo, x') or for B(lo, x' + 1),
+ * which follows F(lo, x' + 1) start >= F(lo, x') start + F_lo; each
+ * step then adds min(W_lo, F_lo).
+ *
+ * 5. Forward turn. Pick g in [lo, hi] on rank q and let top be q's
+ * highest stage <= hi. F(g, 0) starts no earlier than fwd(lo -> g).
+ * Every F(g', i), g <= g' <= top on q, starts after F(g, 0) starts and
+ * ends by the end of F(top, m-1): q runs m sum F_g' there one at a time.
+ * If g = lo_q and top = hi_q, F(g, 0) is q's first pass and F(top, m-1)
+ * its last F, so that interval also holds q's idle before its last F
+ * (the head idle if q has more F's than fit before a B, else the chunk
+ * gap) and the B and W work forced before the last F by memory (as in
+ * the tail, with q's shortest B and W). Then microbatch m-1 goes on up
+ * to the last stage, back down to lo, and W(lo, m-1) ends r's span.
+ * In V placement this is the V turn's throughput: rank q runs both of
+ * its chunks' forwards (and, at a low limit, the B's that make room for
+ * them) before the last microbatch can come back to rank r.
+ *
+ * 6. Backward turn, the mirror. Pick g in [lo, hi] on rank q and let bot
+ * be q's lowest stage >= lo. B(g, 0) starts no earlier than fwd(lo ->
+ * S-1) + bwd(S-1 -> g). Every B(g', i), bot <= g' <= g on q, starts
+ * after B(g, 0) starts (it needs B(g, i)) and ends by the end of B(bot,
+ * m-1): q runs m sum B_g' in between. If g = hi_q and bot = lo_q, B(g,
+ * 0) is q's first B; before it only F's ran, at most k, so at least
+ * mv - k of q's F's (each at least q's shortest F) run in the interval,
+ * and so does q's back window. Then B(bot, m-1) goes on down to lo and
+ * W(lo, m-1) follows. */
 #include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include "zbsched/bound.h"
 
 /* Comm on the cross-rank edges between consecutive stages in [a, b]. */
@@ -102,13 +157,14 @@ struct rank_shape {
     int lo, hi;                 /* lowest and highest stage of the rank */
     double work;                /* busy time */
     double max_f, max_b, max_w; /* longest pass of each kind on the rank */
-    double min_w;               /* shortest W on the rank */
+    double min_b, min_w;        /* shortest B and W on the rank */
 };
 
 static void rank_shape(const struct zb_profile *p, int r,
                        struct rank_shape *rs)
 {
-    *rs = (struct rank_shape){ .lo = -1, .hi = -1, .min_w = INFINITY };
+    *rs = (struct rank_shape){ .lo = -1, .hi = -1, .min_b = INFINITY,
+                             .min_w = INFINITY };
     for (int c = 0; c < p->vpp; c++) {
         int s = zb_profile_rank_stage(p, r, c);
         const struct zb_stage_times *t = &p->stage[s];
@@ -120,13 +176,14 @@ static void rank_shape(const struct zb_profile *p, int r,
         rs->max_f = fmax(rs->max_f, t->f);
         rs->max_b = fmax(rs->max_b, t->b);
         rs->max_w = fmax(rs->max_w, t->w);
+        rs->min_b = fmin(rs->min_b, t->b);
         rs->min_w = fmin(rs->min_w, t->w);
     }
 }
 
 /* Least B and W work that must be done before the last F for memory. */
 static double forced_done(const struct zb_profile *p, double limit,
-                          const struct rank_shape *rs, long total, long own)
+                          double tb, double tw, long total, long own)
 {
     double need = total * p->m_b - limit;
     double best = INFINITY;
@@ -144,7 +201,7 @@ static double forced_done(const struct zb_profile *p, double limit,
         }
         if (nw > nb)
             continue;
-        best = fmin(best, nb * rs->max_b + nw * rs->max_w);
+        best = fmin(best, nb * tb + nw * tw);
         if (nw == 0)
             break;          /* more B's only add work */
     }
@@ -193,7 +250,7 @@ static double head_fill(const struct zb_profile *p, int r,
 /* Section 2: the longest round trip from r's first pass through some
  * stage g >= lo and back to r's last W. */
 static double round_trip(const struct zb_profile *p,
-                         const struct rank_shape *rs)
+                         const struct rank_shape *rs, const double *idle)
 {
     const int n = zb_profile_stages(p);
     const double m = p->microbatches;
@@ -211,57 +268,239 @@ static double round_trip(const struct zb_profile *p,
             min_w = fmin(min_w, p->stage[s].w);
         }
         turn += forced_w(p, q) * min_w;
+        if (g == zb_profile_rank_stage(p, q, 0))
+            turn += idle[q];    /* g = lo_q: all of q's idle (3.) */
         best = fmax(best, there + turn + back + p->stage[rs->lo].w);
     }
     return best;
 }
 
-static double rank_bound(const struct zb_profile *p, int r, double *start)
+/* Section 4: the chain of round trips that the memory limit forces
+ * through r's lowest stage. */
+static double memory_chain(const struct zb_profile *p, int r,
+                           const struct rank_shape *rs)
+{
+    const int last = zb_profile_stages(p) - 1, v = p->vpp;
+    double limit = p->mem_limit[r], k, trip = INFINITY, full, n = 0;
+    long x = p->microbatches - 1;
+
+    if (!isfinite(limit) || p->m_b <= 0)
+        return 0;
+    k = floor(limit / p->m_b + 1e-9);
+    if (k < 1)
+        return 0;           /* infeasible; rank_idle says so */
+    for (int c = 0; c < v; c++) {
+        int s = zb_profile_rank_stage(p, r, c);
+        trip = fmin(trip, sum_f(p, rs->lo, last) + path_comm(p, rs->lo, last) +
+                              sum_b(p, s, last) + path_comm(p, s, last));
+    }
+    /* One chunk: if the c = x + 1 - k B's free too little without all
+     * their W's, F(lo, x) also waits for W(lo, x') or for F(lo, x'+1). */
+    if (v == 1 && p->m_w > 0 && limit - k * p->m_b < p->m_w - 1e-9)
+        trip += fmin(p->stage[rs->lo].w, p->stage[rs->lo].f);
+    /* F(lo, x) is at least r's x-th F: it needs x + 1 - k B's ended, so
+     * some chunk's B of microbatch ceil((x + 1 - k) / v) - 1. */
+    while (x + 1 - (long)k >= 1) {
+        x = (x + 1 - (long)k + v - 1) / v - 1;
+        n++;
+    }
+    full = sum_f(p, rs->lo, last) + sum_b(p, rs->lo, last) +
+           2 * path_comm(p, rs->lo, last) + p->stage[rs->lo].w;
+    return n * trip + full;
+}
+
+/* Section 5: microbatch 0 to some stage g on rank q, every F of q's
+ * stages from g to top (its highest stage <= hi) there, microbatch m-1 on
+ * up and back down to lo, then W(lo, m-1). pre[q]: idle and least B/W
+ * work that q has before its last F; sf[s], sb[s]: F (B) from s to the
+ * last stage with comm. */
+static double forward_turn(const struct zb_profile *p,
+                           const struct rank_shape *rs, const double *pre,
+                           const double *sf, const double *sb)
+{
+    const double m = p->microbatches;
+    double best = 0, there = 0;
+
+    for (int g = rs->lo; g <= rs->hi; there += p->stage[g].f + edge(p, g),
+                                     g++) {
+        int q = zb_profile_stage_rank(p, g), top = -1, hi_q = -1;
+        double fs = 0;
+        for (int c = 0; c < p->vpp; c++) {
+            int t = zb_profile_rank_stage(p, q, c);
+            hi_q = t > hi_q ? t : hi_q;
+            if (t >= g && t <= rs->hi) {
+                fs += m * p->stage[t].f;
+                top = t > top ? t : top;
+            }
+        }
+        if (g == zb_profile_rank_stage(p, q, 0) && top == hi_q)
+            fs += pre[q];
+        best = fmax(best, there + fs + edge(p, top) + sf[top + 1] +
+                              sb[rs->lo] + p->stage[rs->lo].w);
+    }
+    return best;
+}
+
+/* Section 6: microbatch 0 up to the last stage and down to g on rank
+ * q, every B of q's stages from bot (its lowest stage >= lo) to g there,
+ * microbatch m-1 on down to lo, then W(lo, m-1). post[q]: the F work and
+ * idle that q has after its first B starts and before B(lo_q, m-1)
+ * ends. */
+static double backward_turn(const struct zb_profile *p,
+                            const struct rank_shape *rs, const double *post,
+                            const double *sf, const double *sb)
+{
+    const double m = p->microbatches;
+    double best = 0;
+
+    for (int g = rs->lo; g <= rs->hi; g++) {
+        int q = zb_profile_stage_rank(p, g), bot = -1, lo_q = -1, hi_q = -1;
+        double bs = 0;
+        for (int c = 0; c < p->vpp; c++) {
+            int t = zb_profile_rank_stage(p, q, c);
+            lo_q = lo_q < 0 || t < lo_q ? t : lo_q;
+            hi_q = t > hi_q ? t : hi_q;
+            if (t >= rs->lo && t <= g) {
+                bs += m * p->stage[t].b;
+                bot = bot < 0 || t < bot ? t : bot;
+            }
+        }
+        if (g == hi_q && bot == lo_q)
+            bs += post[q];
+        best = fmax(best, sf[rs->lo] + sb[g + 1] + edge(p, g) + bs +
+                              sb[rs->lo] - sb[bot] + p->stage[rs->lo].w);
+    }
+    return best;
+}
+
+/* Back window (section 1): from the end of B(hi, m-1) to the start of
+ * B(lo, m-1) the backward path through the stages between them; every
+ * F and every B of hi is done, B(lo, m-1) and W(lo, m-1) are not, so
+ * at most the rest of r's B and W work fills it. */
+static double back_idle(const struct zb_profile *p, int r,
+                        const struct rank_shape *rs)
+{
+    const double m = p->microbatches;
+    double len, fill = 0;
+
+    if (rs->lo == rs->hi)
+        return 0;
+    len = sum_b(p, rs->lo + 1, rs->hi - 1) + path_comm(p, rs->lo, rs->hi);
+    for (int c = 0; c < p->vpp; c++) {
+        int s = zb_profile_rank_stage(p, r, c);
+        fill += m * p->stage[s].w + (s != rs->hi ? m * p->stage[s].b : 0);
+    }
+    fill -= p->stage[rs->lo].b + p->stage[rs->lo].w;
+    return fmax(0, len - fill);
+}
+
+/* Forced idle of rank r within [t0, end of B(lo, m-1)] (section 1);
+ * INFINITY when no order keeps r within its limit. */
+static double rank_idle(const struct zb_profile *p, int r,
+                        const struct rank_shape *rs, double *pre)
 {
     const int last = zb_profile_stages(p) - 1;
-    struct rank_shape rs;
     long total = (long)p->microbatches * p->vpp;
     double limit = p->mem_limit[r], k, h, head, gap, tail, fill, forced;
-    double idle;
 
-    rank_shape(p, r, &rs);
     k = isfinite(limit) ? floor(limit / p->m_b + 1e-9) : (double)total;
     k = fmin(k, (double)total);
 
     /* F(lo, i) start to B(hi + 1, i) end, then comm to hi: every F
      * from lo up and every B above hi. */
-    h = sum_f(p, rs.lo, last) + path_comm(p, rs.lo, last) +
-        sum_b(p, rs.hi + 1, last) + path_comm(p, rs.hi, last);
-    head = fmax(0, h - head_fill(p, r, &rs, k, h, &gap));
+    h = sum_f(p, rs->lo, last) + path_comm(p, rs->lo, last) +
+        sum_b(p, rs->hi + 1, last) + path_comm(p, rs->hi, last);
+    head = fmax(0, h - head_fill(p, r, rs, k, h, &gap));
 
     /* F(hi, m-1) end to B(hi, m-1) start: the stages above hi and back. */
-    tail = sum_f(p, rs.hi + 1, last) + sum_b(p, rs.hi + 1, last) +
-           2 * path_comm(p, rs.hi, last);
-    forced = isfinite(limit) ? forced_done(p, limit, &rs, total, p->vpp) : 0;
+    tail = sum_f(p, rs->hi + 1, last) + sum_b(p, rs->hi + 1, last) +
+           2 * path_comm(p, rs->hi, last);
+    forced = isfinite(limit) ? forced_done(p, limit, rs->max_b, rs->max_w,
+                                           total, p->vpp)
+                             : 0;
     if (!isfinite(forced))
         return INFINITY;    /* no order keeps this rank within its limit */
-    fill = (double)(total - p->vpp) * (rs.max_b + rs.max_w) - forced;
+    fill = (double)(total - p->vpp) * (rs->max_b + rs->max_w) - forced;
     tail = fmax(0, tail - fill);
 
-    *start = sum_f(p, 0, rs.lo - 1) + path_comm(p, 0, rs.lo);
-    idle = total > k ? head + tail : fmax(head, gap + tail);
-    return fmax(rs.work + idle, round_trip(p, &rs));
+    /* Idle before r's last F starts (section 5). */
+    *pre = total > k ? head : gap;
+    return (total > k ? head + tail : fmax(head, gap + tail)) +
+           back_idle(p, r, rs);
+}
+
+/* Per-rank span bounds; start[r] gets the earliest start of r's first
+ * pass. Returns 0, or -1 when out of memory. */
+static int rank_bounds(const struct zb_profile *p, double *span,
+                       double *start)
+{
+    const int n = zb_profile_stages(p);
+    double *idle = malloc(((size_t)3 * p->pp + 2 * (size_t)n + 2) *
+                          sizeof *idle);
+    double *pre = idle + p->pp, *post = pre + p->pp;
+    double *sf = post + p->pp, *sb = sf + n + 1;
+    long total = (long)p->microbatches * p->vpp;
+    struct rank_shape rs;
+
+    if (!idle)
+        return -1;
+    sf[n] = sb[n] = 0;
+    for (int s = n - 1; s >= 0; s--) {
+        sf[s] = p->stage[s].f + edge(p, s) + sf[s + 1];
+        sb[s] = p->stage[s].b + edge(p, s) + sb[s + 1];
+    }
+    for (int r = 0; r < p->pp; r++) {
+        double limit = p->mem_limit[r];
+        rank_shape(p, r, &rs);
+        idle[r] = rank_idle(p, r, &rs, &pre[r]);
+        post[r] = back_idle(p, r, &rs);
+        if (isfinite(limit)) {
+            double k = floor(limit / p->m_b + 1e-9), f = INFINITY;
+            for (int c = 0; c < p->vpp; c++)
+                f = fmin(f, p->stage[zb_profile_rank_stage(p, r, c)].f);
+            post[r] += fmax(0, (double)total - k) * f;
+        }
+        if (isfinite(limit) && isfinite(idle[r]))
+            pre[r] += forced_done(p, limit, rs.min_b, rs.min_w, total,
+                                  p->vpp);
+    }
+    for (int r = 0; r < p->pp; r++) {
+        rank_shape(p, r, &rs);
+        start[r] = sum_f(p, 0, rs.lo - 1) + path_comm(p, 0, rs.lo);
+        span[r] = isfinite(idle[r])
+                      ? fmax(fmax(rs.work + idle[r],
+                                  round_trip(p, &rs, idle)),
+                             fmax(memory_chain(p, r, &rs),
+                                  fmax(forward_turn(p, &rs, pre, sf, sb),
+                                       backward_turn(p, &rs, post, sf,
+                                                     sb))))
+                      : INFINITY;
+    }
+    free(idle);
+    return 0;
+}
+
+/* Bounds for every rank; on allocation failure 0 (a valid bound). */
+static double bound(const struct zb_profile *p, bool makespan)
+{
+    double *span = malloc(2 * (size_t)p->pp * sizeof *span), lb = 0;
+
+    if (!span || rank_bounds(p, span, span + p->pp) != 0) {
+        free(span);
+        return 0;
+    }
+    for (int r = 0; r < p->pp; r++)
+        lb = fmax(lb, span[r] + (makespan ? span[p->pp + r] : 0));
+    free(span);
+    return lb;
 }
 
 double zb_bound_cost(const struct zb_profile *p)
 {
-    double lb = 0, start;
-    for (int r = 0; r < p->pp; r++)
-        lb = fmax(lb, rank_bound(p, r, &start));
-    return lb;
+    return bound(p, false);
 }
 
 double zb_bound_makespan(const struct zb_profile *p)
 {
-    double lb = 0, start;
-    for (int r = 0; r < p->pp; r++) {
-        double span = rank_bound(p, r, &start);
-        lb = fmax(lb, start + span);
-    }
-    return lb;
+    return bound(p, true);
 }
