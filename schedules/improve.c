@@ -473,12 +473,15 @@ static int check_opts(const struct improve_opts *o, struct zb_error *err)
     return 0;
 }
 
-/* Run the chains; the index of the best, -1 when none beat the input
- * (ties: the lower index), or a negative ZB_E* code below -1. */
-static int run_chains(struct chain *ch, int n, struct zb_error *err)
+/* Run the n chains, the second on its own thread when `threads` is 2 (else,
+ * or when no thread can be had, after the first: the result is the same);
+ * the index of the best, -1 when none beat the input (ties: the lower
+ * index), or a negative ZB_E* code below -1. */
+static int run_chains(struct chain *ch, int n, int threads,
+                      struct zb_error *err)
 {
     pthread_t t;
-    bool threaded = n == 2 &&
+    bool threaded = n == 2 && threads == 2 &&
                     pthread_create(&t, NULL, run_chain, &ch[1]) == 0;
     int win = -1;
 
@@ -530,7 +533,10 @@ int improve_order(const struct zb_profile *p, struct zb_schedule *s,
     if ((rc = check_opts(o, err)) < 0)
         return rc;
     zb_schedule_strip_comm(s);
-    n = o->threads;
+    /* Always two chains, whatever the threads: the order depends only on
+     * the seed and the effort (so `ilp`, which may run on one thread, sees
+     * the order `zb` finds). */
+    n = 2;
     memset(ch, 0, sizeof(ch));
     for (int i = 0; i < n; i++) {
         uint64_t x = ((uint64_t)o->seed << 1) | (uint64_t)i;
@@ -540,7 +546,7 @@ int improve_order(const struct zb_profile *p, struct zb_schedule *s,
         ch[i].budget = o->effort > 0
             ? (long)(o->effort * IMPROVE_WORK_PER_SECOND) : 0;
     }
-    win = run_chains(ch, n, err);
+    win = run_chains(ch, n, o->threads, err);
     if (win < -1) {
         rc = win;
         goto out;

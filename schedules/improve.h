@@ -25,8 +25,9 @@ struct improve_opts {
     double effort;      /* seconds of budget per chain on the reference
                            machine; <= 0 leaves s as it is */
     unsigned seed;      /* same seed and effort: same order */
-    int threads;        /* 1, or 2: two chains (seeds derived from seed)
-                           on two threads, the better one kept */
+    int threads;        /* 1 or 2: two chains (seeds derived from seed),
+                           the better kept, run one after the other or on
+                           two threads; the result is the same */
 };
 
 struct improve_stats {
