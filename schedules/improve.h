@@ -50,7 +50,7 @@ int improve_order(const struct zb_profile *p, struct zb_schedule *s,
                struct improve_stats *stats, struct zb_error *err);
 
 /* The default budget for p, in seconds: 0.2 at p 8, m 32 (768 passes),
- * growing as passes^(2/3), at most 1.2 (reached at about p 32, m 160). */
+ * growing as passes^(2/3), at most 1 (reached at about p 32, m 120). */
 double improve_default_effort(const struct zb_profile *p);
 
 #endif
