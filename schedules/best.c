@@ -10,13 +10,13 @@
 #include "zbsched/sim.h"
 #include "zbsched/xalloc.h"
 
-/* Keep the simulated order in out->s[out->n] (named after its origin)
- * when rc says the candidate built; else drop it. */
-static void keep(struct best_candidates *out, int rc)
+/* Keep the order in out->s[out->n] (named after its origin), simulated
+ * unless it came so, when rc says the candidate built; else drop it. */
+static void keep(struct best_candidates *out, int rc, bool timed)
 {
     struct zb_schedule *c = &out->s[out->n];
 
-    if (rc == 0 && zb_sim_run(c, NULL) == 0)
+    if (rc == 0 && (timed || zb_sim_run(c, NULL) == 0))
         out->n++;
     else
         zb_schedule_release(c);
@@ -36,19 +36,16 @@ void best_candidates_collect(const struct zb_profile *p,
      * validated by zb_generator_run() like any generator's order. Each
      * candidate is named after where its order comes from. */
     zb_schedule_init(&out->s[out->n], "list-scheduler", p);
-    keep(out, greedy_best(p, &out->s[out->n], NULL));
+    keep(out, greedy_best(p, &out->s[out->n], NULL), false);
     /* The paper's construction comes simulated (construct.h). */
     if (p->placement == ZB_PLACEMENT_LOOP && p->vpp == 1) {
         zb_schedule_init(&out->s[out->n], "zb-construct", p);
-        if (construct_loop(p, &out->s[out->n], NULL) == 0)
-            out->n++;
-        else
-            zb_schedule_release(&out->s[out->n]);
+        keep(out, construct_loop(p, &out->s[out->n], NULL), true);
     }
     /* ZB-V built the paper's way, at the profile's own limit. */
     if (p->placement == ZB_PLACEMENT_V && p->vpp == 2) {
         zb_schedule_init(&out->s[out->n], "zb-v-construct", p);
-        keep(out, construct_v(p, &out->s[out->n], NULL));
+        keep(out, construct_v(p, &out->s[out->n], NULL), false);
     }
     out->fixed = out->n;
     /* The fixed families as candidates: their order, timed. */
@@ -57,7 +54,7 @@ void best_candidates_collect(const struct zb_profile *p,
         if (g->memory_aware || zb_generator_accepts(g, p, NULL) < 0)
             continue;
         zb_schedule_init(&out->s[out->n], g->name, p);
-        keep(out, g->generate(p, opt, &out->s[out->n], NULL));
+        keep(out, g->generate(p, opt, &out->s[out->n], NULL), false);
     }
 }
 
