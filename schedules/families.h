@@ -57,9 +57,9 @@ void unit_profile(const struct zb_profile *p, struct zb_profile *out,
  * chunks: offsets(pp, rank, off) gives the slots of F chunk 0, F chunk 1,
  * B chunk 1 and B chunk 0 of microbatch 0 on rank; microbatch j's sit 6j
  * later, W passes fill the free slots oldest first, and each rank's slots
- * read in order fill s. ZB_EUNSUPPORTED for pp < 2 (naming the family
- * `name`) or offsets that share a slot modulo 6. */
-int vblock_order(const struct zb_profile *p, const char *name,
+ * read in order fill s. Any pp and m (pp 1 turns on its own rank).
+ * ZB_EUNSUPPORTED for offsets that share a slot modulo 6. */
+int vblock_order(const struct zb_profile *p,
                  void (*offsets)(int pp, int rank, int off[4]),
                  struct zb_schedule *s, struct zb_error *err);
 

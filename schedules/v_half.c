@@ -27,7 +27,7 @@ static int gen_v_half(const struct zb_profile *p,
                       struct zb_error *err)
 {
     (void)opt;
-    return vblock_order(p, "v-half", offsets, s, err);
+    return vblock_order(p, offsets, s, err);
 }
 
 const struct zb_generator zb_gen_v_half = {

@@ -44,6 +44,8 @@ static int build_rank(const struct zb_profile *p, int r, const int off[4],
     int len = VBLOCK_PERIOD * (m - 1) + 1, head = 0, tail = 0;
     struct slot *grid, *pending;
 
+    /* The families' offsets are distinct mod 6 for every p (checked up to
+     * p 1024); a new block that is not gets an error, not a bad order. */
     for (int k = 0; k < 4; k++)
         for (int j = 0; j < k; j++)
             if ((off[k] - off[j]) % VBLOCK_PERIOD == 0)
@@ -81,14 +83,10 @@ static int build_rank(const struct zb_profile *p, int r, const int off[4],
     return 0;
 }
 
-int vblock_order(const struct zb_profile *p, const char *name,
+int vblock_order(const struct zb_profile *p,
                  void (*offsets)(int pp, int rank, int off[4]),
                  struct zb_schedule *s, struct zb_error *err)
 {
-    if (p->pp < 2)
-        return zb_error_set(err, ZB_EUNSUPPORTED,
-                            "%s needs pp >= 2 (the V turns on the last "
-                            "rank), got %d", name, p->pp);
     for (int r = 0; r < p->pp; r++) {
         int off[4], rc;
         offsets(p->pp, r, off);

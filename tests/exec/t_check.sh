@@ -19,6 +19,17 @@ for pp in 2 4 8; do
     done
 done
 
+# The controllable-memory families, at an odd and an even pp (their
+# building blocks differ by parity).
+for pp in 3 4; do
+    for g in v-half v-min; do
+        gen "$TMP/s.json" --pp "$pp" --mb $((2 * pp)) --schedule "$g" \
+            --vpp 2 --placement v
+        zbexec "$pp" "$TMP/s.json" --check --model "$MODEL"
+        expect "check: $g at pp $pp" 0 "$want"
+    done
+done
+
 # One rank: stage 0 is also the last stage.
 gen "$TMP/one.json" --pp 1 --mb 4 --schedule zb-h1
 zbexec 1 "$TMP/one.json" --check --model "$MODEL"
