@@ -61,6 +61,8 @@ const struct cli_opt cli_profile_opts[] = {
     { "f", 0, "T", "forward time of every stage (per chunk)" },
     { "b", 0, "T", "backward time, input gradient (B)" },
     { "w", 0, "T", "backward time, weight gradient (W)" },
+    { "fb", 0, "T", "an overlapped F+B op (dualpipev's FB); default\n"
+                    "its F plus its B" },
     { "comm", 0, "T", "transfer time between ranks" },
     { "m-b", 0, "M", "activation memory of one F" },
     { "m-w", 0, "M", "the part of it that W frees (default M_B)" },

@@ -14,7 +14,9 @@
 /* Simulated compute orders (not lowered), each named after its origin:
  * the list scheduler's best policy ("list-scheduler", when it does not
  * stall), the paper's construction ("zb-construct", loop placement with
- * one chunk; "zb-v-construct", V placement with two), then every fixed family that serves the profile, in table
+ * one chunk; "zb-v-construct", V placement with two), then every fixed
+ * family that serves the profile and runs one pass per op (not
+ * dualpipev: no FB), in table
  * order (named after the family). */
 struct best_candidates {
     struct zb_schedule *s;

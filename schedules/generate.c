@@ -21,6 +21,11 @@ int zb_generator_accepts(const struct zb_generator *g,
                             "%s needs vpp between %d and %d, got %d",
                             g->name, g->min_vpp, g->max_vpp, prof->vpp);
     }
+    if (prof->microbatches < g->min_mb_per_pp * prof->pp)
+        return zb_error_set(err, ZB_EUNSUPPORTED,
+                            "%s needs at least %dp = %d microbatches, got %d",
+                            g->name, g->min_mb_per_pp,
+                            g->min_mb_per_pp * prof->pp, prof->microbatches);
     return 0;
 }
 

@@ -12,7 +12,8 @@
 
 extern const struct zb_generator zb_gen_gpipe, zb_gen_1f1b, zb_gen_zb_h1,
     zb_gen_zb_h2, zb_gen_interleaved, zb_gen_interleaved_zb, zb_gen_zb_v,
-    zb_gen_v_half, zb_gen_v_min, zb_gen_zb, zb_gen_ilp;
+    zb_gen_v_half, zb_gen_v_min, zb_gen_dualpipev,
+    zb_gen_zb, zb_gen_ilp;
 
 const struct zb_generator *const zb_generators[] = {
     &zb_gen_gpipe,
@@ -23,6 +24,7 @@ const struct zb_generator *const zb_generators[] = {
     &zb_gen_zb_v,
     &zb_gen_v_half,
     &zb_gen_v_min,
+    &zb_gen_dualpipev,
     &zb_gen_interleaved_zb,
     &zb_gen_zb,
     &zb_gen_ilp,

@@ -94,6 +94,7 @@ NUMBER_FIELD(p_f, "time.F", f)
 NUMBER_FIELD(p_b, "time.B", b)
 NUMBER_FIELD(p_w, "time.W", w)
 NUMBER_FIELD(p_comm, "time.comm", comm)
+NUMBER_FIELD(p_fb, "time.FB", fb)
 NUMBER_FIELD(p_mb_mem, "memory.M_B", m_b)
 NUMBER_FIELD(p_mw_mem, "memory.M_W", m_w)
 
@@ -113,7 +114,7 @@ static int p_time(const cJSON *it, struct zb_profile_draft *d,
 {
     static const struct key_rule rules[] = {
         { "F", p_f }, { "B", p_b }, { "W", p_w }, { "comm", p_comm },
-        { NULL, NULL },
+        { "FB", p_fb }, { NULL, NULL },
     };
     d->time_given = true;
     return parse_object(it, "time", rules, d, err);
@@ -242,7 +243,8 @@ static int parse_op(const cJSON *o, int r, int i, struct zb_op *op,
     const cJSON *kind = cJSON_GetObjectItemCaseSensitive(o, "op");
     const cJSON *pv;
 
-    *op = (struct zb_op){ .stage = -1, .mb = -1, .peer = -1, .seq = -1 };
+    *op = (struct zb_op){ .stage = -1, .mb = -1, .peer = -1, .seq = -1,
+                          .b_stage = -1, .b_mb = -1 };
     if (!cJSON_IsString(kind))
         return zb_error_set(err, ZB_EPARSE,
                             "rank %d op %d: missing \"op\"", r, i);
@@ -259,6 +261,11 @@ static int parse_op(const cJSON *o, int r, int i, struct zb_op *op,
         return zb_error_set(err, ZB_EPARSE,
                             "rank %d op %d (%s): \"peer\" must be an integer",
                             r, i, kind->valuestring);
+    if (op->kind == ZB_OP_FB && (json_get_int(o, "b_stage", &op->b_stage) < 0 ||
+                                 json_get_int(o, "b_mb", &op->b_mb) < 0))
+        return zb_error_set(err, ZB_EPARSE,
+                            "rank %d op %d (FB): \"b_stage\" and \"b_mb\" "
+                            "must be integers", r, i);
     pv = cJSON_GetObjectItemCaseSensitive(o, "start");
     if (cJSON_IsNumber(pv))
         op->start = pv->valuedouble;
@@ -419,6 +426,10 @@ static void add_profile(struct strbuf *sb, const struct zb_profile *p,
     add_key_num(sb, "W", p->stage[0].w);
     sb_addf(sb, ", ");
     add_key_num(sb, "comm", p->comm);
+    if (p->fb > 0) {
+        sb_addf(sb, ", ");
+        add_key_num(sb, "FB", p->fb);
+    }
     sb_addf(sb, "},\n");
     if (!uniform) {
         sb_addf(sb, "%s  \"stages\": [", indent);
@@ -511,6 +522,9 @@ static void add_op(struct strbuf *sb, const struct zb_schedule *s,
             sb_addf(sb, ", \"post_validation\": true");
     } else {
         sb_addf(sb, ", \"stage\": %d, \"mb\": %d", op->stage, op->mb);
+        if (op->kind == ZB_OP_FB)
+            sb_addf(sb, ", \"b_stage\": %d, \"b_mb\": %d", op->b_stage,
+                    op->b_mb);
         if (zb_op_is_comm(op->kind)) {
             sb_addf(sb, ", \"peer\": %d", op->peer);
         } else {

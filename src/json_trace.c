@@ -48,6 +48,11 @@ static int add(struct reader *rd, const char *what, int rank,
         json_get_int(desc, "mb", &rec.op.mb) < 0)
         return zb_error_set(rd->err, ZB_EPARSE, "%s (%s): \"stage\" and "
                             "\"mb\" must be integers", what, op->valuestring);
+    if (rec.op.kind == ZB_OP_FB &&
+        (json_get_int(desc, "b_stage", &rec.op.b_stage) < 0 ||
+         json_get_int(desc, "b_mb", &rec.op.b_mb) < 0))
+        return zb_error_set(rd->err, ZB_EPARSE, "%s (FB): \"b_stage\" and "
+                            "\"b_mb\" must be integers", what);
     if (rank < 0 || rank >= p->pp)
         return zb_error_set(rd->err, ZB_EPARSE, "%s: rank %d is not a rank "
                             "of this schedule (pp %d)", what, rank, p->pp);

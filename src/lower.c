@@ -60,20 +60,27 @@ int zb_lower_run(struct zb_schedule *s, struct zb_error *err)
     for (int k = 0; k < total; k++) {
         int r = by_seq[k].rank;
         const struct zb_op *op = &s->ranks[r].ops[by_seq[k].index];
-        int st = op->stage;
+        struct zb_op part[2];
+        int np = zb_op_split(op, part);
 
         zb_op_list_push(&out[r], op);
-        if (op->kind == ZB_OP_F && st + 1 < nstages) {
-            int q = zb_profile_stage_rank(p, st + 1);
-            if (q != r) {
-                push_comm(&out[r], ZB_OP_SEND_F, st, op->mb, q);
-                push_comm(&out[q], ZB_OP_RECV_F, st + 1, op->mb, r);
-            }
-        } else if ((op->kind == ZB_OP_B || op->kind == ZB_OP_BW) && st > 0) {
-            int q = zb_profile_stage_rank(p, st - 1);
-            if (q != r) {
-                push_comm(&out[r], ZB_OP_SEND_B, st, op->mb, q);
-                push_comm(&out[q], ZB_OP_RECV_B, st - 1, op->mb, r);
+        /* An FB sends what both its halves produce, F's first. */
+        for (int h = 0; h < np; h++) {
+            const struct zb_op *x = &part[h];
+            int st = x->stage;
+            if (x->kind == ZB_OP_F && st + 1 < nstages) {
+                int q = zb_profile_stage_rank(p, st + 1);
+                if (q != r) {
+                    push_comm(&out[r], ZB_OP_SEND_F, st, x->mb, q);
+                    push_comm(&out[q], ZB_OP_RECV_F, st + 1, x->mb, r);
+                }
+            } else if ((x->kind == ZB_OP_B || x->kind == ZB_OP_BW) &&
+                       st > 0) {
+                int q = zb_profile_stage_rank(p, st - 1);
+                if (q != r) {
+                    push_comm(&out[r], ZB_OP_SEND_B, st, x->mb, q);
+                    push_comm(&out[q], ZB_OP_RECV_B, st - 1, x->mb, r);
+                }
             }
         }
     }

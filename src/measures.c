@@ -45,8 +45,12 @@ void zb_measures_from_times(const struct zb_profile *p,
             rm->busy += op->end - op->start;
             rm->first_start = fmin(rm->first_start, op->start);
             rm->last_end = fmax(rm->last_end, op->end);
-            mem += zb_op_memory_delta(p, op->kind);
-            rm->peak_memory = fmax(rm->peak_memory, mem);
+            struct zb_op part[2];
+            int np = zb_op_split(op, part);
+            for (int h = 0; h < np; h++) {
+                mem += zb_op_memory_delta(p, part[h].kind);
+                rm->peak_memory = fmax(rm->peak_memory, mem);
+            }
         }
         if (rm->last_end < rm->first_start)
             rm->first_start = rm->last_end = 0;

@@ -8,6 +8,7 @@
 static const char *const kind_names[ZB_OP_KIND_COUNT] = {
     [ZB_OP_F] = "F",           [ZB_OP_B] = "B",
     [ZB_OP_W] = "W",           [ZB_OP_BW] = "BW",
+    [ZB_OP_FB] = "FB",
     [ZB_OP_SEND_F] = "SEND_F", [ZB_OP_RECV_F] = "RECV_F",
     [ZB_OP_SEND_B] = "SEND_B", [ZB_OP_RECV_B] = "RECV_B",
     [ZB_OP_STEP] = "STEP",
@@ -36,7 +37,21 @@ int zb_op_kind_parse(const char *s, enum zb_op_kind *out)
 
 bool zb_op_is_compute(enum zb_op_kind k)
 {
-    return k == ZB_OP_F || k == ZB_OP_B || k == ZB_OP_W || k == ZB_OP_BW;
+    return k == ZB_OP_F || k == ZB_OP_B || k == ZB_OP_W || k == ZB_OP_BW ||
+           k == ZB_OP_FB;
+}
+
+int zb_op_split(const struct zb_op *op, struct zb_op out[2])
+{
+    out[0] = *op;
+    if (op->kind != ZB_OP_FB)
+        return 1;
+    out[0].kind = ZB_OP_F;
+    out[1] = *op;
+    out[1].kind = ZB_OP_B;
+    out[1].stage = op->b_stage;
+    out[1].mb = op->b_mb;
+    return 2;
 }
 
 bool zb_op_is_comm(enum zb_op_kind k)
@@ -53,6 +68,8 @@ double zb_op_duration(const struct zb_profile *p, const struct zb_op *op)
     case ZB_OP_B: return t->b;
     case ZB_OP_W: return t->w;
     case ZB_OP_BW: return t->b + t->w;
+    case ZB_OP_FB:
+        return p->fb > 0 ? p->fb : t->f + p->stage[op->b_stage].b;
     default: return 0;
     }
 }
@@ -64,6 +81,7 @@ double zb_op_memory_delta(const struct zb_profile *p, enum zb_op_kind k)
     case ZB_OP_B: return -(p->m_b - p->m_w);
     case ZB_OP_W: return -p->m_w;
     case ZB_OP_BW: return -p->m_b;
+    case ZB_OP_FB: return p->m_w;
     default: return 0;
     }
 }
@@ -77,6 +95,9 @@ const char *zb_op_describe(const struct zb_op *op, char *buf, int size)
                  zb_op_kind_name(op->kind), op->stage, op->mb,
                  op->kind == ZB_OP_SEND_F || op->kind == ZB_OP_SEND_B
                      ? "to" : "from", op->peer);
+    else if (op->kind == ZB_OP_FB)
+        snprintf(buf, (size_t)size, "FB stage %d mb %d + B stage %d mb %d",
+                 op->stage, op->mb, op->b_stage, op->b_mb);
     else
         snprintf(buf, (size_t)size, "%s stage %d mb %d",
                  zb_op_kind_name(op->kind), op->stage, op->mb);

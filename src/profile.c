@@ -89,6 +89,7 @@ int zb_profile_draft_set(struct zb_profile_draft *d, const char *name,
         { "b", offsetof(struct zb_profile_draft, b) },
         { "w", offsetof(struct zb_profile_draft, w) },
         { "comm", offsetof(struct zb_profile_draft, comm) },
+        { "fb", offsetof(struct zb_profile_draft, fb) },
         { "m-b", offsetof(struct zb_profile_draft, m_b) },
         { "m-w", offsetof(struct zb_profile_draft, m_w) },
     };
@@ -179,6 +180,11 @@ static int build_times(const struct zb_profile_draft *d, struct zb_profile *p,
     int rc;
 
     if ((rc = get_time(&d->comm, 0, false, "time.comm", &p->comm, err)) < 0)
+        return rc;
+    /* Unset: each FB op takes its F plus its B (op.h). */
+    p->fb = 0;
+    if (d->fb.set &&
+        (rc = get_time(&d->fb, 0, true, "time.FB", &p->fb, err)) < 0)
         return rc;
     for (int k = 0; k < 3; k++)
         if (d->time_given && !common[k]->set)

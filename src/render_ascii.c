@@ -14,7 +14,8 @@
 static char op_letter(const struct zb_profile *p, const struct zb_op *op)
 {
     static const char letters[] = { [ZB_OP_F] = 'F', [ZB_OP_B] = 'B',
-                                    [ZB_OP_W] = 'W', [ZB_OP_BW] = 'X' };
+                                    [ZB_OP_W] = 'W', [ZB_OP_BW] = 'X',
+                                    [ZB_OP_FB] = 'O' };
     char c = letters[op->kind];
 
     return zb_profile_stage_chunk(p, op->stage) % 2 ? (char)(c - 'A' + 'a')
@@ -159,7 +160,8 @@ char *zb_render_ascii(const struct zb_panel *panels, int n, int width)
     }
     add_line(&sb, width, "%*s0%*.6g", label_w + 3, "", cols - 1, tmax);
     add_line(&sb, width, "F forward, B input grad, W weight grad, X fused "
-             "B+W, lower case: odd chunk, . idle; 1 column = %.4g", dt);
+             "B+W, O overlapped F+B, lower case: odd chunk (of the F in O), "
+             ". idle; 1 column = %.4g", dt);
     free(cells);
     free(line);
     return sb_detach(&sb);

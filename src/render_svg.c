@@ -30,6 +30,7 @@ static struct rgb kind_colour(enum zb_op_kind k)
     case ZB_OP_F: return (struct rgb){ 0x3b, 0x6e, 0xb4 };
     case ZB_OP_B: return (struct rgb){ 0x2a, 0x9d, 0x5c };
     case ZB_OP_W: return (struct rgb){ 0xe8, 0x9a, 0x2c };
+    case ZB_OP_FB: return (struct rgb){ 0x5f, 0x5f, 0x5f };
     default: return (struct rgb){ 0x8e, 0x5e, 0xa2 };   /* BW */
     }
 }
@@ -127,7 +128,7 @@ static void legend_item(struct chart *c, double *x, struct rgb fill,
     *x += 26 + 6.5 * (double)strlen(text);
 }
 
-static void draw_legend(struct chart *c, int max_vpp)
+static void draw_legend(struct chart *c, int max_vpp, bool overlap)
 {
     double x = LEFT;
 
@@ -136,6 +137,8 @@ static void draw_legend(struct chart *c, int max_vpp)
     legend_item(c, &x, kind_colour(ZB_OP_B), "B input grad");
     legend_item(c, &x, kind_colour(ZB_OP_W), "W weight grad");
     legend_item(c, &x, kind_colour(ZB_OP_BW), "BW fused");
+    if (overlap)
+        legend_item(c, &x, kind_colour(ZB_OP_FB), "FB overlapped F+B");
     if (max_vpp > 1)
         legend_item(c, &x, shade(kind_colour(ZB_OP_F), 1, 2),
                     "lighter: later chunk");
@@ -172,16 +175,15 @@ static void draw_op(struct chart *c, const struct zb_profile *p,
     struct rgb fill = shade(kind_colour(op->kind),
                             zb_profile_stage_chunk(p, op->stage), p->vpp);
     double x0 = xpos(c, op->start), w = xpos(c, op->end) - x0;
-    char label[16];
+    char label[16], desc[64];
 
     snprintf(label, sizeof(label), "%d", op->mb);
     sb_addf(&c->sb, "<rect class=\"op\" x=\"%.2f\" y=\"%.1f\" "
             "width=\"%.2f\" height=\"%d\" fill=\"", x0, y, w, BAR_H);
     add_colour(&c->sb, fill);
-    sb_addf(&c->sb, "\" stroke=\"#fff\" stroke-width=\"0.5\"><title>%s "
-            "stage %d mb %d: %.6g to %.6g</title></rect>\n",
-            zb_op_kind_name(op->kind), op->stage, op->mb, op->start,
-            op->end);
+    sb_addf(&c->sb, "\" stroke=\"#fff\" stroke-width=\"0.5\"><title>%s: "
+            "%.6g to %.6g</title></rect>\n",
+            zb_op_describe(op, desc, sizeof(desc)), op->start, op->end);
     /* The microbatch number only where it fits (about 6.5 px a digit). */
     if (w >= 6.5 * (double)strlen(label) + 3)
         sb_addf(&c->sb, "<text x=\"%.2f\" y=\"%.1f\" font-size=\"10\" "
@@ -191,7 +193,8 @@ static void draw_op(struct chart *c, const struct zb_profile *p,
 }
 
 /* Running memory as a step curve: F allocates when it starts, B and W
- * release when they end, so the peak equals the simulator's running sum. */
+ * release when they end (an FB's halves each), so the peak equals the
+ * simulator's running sum. */
 static void draw_memory(struct chart *c, const struct zb_profile *p, int r,
                         const struct zb_op_list *l, double ymax, double y)
 {
@@ -204,13 +207,18 @@ static void draw_memory(struct chart *c, const struct zb_profile *p, int r,
             "stroke-width=\"0.8\" d=\"M%.2f %.2f", LEFT, y, c->plot_w,
             MEM_H, xpos(c, 0), base);
     for (int i = 0; i < l->n; i++) {
-        const struct zb_op *op = &l->ops[i];
-        double d = zb_op_memory_delta(p, op->kind);
-        if (!zb_op_is_compute(op->kind))
+        struct zb_op part[2];
+        int np;
+        if (!zb_op_is_compute(l->ops[i].kind))
             continue;
-        mem += d;
-        sb_addf(&c->sb, " H%.2f V%.2f", xpos(c, d > 0 ? op->start : op->end),
-                base - mem * scale);
+        np = zb_op_split(&l->ops[i], part);
+        for (int h = 0; h < np; h++) {
+            const struct zb_op *op = &part[h];
+            double d = zb_op_memory_delta(p, op->kind);
+            mem += d;
+            sb_addf(&c->sb, " H%.2f V%.2f",
+                    xpos(c, d > 0 ? op->start : op->end), base - mem * scale);
+        }
     }
     sb_addf(&c->sb, " H%.2f V%.2f Z\"/>\n", xpos(c, c->tmax), base);
     if (isfinite(limit))
@@ -269,13 +277,17 @@ char *zb_render_svg(const struct zb_panel *panels, int n, int width)
     struct chart c = { .tmax = 0 };
     double height = LEGEND_H + AXIS_H, y = LEGEND_H;
     int max_vpp = 1;
+    bool overlap = false;
 
     for (int k = 0; k < n; k++) {
         const struct zb_panel *pn = &panels[k];
         for (int r = 0; r < pn->s->profile.pp; r++)
-            for (int i = 0; i < pn->ranks[r].n; i++)
-                if (zb_op_is_compute(pn->ranks[r].ops[i].kind))
-                    c.tmax = fmax(c.tmax, pn->ranks[r].ops[i].end);
+            for (int i = 0; i < pn->ranks[r].n; i++) {
+                const struct zb_op *op = &pn->ranks[r].ops[i];
+                if (zb_op_is_compute(op->kind))
+                    c.tmax = fmax(c.tmax, op->end);
+                overlap |= op->kind == ZB_OP_FB;
+            }
         height += panel_height(pn) + (k ? PANEL_GAP : 0);
         if (pn->s->profile.vpp > max_vpp)
             max_vpp = pn->s->profile.vpp;
@@ -290,7 +302,7 @@ char *zb_render_svg(const struct zb_panel *panels, int n, int width)
             "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n"
             "<rect width=\"100%%\" height=\"100%%\" fill=\"#fff\"/>\n",
             width, height, width, height);
-    draw_legend(&c, max_vpp);
+    draw_legend(&c, max_vpp, overlap);
     for (int k = 0; k < n; k++) {
         sb_addf(&c.sb, "<g class=\"panel\">\n");
         draw_panel(&c, &panels[k], y);

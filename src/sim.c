@@ -74,11 +74,25 @@ static struct heap_item heap_pop(struct sim *m)
     return top;
 }
 
+/* The inputs of an op: both halves' for an FB (it starts when all have
+ * arrived). Returns the count. */
+static int op_deps(const struct zb_profile *p, const struct zb_op *op,
+                   struct zb_dep deps[4])
+{
+    struct zb_op part[2];
+    int np = zb_op_split(op, part), n = 0;
+
+    for (int h = 0; h < np; h++)
+        n += zb_pass_deps(p, part[h].kind, part[h].stage, part[h].mb,
+                          deps + n);
+    return n;
+}
+
 /* Skip non-compute ops; queue the rank if its next compute op can start. */
 static void try_queue(struct sim *m, int r)
 {
     const struct zb_op_list *l = &m->s->ranks[r];
-    struct zb_dep deps[2];
+    struct zb_dep deps[4];
     double ready;
     int n;
 
@@ -90,7 +104,7 @@ static void try_queue(struct sim *m, int r)
         return;
     const struct zb_op *op = &l->ops[m->pos[r]];
     ready = m->clock[r];
-    n = zb_pass_deps(m->p, op->kind, op->stage, op->mb, deps);
+    n = op_deps(m->p, op, deps);
     for (int i = 0; i < n; i++) {
         double e = m->end[zb_pass_index(m->p, deps[i].pass, deps[i].stage,
                                         deps[i].mb)];
@@ -114,8 +128,8 @@ static int report_stuck(struct sim *m, struct zb_error *err)
         if (m->pos[r] == l->n)
             continue;
         const struct zb_op *op = &l->ops[m->pos[r]];
-        struct zb_dep deps[2];
-        int n = zb_pass_deps(m->p, op->kind, op->stage, op->mb, deps);
+        struct zb_dep deps[4];
+        int n = op_deps(m->p, op, deps);
         for (int i = 0; i < n; i++)
             if (isnan(m->end[zb_pass_index(m->p, deps[i].pass,
                                            deps[i].stage, deps[i].mb)]))
@@ -127,6 +141,40 @@ static int report_stuck(struct sim *m, struct zb_error *err)
                                     deps[i].stage, deps[i].mb);
     }
     return zb_error_set(err, ZB_EILLEGAL, "simulation stalled");
+}
+
+/* The closed-form bounds assume every pass takes its own time; an FB op
+ * shorter than its F plus its B breaks that. Then bound a copy of the
+ * profile whose F and B times are scaled by the smallest such ratio:
+ * every op of s takes at least as long as there (an FB as its F then its
+ * B), and timing is monotone in durations, so those bounds hold here. */
+static void set_bounds(struct zb_schedule *s)
+{
+    const struct zb_profile *p = &s->profile;
+    struct zb_profile q;
+    double k = 1;
+
+    for (int r = 0; r < p->pp; r++)
+        for (int i = 0; i < s->ranks[r].n; i++) {
+            const struct zb_op *op = &s->ranks[r].ops[i];
+            if (op->kind == ZB_OP_FB)
+                k = fmin(k, zb_op_duration(p, op) /
+                                (p->stage[op->stage].f +
+                                 p->stage[op->b_stage].b));
+        }
+    if (k >= 1) {
+        s->predicted.lower_bound = zb_bound_cost(p);
+        s->predicted.makespan_bound = zb_bound_makespan(p);
+        return;
+    }
+    zb_profile_copy(&q, p);
+    for (int st = 0; st < zb_profile_stages(p); st++) {
+        q.stage[st].f *= k;
+        q.stage[st].b *= k;
+    }
+    s->predicted.lower_bound = zb_bound_cost(&q);
+    s->predicted.makespan_bound = zb_bound_makespan(&q);
+    zb_profile_release(&q);
 }
 
 int zb_sim_run(struct zb_schedule *s, struct zb_error *err)
@@ -153,24 +201,35 @@ int zb_sim_run(struct zb_schedule *s, struct zb_error *err)
         int r = it.rank;
         struct zb_op *op = &s->ranks[r].ops[m.pos[r]];
         double d = zb_op_duration(p, op);
+        struct zb_op part[2];
+        int np;
 
         m.queued[r] = false;
         op->start = it.t;
         op->end = it.t + d;
         op->seq = seq++;
-        m.end[zb_pass_index(p, zb_pass_of(op->kind), op->stage, op->mb)] =
-            op->end;
-        if (op->kind == ZB_OP_BW)
-            m.end[zb_pass_index(p, ZB_PASS_W, op->stage, op->mb)] = op->end;
         m.clock[r] = op->end;
         m.pos[r]++;
+        /* Both halves of an FB end with it. */
+        np = zb_op_split(op, part);
+        for (int h = 0; h < np; h++) {
+            const struct zb_op *x = &part[h];
+            m.end[zb_pass_index(p, zb_pass_of(x->kind), x->stage, x->mb)] =
+                op->end;
+            if (x->kind == ZB_OP_BW)
+                m.end[zb_pass_index(p, ZB_PASS_W, x->stage, x->mb)] =
+                    op->end;
+        }
         /* Only this rank and the ranks of the neighbouring stages can have
-         * been waiting for this pass. */
+         * been waiting for these passes. */
         try_queue(&m, r);
-        if (op->stage + 1 < zb_profile_stages(p))
-            try_queue(&m, zb_profile_stage_rank(p, op->stage + 1));
-        if (op->stage > 0)
-            try_queue(&m, zb_profile_stage_rank(p, op->stage - 1));
+        for (int h = 0; h < np; h++) {
+            const struct zb_op *x = &part[h];
+            if (x->stage + 1 < zb_profile_stages(p))
+                try_queue(&m, zb_profile_stage_rank(p, x->stage + 1));
+            if (x->stage > 0)
+                try_queue(&m, zb_profile_stage_rank(p, x->stage - 1));
+        }
     }
     for (int r = 0; r < p->pp; r++)
         if (m.pos[r] < s->ranks[r].n) {
@@ -178,8 +237,7 @@ int zb_sim_run(struct zb_schedule *s, struct zb_error *err)
             goto out;
         }
     zb_measures_from_times(p, s->ranks, &s->predicted);
-    s->predicted.lower_bound = zb_bound_cost(p);
-    s->predicted.makespan_bound = zb_bound_makespan(p);
+    set_bounds(s);
 out:
     free(m.end);
     free(m.pos);

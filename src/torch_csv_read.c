@@ -110,10 +110,25 @@ static int parse_action(struct parser *ps, const char *cell, const char *s)
     return 0;
 }
 
-/* "(0F1;1I0)OVERLAP_F_B": sub-actions run in order on this rank. */
+/* The last two ops of the row, F then our B (PyTorch's I), become one FB. */
+static void merge_overlap(struct zb_op_list *row)
+{
+    struct zb_op *a = &row->ops[row->n - 2], *b = &row->ops[row->n - 1];
+
+    if (a->kind != ZB_OP_F || b->kind != ZB_OP_B)
+        return;
+    a->kind = ZB_OP_FB;
+    a->b_stage = b->stage;
+    a->b_mb = b->mb;
+    row->n--;
+}
+
+/* "(0F1;1I0)OVERLAP_F_B": sub-actions run in order on this rank; exactly
+ * an F and an I are one FB op (overlapped). */
 static int parse_cell(struct parser *ps, char *cell)
 {
     char *close, *sub, *save = NULL;
+    int before = ps->c->rows[ps->rank].n;
 
     if (cell[0] != '(')
         return parse_action(ps, cell, cell);
@@ -128,6 +143,8 @@ static int parse_cell(struct parser *ps, char *cell)
         if (parse_action(ps, sub, sub) < 0)
             return -1;
     }
+    if (ps->c->rows[ps->rank].n == before + 2)
+        merge_overlap(&ps->c->rows[ps->rank]);
     return 0;
 }
 
@@ -237,10 +254,12 @@ static int check_passes(struct parser *ps)
 
     for (int r = 0; r < c->pp; r++)
         for (int i = 0; i < c->rows[r].n; i++) {
-            const struct zb_op *op = &c->rows[r].ops[i];
-            if (zb_op_is_compute(op->kind))
-                seen[(size_t)op->stage * (size_t)c->microbatches +
-                     (size_t)op->mb][op->kind]++;
+            struct zb_op part[2];
+            int np = zb_op_is_compute(c->rows[r].ops[i].kind)
+                         ? zb_op_split(&c->rows[r].ops[i], part) : 0;
+            for (int h = 0; h < np; h++)
+                seen[(size_t)part[h].stage * (size_t)c->microbatches +
+                     (size_t)part[h].mb][part[h].kind]++;
         }
     for (size_t k = 0; k < n && !rc; k++) {
         const int *x = seen[k];

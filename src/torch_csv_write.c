@@ -19,9 +19,14 @@ static const char *torch_type(enum zb_op_kind k)
     }
 }
 
+/* FB is PyTorch's group "(1F1;6I0)OVERLAP_F_B" (its F, then its B). */
 static void add_action(struct strbuf *sb, const struct zb_op *op)
 {
-    sb_addf(sb, "%d%s%d", op->stage, torch_type(op->kind), op->mb);
+    if (op->kind == ZB_OP_FB)
+        sb_addf(sb, "(%dF%d;%dI%d)OVERLAP_F_B", op->stage, op->mb,
+                op->b_stage, op->b_mb);
+    else
+        sb_addf(sb, "%d%s%d", op->stage, torch_type(op->kind), op->mb);
 }
 
 struct ref {
@@ -64,9 +69,13 @@ static int *grid_steps(const struct zb_schedule *s, int *nsteps)
     for (int k = 0; k < total && by_seq[k].rank >= 0; k++) {
         int r = by_seq[k].rank, at = next[r];
         const struct zb_op *op = &s->ranks[r].ops[by_seq[k].index];
-        struct zb_dep deps[2];
-        int nd = zb_pass_deps(p, op->kind, op->stage, op->mb, deps);
+        struct zb_op part[2];
+        struct zb_dep deps[4];
+        int np = zb_op_split(op, part), nd = 0;
 
+        for (int h = 0; h < np; h++)
+            nd += zb_pass_deps(p, part[h].kind, part[h].stage, part[h].mb,
+                               deps + nd);
         for (int d = 0; d < nd; d++) {
             int t = pass_step[zb_pass_index(p, deps[d].pass, deps[d].stage,
                                             deps[d].mb)] + 1;
@@ -74,10 +83,13 @@ static int *grid_steps(const struct zb_schedule *s, int *nsteps)
                 at = t;
         }
         step[first[r] + by_seq[k].index] = at;
-        pass_step[zb_pass_index(p, zb_pass_of(op->kind), op->stage,
-                                op->mb)] = at;
-        if (op->kind == ZB_OP_BW)
-            pass_step[zb_pass_index(p, ZB_PASS_W, op->stage, op->mb)] = at;
+        for (int h = 0; h < np; h++) {
+            const struct zb_op *x = &part[h];
+            pass_step[zb_pass_index(p, zb_pass_of(x->kind), x->stage,
+                                    x->mb)] = at;
+            if (x->kind == ZB_OP_BW)
+                pass_step[zb_pass_index(p, ZB_PASS_W, x->stage, x->mb)] = at;
+        }
         next[r] = at + 1;
         if (at + 1 > *nsteps)
             *nsteps = at + 1;

@@ -95,8 +95,12 @@ static void add_compute(struct strbuf *sb, const struct zb_profile *p,
     add_time(sb, "ts", op->start * us);
     add_time(sb, "dur", (op->end - op->start) * us);
     sb_addf(sb, ", \"args\": {\"op\": \"%s\", \"stage\": %d, \"mb\": %d, "
-            "\"chunk\": %d}}", kind, op->stage, op->mb,
+            "\"chunk\": %d", kind, op->stage, op->mb,
             zb_profile_stage_chunk(p, op->stage));
+    if (op->kind == ZB_OP_FB)
+        sb_addf(sb, ", \"b_stage\": %d, \"b_mb\": %d", op->b_stage,
+                op->b_mb);
+    sb_addf(sb, "}}");
 }
 
 static void add_transfer(struct strbuf *sb, const struct zb_profile *p,
@@ -132,9 +136,11 @@ char *zb_trace_format(const struct zb_schedule *s, double us_per_unit)
     for (int r = 0; r < p->pp; r++)
         for (int i = 0; i < s->ranks[r].n; i++) {
             const struct zb_op *op = &s->ranks[r].ops[i];
-            if (zb_op_is_compute(op->kind))
-                end[zb_pass_index(p, zb_pass_of(op->kind), op->stage,
-                                  op->mb)] = op->end;
+            struct zb_op part[2];
+            int np = zb_op_is_compute(op->kind) ? zb_op_split(op, part) : 0;
+            for (int h = 0; h < np; h++)
+                end[zb_pass_index(p, zb_pass_of(part[h].kind),
+                                  part[h].stage, part[h].mb)] = op->end;
         }
     sb_init(&sb);
     sb_addf(&sb, "{\"displayTimeUnit\": \"ms\",\n \"otherData\": "

@@ -39,20 +39,27 @@ static int peer_stage(const struct zb_op *op)
         ? op->stage + 1 : op->stage - 1;
 }
 
-/* One op (not STEP) names a stage and microbatch of p, on rank r. */
+/* One op (not STEP) names stages and microbatches of p (both halves of
+ * an FB), on rank r. */
 static int check_range(const struct zb_profile *p, int r, int i,
                        const struct zb_op *op, struct zb_error *err)
 {
+    struct zb_op part[2];
+    int n = zb_op_split(op, part);
     char desc[96];
 
-    if (op->stage < 0 || op->stage >= zb_profile_stages(p) || op->mb < 0 ||
-        op->mb >= p->microbatches)
-        return zb_error_set(err, ZB_EILLEGAL, "rank %d op %d (%s): stage or "
-                            "microbatch out of range", r, i, DESC(op));
-    if (zb_profile_stage_rank(p, op->stage) != r)
-        return zb_error_set(err, ZB_EILLEGAL, "rank %d op %d (%s): stage %d "
-                            "belongs to rank %d", r, i, DESC(op), op->stage,
-                            zb_profile_stage_rank(p, op->stage));
+    for (int k = 0; k < n; k++) {
+        const struct zb_op *x = &part[k];
+        if (x->stage < 0 || x->stage >= zb_profile_stages(p) || x->mb < 0 ||
+            x->mb >= p->microbatches)
+            return zb_error_set(err, ZB_EILLEGAL, "rank %d op %d (%s): stage "
+                                "or microbatch out of range", r, i,
+                                DESC(op));
+        if (zb_profile_stage_rank(p, x->stage) != r)
+            return zb_error_set(err, ZB_EILLEGAL, "rank %d op %d (%s): stage "
+                                "%d belongs to rank %d", r, i, DESC(op),
+                                x->stage, zb_profile_stage_rank(p, x->stage));
+    }
     return 0;
 }
 
@@ -111,7 +118,8 @@ static int check_shape(struct val *v)
     return 0;
 }
 
-/* Each pass exactly once: BW counts as the B and the W of its stage. */
+/* Each pass exactly once: BW counts as the B and the W of its stage, FB
+ * as its F and its B. */
 static int check_once(struct val *v)
 {
     static const char *const pass_names[ZB_PASS_COUNT] = { "F", "B", "W" };
@@ -126,12 +134,22 @@ static int check_once(struct val *v)
     for (int r = 0; r < p->pp && !rc; r++)
         for (int i = 0; i < v->s->ranks[r].n && !rc; i++) {
             const struct zb_op *op = &v->s->ranks[r].ops[i];
-            enum zb_pass ks[2] = { zb_pass_of(op->kind), ZB_PASS_W };
-            int nk = op->kind == ZB_OP_BW ? 2 : 1;
+            struct zb_op part[2];
+            struct zb_dep ks[3];
+            int nk = 0, np;
             if (!zb_op_is_compute(op->kind))
                 continue;
+            np = zb_op_split(op, part);
+            for (int h = 0; h < np; h++) {
+                ks[nk++] = (struct zb_dep){ zb_pass_of(part[h].kind),
+                                            part[h].stage, part[h].mb };
+                if (part[h].kind == ZB_OP_BW)
+                    ks[nk++] = (struct zb_dep){ ZB_PASS_W, part[h].stage,
+                                                part[h].mb };
+            }
             for (int k = 0; k < nk; k++) {
-                long x = zb_pass_index(p, ks[k], op->stage, op->mb);
+                long x = zb_pass_index(p, ks[k].pass, ks[k].stage,
+                                       ks[k].mb);
                 if (where[2 * x] >= 0) {
                     rc = zb_error_set(v->err, ZB_EILLEGAL,
                                       "rank %d op %d (%s) duplicates op %d "
@@ -169,8 +187,9 @@ static int check_order(struct val *v)
     for (int r = 0; r < p->pp && !rc; r++) {
         for (int i = 0; i < v->s->ranks[r].n && !rc; i++) {
             const struct zb_op *op = &v->s->ranks[r].ops[i];
-            struct zb_dep deps[2];
-            int nd;
+            struct zb_op part[2];
+            struct zb_dep deps[4];
+            int nd, np;
 
             switch (op->kind) {
             case ZB_OP_STEP:
@@ -195,7 +214,13 @@ static int check_order(struct val *v)
                 break;
             }
             default:
-                nd = zb_pass_deps(p, op->kind, op->stage, op->mb, deps);
+                /* Both halves of an FB need their inputs before it starts
+                 * (so one half cannot feed the other). */
+                np = zb_op_split(op, part);
+                nd = 0;
+                for (int h = 0; h < np; h++)
+                    nd += zb_pass_deps(p, part[h].kind, part[h].stage,
+                                       part[h].mb, deps + nd);
                 for (int d = 0; d < nd && !rc; d++) {
                     long x = zb_pass_index(p, deps[d].pass, deps[d].stage,
                                            deps[d].mb);
@@ -210,12 +235,13 @@ static int check_order(struct val *v)
                             deps[d].pass == ZB_PASS_F ? "F" : "B",
                             deps[d].stage, deps[d].mb);
                 }
-                if (!rc) {
-                    stamp[zb_pass_index(p, zb_pass_of(op->kind), op->stage,
-                                        op->mb)] = r + 1;
-                    if (op->kind == ZB_OP_BW)
-                        stamp[zb_pass_index(p, ZB_PASS_W, op->stage,
-                                            op->mb)] = r + 1;
+                for (int h = 0; h < np && !rc; h++) {
+                    const struct zb_op *x = &part[h];
+                    stamp[zb_pass_index(p, zb_pass_of(x->kind), x->stage,
+                                        x->mb)] = r + 1;
+                    if (x->kind == ZB_OP_BW)
+                        stamp[zb_pass_index(p, ZB_PASS_W, x->stage,
+                                            x->mb)] = r + 1;
                 }
             }
         }
@@ -373,12 +399,17 @@ static int check_memory(struct val *v)
         double mem = 0, limit = p->mem_limit[r];
         for (int i = 0; i < v->s->ranks[r].n; i++) {
             const struct zb_op *op = &v->s->ranks[r].ops[i];
-            mem += zb_op_memory_delta(p, op->kind);
-            if (!zb_validate_within_limit(p, r, mem))
-                return zb_error_set(v->err, ZB_ENOMEM_LIMIT,
-                                    "rank %d op %d (%s): memory %g exceeds "
-                                    "the limit %g", r, i, DESC(op), mem,
-                                    limit);
+            struct zb_op part[2];
+            int np = zb_op_split(op, part);
+            /* An FB holds its F's activations before its B frees any. */
+            for (int h = 0; h < np; h++) {
+                mem += zb_op_memory_delta(p, part[h].kind);
+                if (!zb_validate_within_limit(p, r, mem))
+                    return zb_error_set(v->err, ZB_ENOMEM_LIMIT,
+                                        "rank %d op %d (%s): memory %g "
+                                        "exceeds the limit %g", r, i,
+                                        DESC(op), mem, limit);
+            }
         }
     }
     return 0;

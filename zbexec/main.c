@@ -14,6 +14,24 @@
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, GO_ON = -1 };
 
+/* The engine runs one pass per op, so an overlapped FB runs as its F,
+ * then its B. The transfers lowering put after the FB stay after both:
+ * the comm sequence is the one the validator proved, and the compute
+ * between is local. */
+static void split_overlaps(struct zb_op_list *l)
+{
+    struct zb_op_list out = { 0 };
+
+    for (int i = 0; i < l->n; i++) {
+        struct zb_op part[2];
+        int np = zb_op_split(&l->ops[i], part);
+        for (int h = 0; h < np; h++)
+            zb_op_list_push(&out, &part[h]);
+    }
+    free(l->ops);
+    *l = out;
+}
+
 static int load(struct exec *x, struct zb_error *err)
 {
     const char *path = x->opt.schedule;
@@ -59,6 +77,7 @@ static int load(struct exec *x, struct zb_error *err)
             exec_warn(0, "no prediction: %s", err->msg);
         rc = 0;
     }
+    split_overlaps(&x->sched.ranks[x->rank]);
     x->ops = &x->sched.ranks[x->rank];
     x->m = x->be->math;
     x->post_validation = x->sched.post_validation || x->opt.post_validation;

@@ -22,6 +22,7 @@ struct zb_generator {
     const char *summary;     /* one line for `zbsched list` */
     unsigned placements;     /* ZB_PLACES_* bits it serves */
     int min_vpp, max_vpp;    /* accepted chunks per rank */
+    int min_mb_per_pp;       /* needs m >= this * pp (0: any m) */
     bool memory_aware;       /* reads the limit (else a fixed shape): its
                                 output must fit, the pipeline checks it */
     bool solver;             /* a time-limited search (ilp): it reads the
@@ -41,8 +42,8 @@ extern const struct zb_generator *const zb_generators[];
 
 const struct zb_generator *zb_generator_find(const char *name);
 
-/* Whether g accepts prof's vpp and placement; if not, ZB_EUNSUPPORTED with
- * the reason ("interleaved needs vpp >= 2, got 1"). */
+/* Whether g accepts prof's vpp, placement and microbatch count; if not,
+ * ZB_EUNSUPPORTED with the reason ("interleaved needs vpp >= 2, got 1"). */
 int zb_generator_accepts(const struct zb_generator *g,
                          const struct zb_profile *prof, struct zb_error *err);
 

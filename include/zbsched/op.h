@@ -13,6 +13,8 @@ enum zb_op_kind {
     ZB_OP_B,        /* input gradient */
     ZB_OP_W,        /* weight gradient */
     ZB_OP_BW,       /* B and W fused (classic backward) */
+    ZB_OP_FB,       /* one microbatch's F and another's B, overlapped
+                       (DualPipe): stage/mb name the F, b_stage/b_mb the B */
     ZB_OP_SEND_F,   /* activations out of F at this rank's stage */
     ZB_OP_RECV_F,   /* activations into F at this rank's stage */
     ZB_OP_SEND_B,   /* input gradient out of B at this rank's stage */
@@ -27,6 +29,8 @@ struct zb_op {
     enum zb_op_kind kind;
     int stage;          /* -1 for STEP */
     int mb;             /* microbatch, -1 for STEP */
+    int b_stage, b_mb;  /* FB: the B half's stage and microbatch; else
+                           unused */
     int peer;           /* comm ops: the other rank; else -1 */
     double start, end;  /* compute ops: predicted times; else 0 */
     int seq;            /* compute ops: position in the simulator's global
@@ -47,13 +51,22 @@ int zb_op_kind_parse(const char *s, enum zb_op_kind *out);
 bool zb_op_is_compute(enum zb_op_kind k);
 bool zb_op_is_comm(enum zb_op_kind k);
 
-/* Duration of a compute op under the profile (0 for others). */
+/* The single-pass ops an op performs, in the order it performs them:
+ * FB -> its F, then its B (times, seq and peer copied); any other op ->
+ * itself. Returns 1 or 2. Modules that reason per pass (dependencies,
+ * memory peaks, transfers) walk these. */
+int zb_op_split(const struct zb_op *op, struct zb_op out[2]);
+
+/* Duration of a compute op under the profile (0 for others); FB takes
+ * the profile's `fb` when set, else its F plus its B. */
 double zb_op_duration(const struct zb_profile *p, const struct zb_op *op);
 
-/* Memory change of a compute op: F +M_B, B -(M_B-M_W), W -M_W, BW -M_B. */
+/* Memory change of a compute op: F +M_B, B -(M_B-M_W), W -M_W, BW -M_B,
+ * FB the sum of its halves (+M_W; its peak is after the F: split it). */
 double zb_op_memory_delta(const struct zb_profile *p, enum zb_op_kind k);
 
-/* "F stage 3 mb 7", "SEND_B stage 2 mb 0 to 1", "STEP" into buf. */
+/* "F stage 3 mb 7", "SEND_B stage 2 mb 0 to 1", "STEP",
+ * "FB stage 1 mb 4 + B stage 6 mb 2" into buf. */
 const char *zb_op_describe(const struct zb_op *op, char *buf, int size);
 
 #endif

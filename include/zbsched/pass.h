@@ -30,11 +30,12 @@ static inline long zb_pass_count(const struct zb_profile *p)
 
 /* The passes a compute op must wait for (at most 2): F(s) needs F(s-1);
  * B(s) and BW(s) need F(s) and B(s+1) (the last stage only F(s));
- * W(s) needs B(s). Returns how many it wrote to out. */
+ * W(s) needs B(s). kind is one pass's (not FB: split it, op.h). Returns
+ * how many it wrote to out. */
 int zb_pass_deps(const struct zb_profile *p, enum zb_op_kind kind, int stage,
                  int mb, struct zb_dep out[2]);
 
-/* The pass kind an op completes first (BW: B). */
+/* The pass kind an op completes first (BW: B; not FB: split it). */
 enum zb_pass zb_pass_of(enum zb_op_kind kind);
 
 #endif

@@ -29,6 +29,8 @@ struct zb_profile {
     enum zb_placement placement;
     struct zb_stage_times *stage;    /* pp*vpp entries, by stage */
     double comm;                     /* transfer time on a cross-rank edge */
+    double fb;                       /* an overlapped F&B op (FB); <= 0:
+                                        its F plus its B */
     double m_b;                      /* activation memory an F allocates */
     double m_w;                      /* part of it W releases (B the rest) */
     double *mem_limit;               /* pp entries; INFINITY = unlimited */
@@ -59,6 +61,7 @@ struct zb_profile_draft {
     bool placement_set;
     enum zb_placement placement;
     struct zb_opt f, b, w, comm;         /* the "time" object or flags */
+    struct zb_opt fb;                    /* time.FB or --fb */
     bool time_given;                     /* a "time" object was present:
                                             then F, B and W are required */
     bool flag_times[3];                  /* f/b/w came from a flag: they
@@ -81,7 +84,7 @@ void zb_profile_draft_warn(struct zb_profile_draft *d, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* Apply a command-line override: name is the flag without dashes
- * ("pp", "vpp", "mb", "f", "b", "w", "comm", "m-b", "m-w", "mem-limit",
+ * ("pp", "vpp", "mb", "f", "b", "w", "fb", "comm", "m-b", "m-w", "mem-limit",
  * "placement"), value its text. Returns ZB_EINVAL naming the flag on a
  * value that is not a number (or not "Np" for mem-limit). */
 int zb_profile_draft_set(struct zb_profile_draft *d, const char *name,

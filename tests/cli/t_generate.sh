@@ -62,7 +62,7 @@ expect_err "are for --schedule ilp"
 run "$ZBSCHED" list
 expect_status 0 "list"
 for name in gpipe 1f1b interleaved zb-h1 zb-h2 zb-v v-half v-min \
-    interleaved-zb zb; do
+    dualpipev interleaved-zb zb; do
     grep -q "^$name " "$OUT" || fail "list lacks $name"
 done
 

@@ -20,9 +20,10 @@ for pp in 2 4 8; do
 done
 
 # The controllable-memory families, at an odd and an even pp (their
-# building blocks differ by parity).
+# building blocks differ by parity), and dualpipev (its FB ops run as F
+# then B).
 for pp in 3 4; do
-    for g in v-half v-min; do
+    for g in v-half v-min dualpipev; do
         gen "$TMP/s.json" --pp "$pp" --mb $((2 * pp)) --schedule "$g" \
             --vpp 2 --placement v
         zbexec "$pp" "$TMP/s.json" --check --model "$MODEL"
