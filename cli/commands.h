@@ -9,6 +9,7 @@ extern const struct cli_command cmd_generate;
 extern const struct cli_command cmd_eval;
 extern const struct cli_command cmd_validate;
 extern const struct cli_command cmd_compare;
+extern const struct cli_command cmd_frontier;
 extern const struct cli_command cmd_list;
 extern const struct cli_command cmd_render;
 extern const struct cli_command cmd_export;

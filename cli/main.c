@@ -9,8 +9,8 @@
 #include "commands.h"
 
 const struct cli_command *const cli_commands[] = {
-    &cmd_generate, &cmd_eval, &cmd_validate, &cmd_compare, &cmd_list,
-    &cmd_render, &cmd_export, &cmd_import, NULL,
+    &cmd_generate, &cmd_eval, &cmd_validate, &cmd_compare, &cmd_frontier,
+    &cmd_list, &cmd_render, &cmd_export, &cmd_import, NULL,
 };
 
 static const struct cli_command *find_command(const char *name)

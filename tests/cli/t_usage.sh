@@ -13,6 +13,7 @@ declare -A want=(
     [eval]="json"
     [validate]=""
     [compare]="json mem-sweep quiet $search $profile"
+    [frontier]="json svg effort $profile"
     [list]=""
     [render]="output ascii width trace unit compare realized iter"
     [export]="to format output"

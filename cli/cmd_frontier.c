@@ -1,0 +1,120 @@
+/* cmd_frontier.c - `zbsched frontier`: cost against peak activation
+ * memory for one model: every family, placement and vpp (1 to 4) that
+ * serves it and `zb` at a sweep of limits, the Pareto front marked and the
+ * lower bound at each limit (schedules/frontier.c). A table, --json, and
+ * --svg for the plot. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "commands.h"
+#include "zbsched/frontier.h"
+#include "zbsched/io.h"
+
+static void print_table(const struct zb_frontier *f)
+{
+    printf("%-15s %-9s %3s %10s %10s %12s %8s %5s\n", "schedule",
+           "placement", "vpp", "limit", "peak", "cost", "bubble", "front");
+    for (int i = 0; i < f->n; i++) {
+        const struct zb_frontier_point *pt = &f->pts[i];
+        char lim[32] = "-";
+        if (isfinite(pt->limit))
+            snprintf(lim, sizeof(lim), "%.6g", pt->limit);
+        printf("%-15s %-9s %3d %10s %10.6g %12.6g %8.4f %5s\n", pt->name,
+               zb_placement_name(pt->placement), pt->vpp, lim, pt->peak,
+               pt->cost, pt->bubble, pt->front ? "*" : "");
+    }
+    printf("lower bound by limit (1F1B's peak %.6g):", f->unit);
+    for (int k = 0; k < f->nb; k++) {
+        if (isfinite(f->bounds[k].bound))
+            printf(" %.6g: %.6g", f->bounds[k].limit, f->bounds[k].bound);
+        else
+            printf(" %.6g: -", f->bounds[k].limit);
+        printf(k + 1 < f->nb ? ";" : "\n");
+    }
+}
+
+static void print_json(const struct zb_frontier *f)
+{
+    printf("{\"unit\": %.17g, \"points\": [", f->unit);
+    for (int i = 0; i < f->n; i++) {
+        const struct zb_frontier_point *pt = &f->pts[i];
+        printf("%s\n  {\"schedule\": \"%s\", \"placement\": \"%s\", "
+               "\"vpp\": %d, ", i ? "," : "", pt->name,
+               zb_placement_name(pt->placement), pt->vpp);
+        if (isfinite(pt->limit))
+            printf("\"limit\": %.17g, ", pt->limit);
+        else
+            printf("\"limit\": null, ");
+        printf("\"peak\": %.17g, \"cost\": %.17g, \"bubble_ratio\": %.17g, "
+               "\"front\": %s}", pt->peak, pt->cost, pt->bubble,
+               pt->front ? "true" : "false");
+    }
+    printf("\n], \"bounds\": [");
+    for (int k = 0; k < f->nb; k++) {
+        printf("%s\n  {\"limit\": %.17g, \"bound\": ", k ? "," : "",
+               f->bounds[k].limit);
+        if (isfinite(f->bounds[k].bound))
+            printf("%.17g}", f->bounds[k].bound);
+        else
+            printf("null}");
+    }
+    printf("\n]}\n");
+}
+
+static int run(const struct cli_args *a)
+{
+    struct zb_profile prof = { 0 };
+    struct zb_options opt;
+    struct zb_frontier f;
+    struct zb_error err = { 0 };
+    const char *svg = cli_get(a, "svg");
+    int rc;
+
+    zb_options_init(&opt);
+    if ((rc = cli_number(a, "effort", 0, &opt.effort)) != CLI_OK ||
+        (rc = cli_load_profile(a, NULL, &prof)) != CLI_OK)
+        return rc;
+    rc = zb_frontier_build(&prof, &opt, &f, &err);
+    zb_profile_release(&prof);
+    if (rc < 0)
+        return cli_fail(&err);
+    if (svg) {
+        char *text = zb_frontier_svg(&f, 900);
+        rc = zb_io_write_file(svg, text, strlen(text), &err);
+        free(text);
+        if (rc < 0) {
+            zb_frontier_release(&f);
+            return cli_fail_file(svg, &err);
+        }
+    }
+    if (cli_has(a, "json"))
+        print_json(&f);
+    else
+        print_table(&f);
+    zb_frontier_release(&f);
+    return CLI_OK;
+}
+
+static const struct cli_opt opts[] = {
+    { "json", 0, NULL, "one JSON object instead of the table" },
+    { "svg", 0, "FILE", "also draw cost against peak memory here" },
+    { "effort", 0, "SECONDS", "zb's local search, as for generate (0: "
+      "its default)" },
+    { NULL, 0, NULL, NULL },
+};
+
+const struct cli_command cmd_frontier = {
+    .name = "frontier", .run = run,
+    .summary = "cost against peak memory: every family, placement and vpp",
+    .groups = { { "options", opts },
+                { "profile options", cli_profile_opts } },
+    .notes = "The profile is one model: each rank's work (the stages' mean "
+             "F, B, W times vpp)\nand activations (vpp * M_B per "
+             "microbatch) are split among v chunks for\nloop placement "
+             "with vpp 1 to 4 and v placement with vpp 2. zb runs at\n1/3, "
+             "1/2, 2/3, 1, 1.5 and 2 times 1F1B's peak; the profile's own "
+             "limit and\nplacement are not used. front: no point has less "
+             "memory and less cost.\n",
+};
