@@ -261,8 +261,9 @@ static int parse_op(const cJSON *o, int r, int i, struct zb_op *op,
         return zb_error_set(err, ZB_EPARSE,
                             "rank %d op %d (%s): \"peer\" must be an integer",
                             r, i, kind->valuestring);
-    if (op->kind == ZB_OP_FB && (json_get_int(o, "b_stage", &op->b_stage) < 0 ||
-                                 json_get_int(o, "b_mb", &op->b_mb) < 0))
+    if (op->kind == ZB_OP_FB &&
+        (json_get_int(o, "b_stage", &op->b_stage) < 0 ||
+         json_get_int(o, "b_mb", &op->b_mb) < 0))
         return zb_error_set(err, ZB_EPARSE,
                             "rank %d op %d (FB): \"b_stage\" and \"b_mb\" "
                             "must be integers", r, i);
