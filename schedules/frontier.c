@@ -65,6 +65,21 @@ static void config_profile(const struct zb_profile *p, const struct model *md,
         out->mem_limit[r] = limit;
 }
 
+/* The bound at prof's limit. With time.FB below F + B an overlapped
+ * schedule does less work than the passes' times say, so the bound is
+ * taken with F and B scaled down by that ratio (as the simulator does). */
+static double bound_at(struct zb_profile *prof)
+{
+    const struct zb_stage_times *t = &prof->stage[0];
+    double k = prof->fb > 0 ? fmin(1, prof->fb / (t->f + t->b)) : 1;
+
+    for (int s = 0; s < zb_profile_stages(prof); s++) {
+        prof->stage[s].f *= k;
+        prof->stage[s].b *= k;
+    }
+    return zb_bound_cost(prof);
+}
+
 static void add_point(struct zb_frontier *f, int *cap,
                       const struct zb_schedule *s, struct config c,
                       double limit)
@@ -154,7 +169,7 @@ int zb_frontier_build(const struct zb_profile *p,
             config_profile(p, &md, cs[c], lim, &prof);
             try_family(out, &cap, zb, &prof, opt, cs[c], lim);
             out->bounds[k].bound =
-                fmin(out->bounds[k].bound, zb_bound_cost(&prof));
+                fmin(out->bounds[k].bound, bound_at(&prof));
             zb_profile_release(&prof);
         }
     }
