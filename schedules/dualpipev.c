@@ -16,8 +16,8 @@
  * W right after. Needs m >= 2p (phase 4 at least once on rank 0; the
  * generator table says so, zb_generator_accepts() refuses less). A fixed
  * shape: it ignores the limit and reports whether it fits; its peak is
- * about 1F1B's (2p chunk activations on rank 0, docs/controllable-memory.md).
- */
+ * 2p+1 chunk activations at unit times, one over 1F1B's: an FB holds its
+ * F's before its B frees any (docs/controllable-memory.md). */
 #include <stdlib.h>
 #include "families.h"
 #include "zbsched/generator.h"
