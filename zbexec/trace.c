@@ -7,6 +7,7 @@
  * from post to completion and a flow arrow from the pass that made the
  * data to the pass that used it. Timestamps are whole microseconds, for
  * the reason src/trace.c gives. */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,13 +112,15 @@ static long transfer_id(const struct zb_profile *p, int iter, int dir,
  * or a BW) of stage and mb: the schedule was validated, so it is there. */
 static int pass_op(const struct exec *x, int dir, int stage, int mb)
 {
-    for (int j = 0;; j++) {
+    for (int j = 0; j < x->ops->n; j++) {
         const struct zb_op *op = &x->ops->ops[j];
         if (op->stage == stage && op->mb == mb &&
             (dir == MSG_F ? op->kind == ZB_OP_F
                           : op->kind == ZB_OP_B || op->kind == ZB_OP_BW))
             return j;
     }
+    assert(!"a validated schedule computes every pass it transfers");
+    return 0;
 }
 
 static void comm_events(struct exec *x, int i)
