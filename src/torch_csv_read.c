@@ -263,8 +263,9 @@ static int infer_placement(struct parser *ps)
 }
 
 /* PyTorch's own count check, per pass: exactly one F, and exactly one B
- * (full backward) or one I and one W, for every stage and microbatch. Said here in the
- * file's terms; the simulator would only see a pass that never comes. */
+ * (full backward) or one I and one W, for every stage and microbatch.
+ * Said here in the file's terms; the simulator would only see a pass
+ * that never comes. */
 static int check_passes(struct parser *ps)
 {
     struct zb_torch_csv *c = ps->c;

@@ -4,8 +4,10 @@
 # keeps the rules every trace viewer needs (tests/lib/trace_check.py).
 . "$(dirname "$0")/../lib/tap.sh"
 
-command -v python3 >/dev/null ||
-    { fail "python3 not found (it runs tests/lib/trace_check.py)"; done_testing; }
+if ! command -v python3 >/dev/null; then
+    fail "python3 not found (it runs tests/lib/trace_check.py)"
+    done_testing
+fi
 CHECK="python3 $(dirname "$0")/../lib/trace_check.py"
 
 # name: generate flags | render flags
@@ -48,13 +50,15 @@ bad() {
 X0='{"ph": "X", "name": "a", "cat": "c", "pid": 0, "tid": 0, "ts": 0, "dur": 1}'
 X1='{"ph": "X", "name": "b", "cat": "c", "pid": 1, "tid": 0, "ts": 2, "dur": 1}'
 S='{"ph": "s", "name": "t", "cat": "c", "id": 1, "pid": 0, "tid": 0, "ts": 0}'
-F='{"ph": "f", "bp": "e", "name": "t", "cat": "c", "id": 1, "pid": 1, "tid": 0, "ts": 2}'
+F='{"ph": "f", "bp": "e", "name": "t", "cat": "c", "id": 1, '\
+'"pid": 1, "tid": 0, "ts": 2}'
 bad "$X0,$X1,$F,$S" "an end before its start" "want s then f"
 bad "$X0,${X1/\"ts\": 2/\"ts\": 0},$S,${F/\"ts\": 2/\"ts\": 0}" \
     "an end at its start's time" "not after its start"
 A='{"ph": "X", "name": "a", "pid": 0, "tid": 0, "ts": 0.1, "dur": 0.2}'
 B='{"ph": "X", "name": "b", "pid": 0, "tid": 0, "ts": 0.3, "dur": 1}'
 bad "$A,$B" "slices an ulp apart" "overlaps"
-bad "$X0,$X1,${S/\"cat\": \"c\"/\"cat\": \"flow\"},${F/\"cat\": \"c\"/\"cat\": \"flow\"}" \
+C='"cat": "c"' FLOW='"cat": "flow"'
+bad "$X0,$X1,${S/$C/$FLOW},${F/$C/$FLOW}" \
     "a flow in another category" "starts no slice of category 'flow'"
 done_testing
