@@ -53,7 +53,8 @@ static int run(const struct cli_args *a)
 static const struct cli_opt opts[] = {
     { "to", 0, "torch-csv", "the format (required; the one there is)" },
     { "format", 0, "compute_only|compute_comms", "compute_only (default): "
-      "what torchtitan loads;\ncompute_comms: with our transfers" },
+      "what torchtitan loads;\ncompute_comms: with our transfers and "
+      "PyTorch's FSDP\nand REDUCE_GRAD actions" },
     { "output", 'o', "OUT", "write here (stdout)" },
     { NULL, 0, NULL, NULL },
 };

@@ -5,22 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "torch_csv.h"
 #include "zbsched/torch.h"
 #include "zbsched/xalloc.h"
-
-/* PyTorch's computation types; `skip` ones have no op of ours. */
-static const struct {
-    const char *name;
-    enum zb_op_kind kind;
-    bool skip;
-} types[] = {
-    { "F", ZB_OP_F, false },           { "I", ZB_OP_B, false },
-    { "B", ZB_OP_BW, false },          { "W", ZB_OP_W, false },
-    { "SEND_F", ZB_OP_SEND_F, false }, { "RECV_F", ZB_OP_RECV_F, false },
-    { "SEND_B", ZB_OP_SEND_B, false }, { "RECV_B", ZB_OP_RECV_B, false },
-    { "UNSHARD", 0, true },            { "RESHARD", 0, true },
-    { "REDUCE_GRAD", 0, true },
-};
 
 #define MAX_INDEX 1000000
 
@@ -75,77 +62,111 @@ static int note_stage(struct parser *ps, const char *cell, int stage)
 }
 
 /* [stage][type][microbatch]; the whole text must match (PyTorch's regex
- * only anchors the start: trailing text there is silently ignored). */
-static int parse_action(struct parser *ps, const char *cell, const char *s)
+ * only anchors the start: trailing text there is silently ignored).
+ * Returns 1 with *out set for an action we keep as an op, 0 for one we
+ * derive instead (UNSHARD, RESHARD, REDUCE_GRAD), or an error. */
+static int parse_action(struct parser *ps, const char *cell, const char *s,
+                        struct zb_op *out)
 {
     struct zb_op op = { .peer = -1, .seq = -1, .mb = -1 };
-    size_t k, len = 0;
+    const struct torch_type *t;
 
     if (read_index(&s, &op.stage) < 0)
         return fail(ps, cell, "expected [stage][type][microbatch], e.g. 2F0");
-    for (k = 0; k < sizeof(types) / sizeof(types[0]); k++) {
-        len = strlen(types[k].name);
-        if (!strncmp(s, types[k].name, len))
-            break;
-    }
-    if (k == sizeof(types) / sizeof(types[0]))
+    if (!(t = torch_type_at(s)))
         return fail(ps, cell, "unknown action type");
-    s += len;
+    s += strlen(t->name);
     if (*s && read_index(&s, &op.mb) < 0)
         return fail(ps, cell, "microbatch is not a number");
     if (*s)
         return fail(ps, cell, "unexpected text after the microbatch");
     if (note_stage(ps, cell, op.stage) < 0)
         return -1;
-    if (types[k].skip)
+    if (t->role == TORCH_DERIVED)
         return 0;
     if (op.mb < 0)
         return fail(ps, cell, "needs a microbatch");
-    op.kind = types[k].kind;
-    if (zb_op_is_comm(op.kind))
+    op.kind = t->kind;
+    *out = op;
+    return 1;
+}
+
+/* Append op to this rank's row. */
+static void add_op(struct parser *ps, const struct zb_op *op)
+{
+    if (zb_op_is_comm(op->kind))
         ps->c->comms = true;
-    else if (op.mb + 1 > ps->c->microbatches)
-        ps->c->microbatches = op.mb + 1;
-    zb_op_list_push(&ps->c->rows[ps->rank], &op);
-    return 0;
+    else if (op->mb + 1 > ps->c->microbatches)
+        ps->c->microbatches = op->mb + 1;
+    zb_op_list_push(&ps->c->rows[ps->rank], op);
 }
 
-/* The last two ops of the row, F then our B (PyTorch's I), become one FB. */
-static void merge_overlap(struct zb_op_list *row)
+/* OVERLAP_F_B: PyTorch overlaps an F and a B of two microbatches.
+ * Exactly an F then an I is our overlapped FB op; any other content runs
+ * one after the other, in the cell's order. */
+static void add_overlap(struct parser *ps, const struct zb_op *ops, int n)
 {
-    struct zb_op *a = &row->ops[row->n - 2], *b = &row->ops[row->n - 1];
-
-    if (a->kind != ZB_OP_F || b->kind != ZB_OP_B)
+    if (n == 2 && ops[0].kind == ZB_OP_F && ops[1].kind == ZB_OP_B) {
+        struct zb_op fb = ops[0];
+        fb.kind = ZB_OP_FB;
+        fb.b_stage = ops[1].stage;
+        fb.b_mb = ops[1].mb;
+        if (fb.b_mb + 1 > ps->c->microbatches)
+            ps->c->microbatches = fb.b_mb + 1;
+        add_op(ps, &fb);
         return;
-    a->kind = ZB_OP_FB;
-    a->b_stage = b->stage;
-    a->b_mb = b->mb;
-    row->n--;
+    }
+    for (int i = 0; i < n; i++)
+        add_op(ps, &ops[i]);
 }
 
-/* "(0F1;1I0)OVERLAP_F_B": sub-actions run in order on this rank; exactly
- * an F and an I are one FB op (overlapped). */
-static int parse_cell(struct parser *ps, char *cell)
-{
-    char *close, *sub, *save = NULL;
-    int before = ps->c->rows[ps->rank].n;
+/* The group actions, "(A;B;...)NAME": each NAME and what its kept
+ * sub-actions become. */
+static const struct {
+    const char *name;
+    void (*add)(struct parser *ps, const struct zb_op *ops, int n);
+} groups[] = {
+    { "OVERLAP_F_B", add_overlap },
+};
 
-    if (cell[0] != '(')
-        return parse_action(ps, cell, cell);
-    if (!(close = strchr(cell, ')')) || strcmp(close + 1, "OVERLAP_F_B"))
+static int parse_group(struct parser *ps, char *cell)
+{
+    char *close = strchr(cell, ')'), *sub, *save = NULL;
+    struct zb_op *ops = NULL;
+    int n = 0, cap = 0, rc = 0;
+    size_t k = 0;
+
+    for (; close && k < sizeof(groups) / sizeof(groups[0]); k++)
+        if (!strcmp(close + 1, groups[k].name))
+            break;
+    if (!close || k == sizeof(groups) / sizeof(groups[0]))
         return fail(ps, cell, "a group of actions must read "
                               "(A;B;...)OVERLAP_F_B");
     *close = '\0';
-    for (sub = strtok_r(cell + 1, ";", &save); sub;
+    for (sub = strtok_r(cell + 1, ";", &save); sub && rc >= 0;
          sub = strtok_r(NULL, ";", &save)) {
         while (isspace((unsigned char)*sub))
             sub++;
-        if (parse_action(ps, sub, sub) < 0)
-            return -1;
+        zb_xgrow((void **)&ops, &cap, n + 1, sizeof(*ops));
+        if ((rc = parse_action(ps, sub, sub, &ops[n])) > 0)
+            n++;
     }
-    if (ps->c->rows[ps->rank].n == before + 2)
-        merge_overlap(&ps->c->rows[ps->rank]);
-    return 0;
+    if (rc >= 0)
+        groups[k].add(ps, ops, n);
+    free(ops);
+    return rc < 0 ? rc : 0;
+}
+
+static int parse_cell(struct parser *ps, char *cell)
+{
+    struct zb_op op;
+    int rc;
+
+    if (cell[0] == '(')
+        return parse_group(ps, cell);
+    if ((rc = parse_action(ps, cell, cell, &op)) > 0)
+        add_op(ps, &op);
+    return rc < 0 ? rc : 0;
 }
 
 /* One CSV field starting at *s: plain, or quoted with "" for a quote
@@ -184,12 +205,25 @@ static char *trim(char *s)
     return s;
 }
 
+/* Whether the line at s holds nothing but blanks. */
+static bool blank_line(const char *s)
+{
+    s += strspn(s, " \t\r");
+    return *s == '\n' || *s == '\0';
+}
+
 static int parse_rows(struct parser *ps, const char *text)
 {
     const char *s = text;
     int cap = 0;
 
-    while (*s) {
+    for (int line = 1; *s; line++) {
+        /* PyTorch's csv.reader makes every line a rank, a blank one a
+         * rank without actions, so its rank count no longer matches the
+         * world's; only the last line's newline ends no rank. */
+        if (blank_line(s))
+            return zb_error_set(ps->err, ZB_EPARSE, "line %d is blank: "
+                                "PyTorch reads every line as a rank", line);
         ps->rank = ps->c->pp;
         zb_xgrow((void **)&ps->c->rows, &cap, ps->c->pp + 1,
               sizeof(*ps->c->rows));
@@ -207,9 +241,6 @@ static int parse_rows(struct parser *ps, const char *text)
         }
         if (*s == '\n')
             s++;
-        /* Blank lines at the end are not ranks. */
-        if (strspn(s, "\r\n \t") == strlen(s))
-            break;
     }
     if (ps->c->pp == 0)
         return zb_error_set(ps->err, ZB_EPARSE, "no rows");
@@ -242,9 +273,10 @@ static int infer_placement(struct parser *ps)
     return 0;
 }
 
-/* PyTorch's own count check, per pass: one F, and one B (full backward)
- * or one I and one W, for every stage and microbatch. Said here in the
- * file's terms; the simulator would only see a pass that never comes. */
+/* PyTorch's own count check, per pass: exactly one F, and exactly one B
+ * (full backward) or one I and one W, for every stage and microbatch.
+ * Said here in the file's terms; the simulator would only see a pass
+ * that never comes. */
 static int check_passes(struct parser *ps)
 {
     struct zb_torch_csv *c = ps->c;
@@ -263,9 +295,14 @@ static int check_passes(struct parser *ps)
         }
     for (size_t k = 0; k < n && !rc; k++) {
         const int *x = seen[k];
-        const char *why = x[ZB_OP_F] != 1 ? "needs one F"
-            : x[ZB_OP_BW] + x[ZB_OP_B] != 1 ? "needs one B or one I"
-            : x[ZB_OP_W] != x[ZB_OP_B] ? "needs one W after its I" : NULL;
+        const char *why = x[ZB_OP_F] != 1 ? "needs exactly one F"
+            : x[ZB_OP_BW] + x[ZB_OP_B] != 1
+                ? "needs exactly one B or exactly one I"
+            : x[ZB_OP_W] != x[ZB_OP_B]
+                ? x[ZB_OP_B] ? "needs exactly one W after its I"
+                             : "has a W, but its B computes the weight "
+                               "gradient already"
+            : NULL;
         if (why)
             rc = zb_error_set(ps->err, ZB_EPARSE, "stage %d microbatch %d "
                               "%s (microbatches 0 to %d are named)",

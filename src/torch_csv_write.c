@@ -3,21 +3,10 @@
 #include <assert.h>
 #include <stdlib.h>
 #include "strbuf.h"
+#include "torch_csv.h"
 #include "zbsched/pass.h"
 #include "zbsched/torch.h"
 #include "zbsched/xalloc.h"
-
-/* PyTorch names: I is our B (input gradient), B our fused BW. */
-static const char *torch_type(enum zb_op_kind k)
-{
-    switch (k) {
-    case ZB_OP_F: return "F";
-    case ZB_OP_B: return "I";
-    case ZB_OP_W: return "W";
-    case ZB_OP_BW: return "B";
-    default: return zb_op_kind_name(k);   /* SEND_F ... RECV_B */
-    }
-}
 
 /* FB is PyTorch's group "(1F1;6I0)OVERLAP_F_B" (its F, then its B). */
 static void add_action(struct strbuf *sb, const struct zb_op *op)
@@ -26,7 +15,7 @@ static void add_action(struct strbuf *sb, const struct zb_op *op)
         sb_addf(sb, "(%dF%d;%dI%d)OVERLAP_F_B", op->stage, op->mb,
                 op->b_stage, op->b_mb);
     else
-        sb_addf(sb, "%d%s%d", op->stage, torch_type(op->kind), op->mb);
+        sb_addf(sb, "%d%s%d", op->stage, torch_type_name(op->kind), op->mb);
 }
 
 struct ref {
@@ -127,38 +116,109 @@ static void format_compute_only(const struct zb_schedule *s,
     free(step);
 }
 
-/* PyTorch's runtime scales and reduces a stage's gradients at its
- * REDUCE_GRAD, placed (as its own lowering does) after the op that
- * completes the stage's last backward, W or B, and that op's send. */
+/* A stage-only action (UNSHARD, RESHARD, REDUCE_GRAD) as a further cell. */
+static void add_stage_action(struct strbuf *sb, int stage, const char *type)
+{
+    sb_addf(sb, ",%d%s", stage, type);
+}
+
+/* PyTorch's FSDP lowering (`_add_unshard_reshard`), which a
+ * compute_comms file must carry itself: its runtime refuses to compute
+ * on a sharded stage, and torchtitan shards whenever dp_shard > 1.
+ * Before each compute op, the next MAX_ACTIVE distinct stages this rank
+ * computes on are unsharded, the stages not among them resharded first;
+ * after the last op every stage is resharded. Stages enter the window one
+ * at a time, so at most one leaves it per op and the order of RESHARDs
+ * matters only at the end, where they go by stage (PyTorch's set order
+ * for fewer than 8 stages). Without FSDP the runtime skips them. */
+enum { MAX_ACTIVE = 3 };    /* PyTorch's max_active_stages */
+
+static void add_fsdp(struct strbuf *sb, const struct zb_op_list *l, int from,
+                     bool *active, int nstages)
+{
+    int next[MAX_ACTIVE], n = 0;
+
+    for (int i = from; i < l->n && n < MAX_ACTIVE; i++) {
+        const struct zb_op *op = &l->ops[i];
+        /* An FB computes on its F's stage and then its B's. */
+        int stages[2] = { op->stage, op->b_stage };
+        int ns = op->kind == ZB_OP_FB ? 2 : 1;
+        if (!zb_op_is_compute(op->kind))
+            continue;
+        for (int h = 0; h < ns && n < MAX_ACTIVE; h++) {
+            int k = 0;
+            while (k < n && next[k] != stages[h])
+                k++;
+            if (k == n)
+                next[n++] = stages[h];
+        }
+    }
+    for (int s = 0; s < nstages; s++) {
+        bool keep = false;
+        for (int k = 0; k < n; k++)
+            keep = keep || next[k] == s;
+        if (active[s] && !keep) {
+            add_stage_action(sb, s, TORCH_RESHARD);
+            active[s] = false;
+        }
+    }
+    for (int k = 0; k < n; k++)
+        if (!active[next[k]]) {
+            add_stage_action(sb, next[k], TORCH_UNSHARD);
+            active[next[k]] = true;
+        }
+}
+
+/* Our lowered lists as they are, with the actions PyTorch's own lowering
+ * adds where it puts them relative to the compute ops: a REDUCE_GRAD
+ * (its runtime scales and reduces a stage's gradients there) after the
+ * op that completes the stage's last backward, W or B, and that op's
+ * send; the FSDP actions for the next compute op after the previous one,
+ * its sends and REDUCE_GRAD, so that the all-gather overlaps the wait for
+ * that op's input. A row starts with an empty cell that the first
+ * action's comma fills. */
 static void format_compute_comms(const struct zb_schedule *s,
                                  struct strbuf *sb)
 {
     const struct zb_profile *p = &s->profile;
-    int *done = zb_xcalloc((size_t)zb_profile_stages(p), sizeof(int));
+    const int nstages = zb_profile_stages(p);
+    int *done = zb_xcalloc((size_t)nstages, sizeof(int));
+    bool *active = zb_xcalloc((size_t)nstages, sizeof(bool));
 
     for (int r = 0; r < p->pp; r++) {
         const struct zb_op_list *l = &s->ranks[r];
-        int cells = 0, reduce = -1;
+        struct strbuf row;
+        bool fsdp_due = true;
+        int reduce = -1;
 
+        sb_init(&row);
         for (int i = 0; i < l->n; i++) {
             const struct zb_op *op = &l->ops[i];
             if (op->kind == ZB_OP_STEP)
                 continue;
-            if (cells++)
-                sb_addf(sb, ",");
-            add_action(sb, op);
+            if (fsdp_due && op->kind != ZB_OP_SEND_F &&
+                op->kind != ZB_OP_SEND_B) {
+                add_fsdp(&row, l, i, active, nstages);
+                fsdp_due = false;
+            }
+            sb_addf(&row, ",");
+            add_action(&row, op);
+            fsdp_due = fsdp_due || zb_op_is_compute(op->kind);
             if ((op->kind == ZB_OP_W || op->kind == ZB_OP_BW) &&
                 ++done[op->stage] == p->microbatches)
                 reduce = op->stage;
             if (reduce >= 0 && (i + 1 == l->n ||
                                 l->ops[i + 1].kind != ZB_OP_SEND_B ||
                                 l->ops[i + 1].stage != reduce)) {
-                sb_addf(sb, ",%dREDUCE_GRAD", reduce);
+                add_stage_action(&row, reduce, TORCH_REDUCE_GRAD);
                 reduce = -1;
             }
         }
-        sb_addf(sb, "\n");
+        add_fsdp(&row, l, l->n, active, nstages);
+        sb_addf(sb, "%s\n", row.len ? row.buf + 1 : "");
+        sb_release(&row);
     }
+    free(active);
     free(done);
 }
 

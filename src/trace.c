@@ -1,6 +1,6 @@
 /* trace.c - the predicted timeline as Chrome trace-event JSON, in the
  * track layout zbexec's --trace uses (docs/guide.md, "Trace layout"), so
- * predicted and realized runs open the same way in Perfetto. */
+ * predicted and realized runs open the same way in every viewer. */
 #include <math.h>
 #include <stdlib.h>
 #include "strbuf.h"
@@ -8,17 +8,46 @@
 #include "zbsched/trace.h"
 #include "zbsched/xalloc.h"
 
+/* Times are written in whole microseconds, each slice's ts and end
+ * rounded from the profile's times: viewers add ts and dur in doubles, so
+ * fractional times let one slice end an ulp after the next one starts,
+ * and DevTools drops one of the two. Rounding is monotonic, so slices
+ * that touch or keep apart in profile time still do. */
+static long long tick(double t, double us)
+{
+    return llround(t * us);
+}
+
 struct transfer {
-    double start;       /* profile units */
-    int op;             /* index in the rank's list */
-    int lane;           /* thread id - 1 */
-    long flow;          /* id shared by the SEND and its RECV */
+    long long start, end;   /* ticks */
+    int op;                 /* index in the rank's list */
+    int lane;               /* thread id - 1 */
 };
 
-static void add_time(struct strbuf *sb, const char *key, double t)
+/* The passes a transfer joins: SEND_F(s) carries F(s) to F(s+1), SEND_B(s)
+ * carries B(s) to B(s-1) (a BW performs the B pass); a RECV names the
+ * stage on its own rank, the consumer's. */
+static void transfer_passes(const struct zb_profile *p, const struct zb_op *op,
+                            long *from, long *to)
 {
-    sb_addf(sb, ", \"%s\": ", key);
-    sb_add_num(sb, t);
+    switch (op->kind) {
+    case ZB_OP_SEND_F:
+        *from = zb_pass_index(p, ZB_PASS_F, op->stage, op->mb);
+        *to = zb_pass_index(p, ZB_PASS_F, op->stage + 1, op->mb);
+        break;
+    case ZB_OP_RECV_F:
+        *from = zb_pass_index(p, ZB_PASS_F, op->stage - 1, op->mb);
+        *to = zb_pass_index(p, ZB_PASS_F, op->stage, op->mb);
+        break;
+    case ZB_OP_SEND_B:
+        *from = zb_pass_index(p, ZB_PASS_B, op->stage, op->mb);
+        *to = zb_pass_index(p, ZB_PASS_B, op->stage - 1, op->mb);
+        break;
+    default:
+        *from = zb_pass_index(p, ZB_PASS_B, op->stage + 1, op->mb);
+        *to = zb_pass_index(p, ZB_PASS_B, op->stage, op->mb);
+        break;
+    }
 }
 
 static void add_metadata(struct strbuf *sb, int r, int lanes)
@@ -35,23 +64,6 @@ static void add_metadata(struct strbuf *sb, int r, int lanes)
                 r, k + 1, k ? " (overlapping)" : "");
 }
 
-/* The end of the pass a transfer carries and the flow id naming it: a
- * transfer is identified by its producer's pass. */
-static void transfer_of(const struct zb_profile *p, const double *end,
-                        const struct zb_op *op, double *start, long *flow)
-{
-    enum zb_pass k = op->kind == ZB_OP_SEND_F || op->kind == ZB_OP_RECV_F
-                         ? ZB_PASS_F : ZB_PASS_B;
-    int producer = op->stage;
-
-    if (op->kind == ZB_OP_RECV_F)
-        producer = op->stage - 1;
-    else if (op->kind == ZB_OP_RECV_B)
-        producer = op->stage + 1;
-    *flow = zb_pass_index(p, k, producer, op->mb) + 1;
-    *start = end[*flow - 1];
-}
-
 static int by_start(const void *a, const void *b)
 {
     const struct transfer *x = a, *y = b;
@@ -63,9 +75,9 @@ static int by_start(const void *a, const void *b)
 
 /* Slices on one thread must nest; transfers that overlap in time go to
  * further lanes (threads 2, 3, ...), first fit in start order. */
-static int assign_lanes(struct transfer *t, int n, double dur)
+static int assign_lanes(struct transfer *t, int n)
 {
-    double *lane_end = NULL;
+    long long *lane_end = NULL;
     int lanes = 0, cap = 0;
 
     qsort(t, (size_t)n, sizeof(*t), by_start);
@@ -77,7 +89,7 @@ static int assign_lanes(struct transfer *t, int n, double dur)
             zb_xgrow((void **)&lane_end, &cap, lanes + 1, sizeof(*lane_end));
             lanes++;
         }
-        lane_end[k] = t[i].start + dur;
+        lane_end[k] = t[i].end;
         t[i].lane = k;
     }
     free(lane_end);
@@ -88,14 +100,13 @@ static void add_compute(struct strbuf *sb, const struct zb_profile *p,
                         int r, const struct zb_op *op, double us)
 {
     const char *kind = zb_op_kind_name(op->kind);
+    long long ts = tick(op->start, us);
 
     sb_addf(sb, ",\n  {\"ph\": \"X\", \"name\": \"%s s%d mb%d\", \"cat\": "
-            "\"compute\", \"pid\": %d, \"tid\": 0", kind, op->stage, op->mb,
-            r);
-    add_time(sb, "ts", op->start * us);
-    add_time(sb, "dur", (op->end - op->start) * us);
-    sb_addf(sb, ", \"args\": {\"op\": \"%s\", \"stage\": %d, \"mb\": %d, "
-            "\"chunk\": %d", kind, op->stage, op->mb,
+            "\"compute\", \"pid\": %d, \"tid\": 0, \"ts\": %lld, \"dur\": "
+            "%lld, \"args\": {\"op\": \"%s\", \"stage\": %d, \"mb\": %d, "
+            "\"chunk\": %d", kind, op->stage, op->mb, r, ts,
+            tick(op->end, us) - ts, kind, op->stage, op->mb,
             zb_profile_stage_chunk(p, op->stage));
     if (op->kind == ZB_OP_FB)
         sb_addf(sb, ", \"b_stage\": %d, \"b_mb\": %d", op->b_stage,
@@ -103,33 +114,58 @@ static void add_compute(struct strbuf *sb, const struct zb_profile *p,
     sb_addf(sb, "}}");
 }
 
-static void add_transfer(struct strbuf *sb, const struct zb_profile *p,
-                         int r, const struct zb_op *op,
-                         const struct transfer *t, double us)
+static void add_transfer(struct strbuf *sb, int r, const struct zb_op *op,
+                         const struct transfer *t)
 {
     const char *kind = zb_op_kind_name(op->kind);
-    bool send = op->kind == ZB_OP_SEND_F || op->kind == ZB_OP_SEND_B;
 
     sb_addf(sb, ",\n  {\"ph\": \"X\", \"name\": \"%s s%d mb%d\", \"cat\": "
-            "\"comm\", \"pid\": %d, \"tid\": %d", kind, op->stage, op->mb, r,
-            t->lane + 1);
-    add_time(sb, "ts", t->start * us);
-    add_time(sb, "dur", p->comm * us);
-    sb_addf(sb, ", \"args\": {\"op\": \"%s\", \"stage\": %d, \"mb\": %d, "
-            "\"peer\": %d}}", kind, op->stage, op->mb, op->peer);
-    /* The arrow starts in the SEND slice and ends in the RECV slice. */
-    sb_addf(sb, ",\n  {\"ph\": \"%s\", %s\"name\": \"transfer\", \"cat\": "
-            "\"transfer\", \"id\": %ld, \"pid\": %d, \"tid\": %d",
-            send ? "s" : "f", send ? "" : "\"bp\": \"e\", ", t->flow, r,
-            t->lane + 1);
-    add_time(sb, "ts", t->start * us);
-    sb_addf(sb, "}");
+            "\"comm\", \"pid\": %d, \"tid\": %d, \"ts\": %lld, \"dur\": %lld, "
+            "\"args\": {\"op\": \"%s\", \"stage\": %d, \"mb\": %d, \"peer\": "
+            "%d}}", kind, op->stage, op->mb, r, t->lane + 1, t->start,
+            t->end - t->start, kind, op->stage, op->mb, op->peer);
+}
+
+/* One end of the arrow from the pass that makes a transfer's data to the
+ * pass that consumes it: at the start of that pass's slice, in its
+ * thread and category, which is where DevTools looks for it ("bp": "e"
+ * binds the end to that slice, not to the next one, elsewhere). */
+static void add_flow(struct strbuf *sb, bool start, const struct zb_op *send,
+                     long id, int pid, long long ts)
+{
+    sb_addf(sb, ",\n  {\"ph\": \"%s\", %s\"name\": \"%s s%d mb%d\", \"cat\": "
+            "\"compute\", \"id\": %ld, \"pid\": %d, \"tid\": 0, \"ts\": %lld}",
+            start ? "s" : "f", start ? "" : "\"bp\": \"e\", ",
+            send->kind == ZB_OP_SEND_F ? "F" : "B", send->stage, send->mb,
+            id, pid, ts);
+}
+
+/* All flow starts, then all ends: chrome://tracing drops an end it reads
+ * before its start, whatever the times. A flow is named by the pass that
+ * makes its data; its id is that pass's index + 1. */
+static void add_flows(struct strbuf *sb, const struct zb_schedule *s,
+                      const double *start, double us)
+{
+    const struct zb_profile *p = &s->profile;
+
+    for (int end = 0; end < 2; end++)
+        for (int r = 0; r < p->pp; r++)
+            for (int i = 0; i < s->ranks[r].n; i++) {
+                const struct zb_op *op = &s->ranks[r].ops[i];
+                long from, to;
+                if (op->kind != ZB_OP_SEND_F && op->kind != ZB_OP_SEND_B)
+                    continue;
+                transfer_passes(p, op, &from, &to);
+                add_flow(sb, !end, op, from + 1, end ? op->peer : r,
+                         tick(start[end ? to : from], us));
+            }
 }
 
 char *zb_trace_format(const struct zb_schedule *s, double us_per_unit)
 {
     const struct zb_profile *p = &s->profile;
     long npass = zb_pass_count(p);
+    double *start = zb_xmalloc((size_t)npass * sizeof(double));
     double *end = zb_xmalloc((size_t)npass * sizeof(double));
     struct strbuf sb;
 
@@ -138,16 +174,20 @@ char *zb_trace_format(const struct zb_schedule *s, double us_per_unit)
             const struct zb_op *op = &s->ranks[r].ops[i];
             struct zb_op part[2];
             int np = zb_op_is_compute(op->kind) ? zb_op_split(op, part) : 0;
-            for (int h = 0; h < np; h++)
-                end[zb_pass_index(p, zb_pass_of(part[h].kind),
-                                  part[h].stage, part[h].mb)] = op->end;
+            for (int h = 0; h < np; h++) {
+                long k = zb_pass_index(p, zb_pass_of(part[h].kind),
+                                       part[h].stage, part[h].mb);
+                start[k] = op->start;
+                end[k] = op->end;
+            }
         }
     sb_init(&sb);
     sb_addf(&sb, "{\"displayTimeUnit\": \"ms\",\n \"otherData\": "
             "{\"format\": \"zbsched-trace\", \"version\": 1, \"source\": "
             "\"predicted\", \"schedule\": ");
     sb_add_str(&sb, s->name);
-    add_time(&sb, "us_per_unit", us_per_unit);
+    sb_addf(&sb, ", \"us_per_unit\": ");
+    sb_add_num(&sb, us_per_unit);
     sb_addf(&sb, "},\n \"traceEvents\": [\n");
     for (int r = 0; r < p->pp; r++) {
         const struct zb_op_list *l = &s->ranks[r];
@@ -156,11 +196,14 @@ char *zb_trace_format(const struct zb_schedule *s, double us_per_unit)
 
         for (int i = 0; i < l->n; i++)
             if (zb_op_is_comm(l->ops[i].kind)) {
+                long from, to;
+                transfer_passes(p, &l->ops[i], &from, &to);
                 t[nt].op = i;
-                transfer_of(p, end, &l->ops[i], &t[nt].start, &t[nt].flow);
+                t[nt].start = tick(end[from], us_per_unit);
+                t[nt].end = tick(end[from] + p->comm, us_per_unit);
                 nt++;
             }
-        lanes = assign_lanes(t, nt, p->comm);
+        lanes = assign_lanes(t, nt);
         if (r)
             sb_addf(&sb, ",\n");
         add_metadata(&sb, r, lanes);
@@ -168,10 +211,12 @@ char *zb_trace_format(const struct zb_schedule *s, double us_per_unit)
             if (zb_op_is_compute(l->ops[i].kind))
                 add_compute(&sb, p, r, &l->ops[i], us_per_unit);
         for (int k = 0; k < nt; k++)
-            add_transfer(&sb, p, r, &l->ops[t[k].op], &t[k], us_per_unit);
+            add_transfer(&sb, r, &l->ops[t[k].op], &t[k]);
         free(t);
     }
+    add_flows(&sb, s, start, us_per_unit);
     sb_addf(&sb, "\n]}\n");
+    free(start);
     free(end);
     return sb_detach(&sb);
 }

@@ -360,6 +360,8 @@ int exec_agree(int rank, int rc, const struct zb_error *err);
 int exec_mpi_error(int rc, const char *call, struct zb_error *err);
 
 double exec_now(void);                  /* host ms, monotonic */
+double exec_common_epoch(int rank, int nranks); /* collective: one instant,
+                                                    this rank's clock */
 void exec_sleep_until(double ms);       /* absolute, exec_now() clock */
 void exec_pause(int spins);             /* polling back-off */
 

@@ -2,9 +2,10 @@
  * end and peak memory per iteration, gathered on rank 0 and set beside the
  * simulator's predictions with the difference (DESIGN.md, "Measures").
  *
- * Times are host-clock ms since a barrier that started the run, so
- * makespan across ranks carries the barrier's exit skew (microseconds on
- * one node); busy, span and cost are per rank and free of it. */
+ * Times are host-clock ms since the run's epoch, one instant on every
+ * rank's clock (exec_common_epoch), so makespan across ranks carries its
+ * estimation error (microseconds); busy, span and cost are per rank and
+ * free of it. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -4,8 +4,11 @@
  *
  * A process per rank with a compute thread and a communication thread,
  * slices named by op, stage and microbatch, each message as an async span
- * from post to completion and a flow arrow from send to receive.
- * Timestamps are microseconds. */
+ * from post to completion and a flow arrow from the pass that made the
+ * data to the pass that used it. Timestamps are whole microseconds, for
+ * the reason src/trace.c gives. */
+#include <assert.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,42 +34,57 @@ static void metadata(FILE *f, int rank, const char *what)
             rank, TID_COMM);
 }
 
+/* Host milliseconds to whole microseconds: a slice's ts and end are each
+ * rounded, so slices that keep apart on the clock keep apart here. */
+static long long tick(double ms)
+{
+    return llround(ms * 1e3);
+}
+
 /* The args name the op as zbsched's predicted trace does (op, stage, mb,
  * chunk; iter counts from 0), so `zbsched render --realized` reads it. */
 static void slice(FILE *f, const struct exec *x, int tid, const char *name,
                   const char *cat, double start_ms, double end_ms, int i)
 {
     const struct zb_op *op = &x->ops->ops[i];
-    double dur = (end_ms - start_ms) * 1e3;
+    long long ts = tick(start_ms);
 
     fprintf(f, "{\"ph\": \"X\", \"name\": \"%s\", \"cat\": \"%s\", "
-            "\"pid\": %d, \"tid\": %d, \"ts\": %.3f, \"dur\": %.3f, "
+            "\"pid\": %d, \"tid\": %d, \"ts\": %lld, \"dur\": %lld, "
             "\"args\": {\"op\": \"%s\", \"stage\": %d, \"mb\": %d, "
             "\"chunk\": %d, \"iter\": %d, \"index\": %d}},\n", name, cat,
-            x->rank, tid, start_ms * 1e3, dur > 0.001 ? dur : 0.001,
-            zb_op_kind_name(op->kind), op->stage, op->mb,
-            zb_profile_stage_chunk(x->p, op->stage), x->iter, i);
+            x->rank, tid, ts, tick(end_ms) - ts, zb_op_kind_name(op->kind),
+            op->stage, op->mb, zb_profile_stage_chunk(x->p, op->stage),
+            x->iter, i);
 }
 
-/* ph "s" at the producer, "f" (bound to the enclosing slice) at the
- * consumer: the arrow of one transfer. */
-static void flow(FILE *f, const char *ph, long id, int rank, int tid,
-                 const char *name, double ms)
+/* Each event is one line; flow events open with these, which is how
+ * trace_write() finds them to put every start before every end. */
+#define FLOW_START "{\"ph\": \"s\""
+#define FLOW_END "{\"ph\": \"f\""
+
+/* One end of a transfer's arrow, at the start of the compute slice that
+ * made the data (start) or used it (end: it runs once the wait for the
+ * message is over), in that slice's thread and category, which is where
+ * DevTools binds it; "bp": "e" binds the end to that slice elsewhere. */
+static void flow(FILE *f, bool start, long id, int rank, const char *name,
+                 double ms)
 {
-    fprintf(f, "{\"ph\": \"%s\", \"id\": %ld, \"name\": \"%s\", \"cat\": "
-            "\"flow\", \"pid\": %d, \"tid\": %d, \"ts\": %.3f%s},\n", ph, id,
-            name, rank, tid, ms * 1e3, ph[0] == 'f' ? ", \"bp\": \"e\"" : "");
+    fprintf(f, "%s, \"id\": %ld, \"name\": \"%s\", \"cat\": \"compute\", "
+            "\"pid\": %d, \"tid\": %d, \"ts\": %lld%s},\n",
+            start ? FLOW_START : FLOW_END, id, name, rank, TID_COMPUTE,
+            tick(ms), start ? "" : ", \"bp\": \"e\"");
 }
 
 static void async_span(FILE *f, long id, int rank, const char *name,
                        double start_ms, double end_ms)
 {
     fprintf(f, "{\"ph\": \"b\", \"id\": %ld, \"name\": \"%s\", \"cat\": "
-            "\"in flight\", \"pid\": %d, \"tid\": %d, \"ts\": %.3f},\n", id,
-            name, rank, TID_COMM, start_ms * 1e3);
+            "\"in flight\", \"pid\": %d, \"tid\": %d, \"ts\": %lld},\n", id,
+            name, rank, TID_COMM, tick(start_ms));
     fprintf(f, "{\"ph\": \"e\", \"id\": %ld, \"name\": \"%s\", \"cat\": "
-            "\"in flight\", \"pid\": %d, \"tid\": %d, \"ts\": %.3f},\n", id,
-            name, rank, TID_COMM, end_ms * 1e3);
+            "\"in flight\", \"pid\": %d, \"tid\": %d, \"ts\": %lld},\n", id,
+            name, rank, TID_COMM, tick(end_ms));
 }
 
 static void op_name(const struct zb_op *op, char *buf, size_t size)
@@ -90,6 +108,21 @@ static long transfer_id(const struct zb_profile *p, int iter, int dir,
                p->microbatches + mb;
 }
 
+/* The compute op of this rank that performs pass F (dir MSG_F) or B (a B
+ * or a BW) of stage and mb: the schedule was validated, so it is there. */
+static int pass_op(const struct exec *x, int dir, int stage, int mb)
+{
+    for (int j = 0; j < x->ops->n; j++) {
+        const struct zb_op *op = &x->ops->ops[j];
+        if (op->stage == stage && op->mb == mb &&
+            (dir == MSG_F ? op->kind == ZB_OP_F
+                          : op->kind == ZB_OP_B || op->kind == ZB_OP_BW))
+            return j;
+    }
+    assert(!"a validated schedule computes every pass it transfers");
+    return 0;
+}
+
 static void comm_events(struct exec *x, int i)
 {
     static const char *const dirs[] = { "F", "B" };
@@ -110,13 +143,15 @@ static void comm_events(struct exec *x, int i)
     async_span(x->trace, 2 * id + !send, x->rank, name, t->start, t->done);
     slice(x->trace, x, TID_COMM, name, "post", t->start, t->end, i);
     if (send) {
-        flow(x->trace, "s", id, x->rank, TID_COMM, what, t->start);
+        flow(x->trace, true, id, x->rank, what,
+             x->t[pass_op(x, dir, op->stage, op->mb)].start);
         return;
     }
     char wait[112];
     snprintf(wait, sizeof(wait), "wait %s", name);
     slice(x->trace, x, TID_COMM, wait, "wait", t->wait, t->done, i);
-    flow(x->trace, "f", id, x->rank, TID_COMM, what, t->wait);
+    flow(x->trace, false, id, x->rank, what,
+         x->t[pass_op(x, dir, op->stage, op->mb)].start);
 }
 
 void trace_iteration(struct exec *x)
@@ -144,6 +179,22 @@ void trace_iteration(struct exec *x)
             slice(x->trace, x, TID_COMPUTE, name, "compute", x->t[i].start,
                   x->t[i].end, i);
         }
+    }
+}
+
+/* Writes the events of text (one a line) that open with prefix, or with
+ * keep false those that open with neither flow prefix. */
+static void put_lines(FILE *f, const char *text, size_t len,
+                      const char *prefix, bool keep)
+{
+    for (const char *s = text, *e; s < text + len; s = e + 1) {
+        bool flow = !strncmp(s, FLOW_START, strlen(FLOW_START)) ||
+                    !strncmp(s, FLOW_END, strlen(FLOW_END));
+        e = memchr(s, '\n', (size_t)(text + len - s));
+        if (!e)
+            e = text + len - 1;
+        if (keep ? !strncmp(s, prefix, strlen(prefix)) : !flow)
+            fwrite(s, 1, (size_t)(e + 1 - s), f);
     }
 }
 
@@ -187,8 +238,13 @@ int trace_write(struct exec *x, struct zb_error *err)
     if (rc != MPI_SUCCESS)
         rc = exec_mpi_error(rc, "MPI_Gatherv", err);
     else if (x->rank == 0 && (f = open_memstream(&text, &tlen)) != NULL) {
+        /* Slices, then every flow start, then every end: ranks are
+         * gathered in order, and chrome://tracing drops an end it reads
+         * before its start (a transfer to a lower rank). */
         head(f, x, "realized");
-        fwrite(all, 1, (size_t)total, f);
+        put_lines(f, all, (size_t)total, NULL, false);
+        put_lines(f, all, (size_t)total, FLOW_START, true);
+        put_lines(f, all, (size_t)total, FLOW_END, true);
         fputs(tail, f);
         fclose(f);
         rc = zb_io_write_file(x->opt.trace, text, tlen, err);

@@ -19,7 +19,9 @@ enum zb_torch_form {
                                 idle steps as empty cells; PyTorch adds
                                 the communication itself */
     ZB_TORCH_COMPUTE_COMMS   /* our lowered lists: SEND/RECV in our order,
-                                REDUCE_GRAD after a stage's last backward */
+                                with the actions PyTorch's lowering adds
+                                (UNSHARD, RESHARD for FSDP; REDUCE_GRAD
+                                after a stage's last backward) */
 };
 
 /* CSV text of a simulated, lowered schedule (compute_only places each op
@@ -29,8 +31,10 @@ char *zb_torch_csv_format(const struct zb_schedule *s,
                           enum zb_torch_form form);
 
 /* A CSV read back. Idle cells and the actions we have no op for (UNSHARD,
- * RESHARD, REDUCE_GRAD: FSDP and data-parallel steps) are dropped;
- * OVERLAP_F_B cells are expanded into their sub-actions in order. */
+ * RESHARD, REDUCE_GRAD: FSDP and data-parallel steps, which the
+ * compute_comms writer derives again) are dropped; OVERLAP_F_B cells are
+ * expanded into their sub-actions in order. A blank line is an error, as
+ * a rank without actions would be to PyTorch. */
 struct zb_torch_csv {
     int pp;                       /* rows = ranks */
     struct zb_op_list *rows;      /* pp lists, file order, peers set */

@@ -114,8 +114,22 @@ for f in compute_only compute_comms; do
 done
 grep -q '^0F0,0F1,0F2,0F3,,,,0I0,0W0' "$TMP/h1.compute_only.csv" ||
     fail "compute_only grid of zb-h1"
-grep -q '0W7,0REDUCE_GRAD$' "$TMP/h1.compute_comms.csv" ||
-    fail "compute_comms ends rank 0 with REDUCE_GRAD"
+grep -q '0W7,0REDUCE_GRAD,0RESHARD$' "$TMP/h1.compute_comms.csv" ||
+    fail "compute_comms ends rank 0 with REDUCE_GRAD and RESHARD"
+[ "$(grep -c '^[0-9]UNSHARD,' "$TMP/v.compute_comms.csv")" -eq 4 ] ||
+    fail "compute_comms unshards first on every rank (FSDP)"
+# UNSHARD, RESHARD and REDUCE_GRAD survive import and export.
+for s in h1 v il; do
+    "$ZBSCHED" export "$TMP/$s.compute_comms.json" --to torch-csv \
+        --format compute_comms -o "$TMP/$s.again.csv"
+    cmp -s "$TMP/$s.compute_comms.csv" "$TMP/$s.again.csv" ||
+        fail "$s: compute_comms export, import, export differs"
+done
+# PyTorch reads a blank line as a rank without actions: refused here.
+printf '0F0,0B0\n1F0,1B0\n\n' >"$TMP/blank.csv"
+run "$ZBSCHED" import --from torch-csv "$TMP/blank.csv"
+expect_status 1 "trailing blank line"
+expect_err "line 3 is blank: PyTorch reads every line as a rank"
 
 # PyTorch's Schedule1F1B, pp 4, 8 microbatches, as its step grid prints it.
 cat >"$TMP/torch1f1b.csv" <<'EOF'

@@ -25,6 +25,11 @@ expect_true "outputs: --trace is trace-event JSON with flows" \
     has_json "$TMP/trace.json" '"ph": "f", "id": [0-9]+, "name": "F s0 mb3"'
 expect_true "outputs: --trace-predicted" \
     has_json "$TMP/pred.json" '"source": "predicted"'
+if command -v python3 >/dev/null 2>&1; then
+    expect_true "outputs: both traces keep every viewer's rules" \
+        python3 "$(dirname "$0")/../lib/trace_check.py" "$TMP/trace.json" \
+        "$TMP/pred.json"
+fi
 expect_true "outputs: zbsched render draws the realized trace" \
     "$ZBSCHED" render "$TMP/v.json" --realized "$TMP/trace.json" \
     -o "$TMP/realized.svg"

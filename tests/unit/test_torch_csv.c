@@ -115,10 +115,21 @@ static const struct {
                                     "0 to 3 are named)" },
     { "1F0,1B0\n0F0,0B0\n", "the stage-to-rank map is neither loop (stage "
                             "s on rank s % 2) nor v placement" },
-    { "0F0,0F1,0B1\n", "stage 0 microbatch 0 needs one B or one I "
-                       "(microbatches 0 to 1 are named)" },
-    { "0F0,0I0\n", "stage 0 microbatch 0 needs one W after its I "
+    { "0F0,0F1,0B1\n", "stage 0 microbatch 0 needs exactly one B or "
+                       "exactly one I (microbatches 0 to 1 are named)" },
+    { "0F0,0I0\n", "stage 0 microbatch 0 needs exactly one W after its I "
                    "(microbatches 0 to 0 are named)" },
+    { "0F0,0F0,0B0\n", "stage 0 microbatch 0 needs exactly one F "
+                       "(microbatches 0 to 0 are named)" },
+    { "0F0,0B0,0W0\n", "stage 0 microbatch 0 has a W, but its B computes "
+                       "the weight gradient already (microbatches 0 to 0 "
+                       "are named)" },
+    /* PyTorch's csv.reader makes a blank line a rank without actions. */
+    { "0F0,0B0\n\n", "line 2 is blank: PyTorch reads every line as a "
+                     "rank" },
+    { "0F0,0B0\n \r\n1F0,1B0\n", "line 2 is blank: PyTorch reads every "
+                                 "line as a rank" },
+    { "\n", "line 1 is blank: PyTorch reads every line as a rank" },
     { "0F0,0SEND_F0,0B0\n", "rank 0: SEND_F stage 0 mb 0: no stage 1 to "
                             "transfer with" },
 };
@@ -295,7 +306,8 @@ Test(torch_csv, compute_only_steps_follow_dependencies)
     }
 }
 
-/* One REDUCE_GRAD per stage, after its last backward (and its send). */
+/* One REDUCE_GRAD per stage, after its last backward (and its send);
+ * the stage unsharded before anything else and resharded at the end. */
 Test(torch_csv, compute_comms_reduces_each_stage_once)
 {
     struct shape sh = unit_shape(2, 2);
@@ -307,10 +319,10 @@ Test(torch_csv, compute_comms_reduces_each_stage_once)
     gen("1f1b", &p, &s);
     text = zb_torch_csv_format(&s, ZB_TORCH_COMPUTE_COMMS);
     cr_assert_str_eq(text,
-                     "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1,"
-                     "0REDUCE_GRAD\n"
-                     "1RECV_F0,1RECV_F1,1F0,1B0,1SEND_B0,1F1,1B1,1SEND_B1,"
-                     "1REDUCE_GRAD\n");
+                     "0UNSHARD,0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,"
+                     "0RECV_B1,0B1,0REDUCE_GRAD,0RESHARD\n"
+                     "1UNSHARD,1RECV_F0,1RECV_F1,1F0,1B0,1SEND_B0,1F1,1B1,"
+                     "1SEND_B1,1REDUCE_GRAD,1RESHARD\n");
     free(text);
     zb_schedule_release(&s);
     zb_profile_release(&p);
@@ -341,13 +353,15 @@ static const char torch_interleaved[] =
     ",,,3F0,3F1,3F2,3F3,,7F0,7B0,7F1,7B1,7F2,7B2,7F3,7B3,3F4,3B0,3F5,3B1,"
     "3F6,3B2,3F7,3B3,7F4,7B4,7F5,7B5,7F6,7B6,7F7,7B7,,3B4,,3B5,,3B6,,3B7\n";
 
-/* Its compute_comms form, as its lowering (_add_send_recv) writes 1F1B
- * for pp 2 and 4 microbatches: receives come from the sender's side. */
+/* Its compute_comms form, as its lowering (_add_unshard_reshard,
+ * _add_reduce_grad, then _add_send_recv) writes 1F1B for pp 2 and 4
+ * microbatches: receives come from the sender's side, UNSHARD before the
+ * first action and RESHARD after the last. */
 static const char torch_1f1b_comms[] =
-    "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0F2,0SEND_F2,0RECV_B1,0B1,0F3,"
-    "0SEND_F3,0RECV_B2,0B2,0RECV_B3,0B3,0REDUCE_GRAD\n"
-    "1RECV_F0,1F0,1RECV_F1,1B0,1SEND_B0,1F1,1RECV_F2,1B1,1SEND_B1,1F2,"
-    "1RECV_F3,1B2,1SEND_B2,1F3,1B3,1SEND_B3,1REDUCE_GRAD\n";
+    "0UNSHARD,0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0F2,0SEND_F2,0RECV_B1,"
+    "0B1,0F3,0SEND_F3,0RECV_B2,0B2,0RECV_B3,0B3,0REDUCE_GRAD,0RESHARD\n"
+    "1UNSHARD,1RECV_F0,1F0,1RECV_F1,1B0,1SEND_B0,1F1,1RECV_F2,1B1,1SEND_B1,"
+    "1F2,1RECV_F3,1B2,1SEND_B2,1F3,1B3,1SEND_B3,1REDUCE_GRAD,1RESHARD\n";
 
 static void assert_family(const char *csv, const char *name, int vpp)
 {
@@ -378,7 +392,8 @@ Test(torch_csv, reads_pytorch_interleaved_1f1b)
     assert_family(torch_interleaved, "interleaved", 2);
 }
 
-/* Its own transfer order is kept (and passes our validator). */
+/* Its own transfer order is kept (and passes our validator), and so are
+ * its FSDP and gradient-reduction actions through import and export. */
 Test(torch_csv, keeps_pytorch_transfer_order)
 {
     struct shape sh = unit_shape(2, 4);
@@ -394,4 +409,88 @@ Test(torch_csv, keeps_pytorch_transfer_order)
     cr_assert_str_eq(text, torch_1f1b_comms);
     free(text);
     zb_schedule_release(&s);
+}
+
+/* PyTorch's runtime, as far as FSDP goes: UNSHARD a sharded stage,
+ * compute only on an unsharded one, RESHARD only an unsharded one; and
+ * its lowering's window of at most 3 stages, all resharded at the end.
+ * Returns how many UNSHARDs fetch a stage again. */
+static int assert_fsdp_row(const char *row, size_t len, const char *what)
+{
+    bool active[64] = { false }, seen[64] = { false };
+    int nactive = 0, again = 0, cell = 0;
+    char *text = strndup(row, len), *save = NULL;
+
+    for (char *c = strtok_r(text, ",", &save); c;
+         c = strtok_r(NULL, ",", &save), cell++) {
+        char *type = c + strspn(c, "0123456789");
+        int stage = atoi(c);
+        cr_assert_lt(stage, 64);
+        if (!strcmp(type, "UNSHARD")) {
+            cr_assert(!active[stage], "%s: cell %d unshards twice", what,
+                      cell);
+            active[stage] = true;
+            again += seen[stage];
+            seen[stage] = true;
+            cr_assert_leq(++nactive, 3, "%s: cell %d", what, cell);
+        } else if (!strcmp(type, "RESHARD")) {
+            cr_assert(active[stage], "%s: cell %d reshards a sharded stage",
+                      what, cell);
+            active[stage] = false;
+            nactive--;
+        } else if (strncmp(type, "SEND", 4) && strncmp(type, "RECV", 4) &&
+                   strcmp(type, "REDUCE_GRAD")) {
+            cr_assert(active[stage], "%s: cell %d (%s) computes on a "
+                      "sharded stage", what, cell, c);
+        }
+    }
+    cr_assert_eq(nactive, 0, "%s: stages left unsharded", what);
+    free(text);
+    return again;
+}
+
+static const struct family fsdp_families[] = {
+    { "1f1b", 1, ZB_PLACEMENT_LOOP },    { "zb-h1", 1, ZB_PLACEMENT_LOOP },
+    { "interleaved", 2, ZB_PLACEMENT_LOOP },
+    { "zb-v", 2, ZB_PLACEMENT_V },       { "interleaved", 4,
+                                           ZB_PLACEMENT_LOOP },
+    { "interleaved-zb", 4, ZB_PLACEMENT_LOOP },
+};
+
+/* Every family's compute_comms file runs on FSDP-sharded stages; with 4
+ * stages a rank must evict one to fetch the next and fetch it again
+ * later; import and export give the file back as it was. */
+Test(torch_csv, compute_comms_unshards_as_pytorch_lowers)
+{
+    for (size_t k = 0; k < sizeof(fsdp_families) / sizeof(fsdp_families[0]);
+         k++) {
+        struct shape sh = unit_shape(4, 8);
+        struct zb_profile p;
+        struct zb_schedule s, back;
+        const char *row;
+        char *text, *again;
+        int refetch = 0;
+
+        sh.vpp = fsdp_families[k].vpp;
+        sh.placement = fsdp_families[k].placement;
+        make_profile(&sh, &p);
+        gen(fsdp_families[k].name, &p, &s);
+        text = zb_torch_csv_format(&s, ZB_TORCH_COMPUTE_COMMS);
+        row = text;
+        for (int r = 0; r < 4; r++) {
+            size_t len = strcspn(row, "\n");
+            refetch += assert_fsdp_row(row, len, fsdp_families[k].name);
+            row += len + 1;
+        }
+        cr_assert_eq(refetch > 0, sh.vpp > 3, "%s vpp %d: %d UNSHARDs "
+                     "fetch again", fsdp_families[k].name, sh.vpp, refetch);
+        import(text, &sh, &back);
+        again = zb_torch_csv_format(&back, ZB_TORCH_COMPUTE_COMMS);
+        cr_assert_str_eq(again, text, "%s", fsdp_families[k].name);
+        free(again);
+        free(text);
+        zb_schedule_release(&back);
+        zb_schedule_release(&s);
+        zb_profile_release(&p);
+    }
 }
