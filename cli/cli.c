@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "zbsched/generator.h"
 #include "zbsched/io.h"
 #include "zbsched/json.h"
 #include "zbsched/schedule.h"
@@ -55,16 +56,23 @@ const struct cli_opt cli_profile_opts[] = {
     { "profile", 0, "FILE", "profile JSON (docs/formats.md); the flags below\n"
                             "override it, in the order given" },
     { "pp", 0, "N", "ranks" },
-    { "vpp", 0, "N", "chunks per rank (1)" },
+    { "vpp", 0, "N", "chunks per rank (1; 2 under v; zb-v, interleaved\n"
+                     "and interleaved-zb set their own unless given)" },
     { "mb", 0, "N", "microbatches" },
-    { "placement", 0, "loop|v", "stage placement (v needs vpp 2)" },
-    { "f", 0, "T", "forward time of every stage (per chunk)" },
+    { "placement", 0, "loop|v", "stage placement (loop; the same families "
+                                "set\ntheir own unless given)" },
+    { "per", 0, "rank|chunk", "whether times and M_B, M_W (flags and file) "
+                              "are\nper rank, split evenly over its chunks, "
+                              "or per\nchunk (the default)" },
+    { "f", 0, "T", "forward time of every stage" },
     { "b", 0, "T", "backward time, input gradient (B)" },
     { "w", 0, "T", "backward time, weight gradient (W)" },
     { "comm", 0, "T", "transfer time between ranks" },
     { "m-b", 0, "M", "activation memory of one F" },
     { "m-w", 0, "M", "the part of it that W frees (default M_B)" },
-    { "mem-limit", 0, "M|Np", "per-rank memory limit; Np = N*p*M_B" },
+    { "mem-limit", 0, "M|Np", "per-rank memory limit in M_B's unit, or Np: "
+                              "N\ntimes 1F1B's activation peak (p times a "
+                              "rank's M_B)" },
     { NULL, 0, NULL, NULL },
 };
 
@@ -287,7 +295,7 @@ static bool is_profile_flag(const char *name)
 }
 
 int cli_load_profile(const struct cli_args *a, const struct cli_shape *shape,
-                     struct zb_profile *out)
+                     const struct zb_generator *g, struct zb_profile *out)
 {
     struct zb_profile_draft d;
     struct zb_error err = { 0 };
@@ -314,7 +322,8 @@ int cli_load_profile(const struct cli_args *a, const struct cli_shape *shape,
     if (rc == 0 && d.warnings[0])
         cli_warn("%s", d.warnings);
     if (rc == 0)
-        rc = zb_profile_build(&d, out, &err);
+        rc = g ? zb_generator_profile(g, &d, out, &err)
+               : zb_profile_build(&d, out, &err);
     zb_profile_draft_release(&d);
     return rc < 0 ? cli_fail(&err) : CLI_OK;
 }

@@ -1,10 +1,10 @@
 /* cmd_compare.c - `zbsched compare`: every family that serves the profile,
  * one row each: bubble_ratio, sync_bubble_ratio, cost, makespan, max peak
- * memory, gap to the best proven lower bound, and whether it fits the
- * limit; the `ilp` row is the solver under --time-limit (default 10 s, 0
- * leaves it out). --json prints one object per line for scripts and CI.
- * --mem-sweep A:B:STEP prints the frontier of best cost and bound against
- * the memory limit instead. */
+ * memory (also over 1F1B's), gap to the best proven lower bound, and
+ * whether it fits the limit; the `ilp` row is the solver under
+ * --time-limit (default 10 s, 0 leaves it out). --json prints one object
+ * per line for scripts and CI. --mem-sweep A:B:STEP prints the frontier
+ * of best cost and bound against the memory limit instead. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,9 +50,9 @@ static void print_row(const struct row *row, double bound, bool json)
         report_measures_json(stdout, &row->s);
         return;
     }
-    printf("%-15s %8.4f %8.4f %12.6g %12.6g %10.6g ", row->g->name,
+    printf("%-15s %8.4f %8.4f %12.6g %12.6g %10.6g %6.2fx ", row->g->name,
            m->bubble_ratio, m->sync_bubble_ratio, m->cost, m->makespan,
-           report_max_peak(&row->s));
+           report_max_peak(&row->s), report_peak_vs_1f1b(&row->s));
     /* The bound holds within the limit: no gap for a schedule over it. */
     if (m->fits_memory)
         printf("%7.2f%%   yes", 100 * gap);
@@ -86,16 +86,22 @@ static int compare(const struct zb_profile *prof,
         n++;
     }
     if (!json)
-        printf("%-15s %8s %8s %12s %12s %10s %8s %5s\n", "schedule",
-               "bubble", "sync_bub", "cost", "makespan", "peak_mem", "gap",
-               "fits");
+        printf("%-15s %8s %8s %12s %12s %10s %7s %8s %5s\n", "schedule",
+               "bubble", "sync_bub", "cost", "makespan", "peak_mem", "x1f1b",
+               "gap", "fits");
     for (int i = 0; i < n; i++) {
         print_row(&rows[i], bound, json);
         if (rows[i].ok)
             zb_schedule_release(&rows[i].s);
     }
-    if (!json)
+    if (!json) {
         printf("gap: cost over the best proven lower bound, %.6g\n", bound);
+        printf("x1f1b: peak memory over 1F1B's activation peak (1p = "
+               "%.6g)\n", zb_profile_1f1b_peak(prof));
+    }
+    /* On stderr: the table on stdout stays one row per family. */
+    if (!zb_profile_has_limit(prof))
+        report_no_limit(stderr, "zb", prof);
     free(rows);
     if (!rows_ok) {
         cli_error("compare: no family serves this profile");
@@ -104,7 +110,8 @@ static int compare(const struct zb_profile *prof,
     return CLI_OK;
 }
 
-/* "1p:2p:0.25p": from, to, step; a trailing p multiplies by p * M_B. */
+/* "1p:2p:0.25p": from, to, step; a trailing p means times 1F1B's
+ * activation peak, as in --mem-limit. */
 static int parse_sweep(const char *spec, const struct zb_profile *p,
                        double v[3])
 {
@@ -118,7 +125,7 @@ static int parse_sweep(const char *spec, const struct zb_profile *p,
         char *end;
         if (len > 1 && tok[len - 1] == 'p') {
             tok[len - 1] = '\0';
-            scale = p->pp * p->m_b;
+            scale = zb_profile_1f1b_peak(p);
         }
         v[n] = strtod(tok, &end) * scale;
         if (*end || end == tok)
@@ -190,7 +197,7 @@ static int run(const struct cli_args *a)
 
     /* The table's progress lines would interleave with it: quiet. */
     if ((rc = cli_generator_options(a, 10, true, &opt)) != CLI_OK ||
-        (rc = cli_load_profile(a, NULL, &prof)) != CLI_OK)
+        (rc = cli_load_profile(a, NULL, NULL, &prof)) != CLI_OK)
         return rc;
     opt.progress = NULL;
     if (cli_has(a, "mem-sweep"))
