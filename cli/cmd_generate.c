@@ -25,9 +25,12 @@ static int refuse_illegal(const struct zb_schedule *s)
         for (int r = 0; r < s->profile.pp; r++)
             if (!zb_validate_within_limit(&s->profile, r,
                                           s->predicted.ranks[r].peak_memory)) {
-                cli_error("generate: %s needs %g memory on rank %d, above "
-                          "its limit %g (try --schedule zb)", s->name,
+                cli_error("generate: %s needs %g memory on rank %d "
+                          "(%.2fx 1F1B), above its limit %g (try "
+                          "--schedule zb)", s->name,
                           s->predicted.ranks[r].peak_memory, r,
+                          s->predicted.ranks[r].peak_memory /
+                              zb_profile_1f1b_peak(&s->profile),
                           s->profile.mem_limit[r]);
                 return CLI_FAIL;
             }

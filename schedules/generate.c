@@ -1,5 +1,6 @@
 /* generate.c - the one pipeline every generator's output goes through:
- * generate (compute order) -> simulate -> lower -> validate. */
+ * generate (compute order) -> simulate -> lower -> validate; and the
+ * shape (placement, vpp) a family's profile is built in. */
 #include "zbsched/generator.h"
 #include "zbsched/lower.h"
 #include "zbsched/sim.h"

@@ -68,7 +68,7 @@ expect_err "warning: unknown key 'colour' ignored"
 run "$ZBSCHED" generate --pp 4 --mb 8 --schedule gpipe --mem-limit 1p \
     -o "$TMP/gpipe.json"
 expect_status 1 "gpipe over the limit"
-expect_err "gpipe needs 8 memory on rank 0, above its limit 4"
+expect_err "gpipe needs 8 memory on rank 0 (2.00x 1F1B), above its limit 4"
 [ ! -e "$TMP/gpipe.json" ] || fail "refused schedule was written"
 
 run "$ZBSCHED" validate "$TMP/missing.json"
