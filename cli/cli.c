@@ -294,38 +294,60 @@ static bool is_profile_flag(const char *name)
     return false;
 }
 
-int cli_load_profile(const struct cli_args *a, const struct cli_shape *shape,
-                     const struct zb_generator *g, struct zb_profile *out)
+int cli_load_draft(const struct cli_args *a, const struct cli_shape *shape,
+                   struct zb_profile_draft *out)
 {
-    struct zb_profile_draft d;
     struct zb_error err = { 0 };
     const char *path = cli_get(a, "profile");
     int rc = 0;
 
-    zb_profile_draft_init(&d);
+    zb_profile_draft_init(out);
     if (path) {
         char *text;
         if ((rc = zb_io_slurp(path, &text, &err)) == 0) {
-            rc = zb_json_parse_profile(text, &d, &err);
+            rc = zb_json_parse_profile(text, out, &err);
             free(text);
             if (rc < 0)
                 zb_error_prefix(&err, "'%s'", path);
         }
     }
     if (rc == 0 && shape)
-        zb_profile_draft_set_shape(&d, shape->pp, shape->vpp,
+        zb_profile_draft_set_shape(out, shape->pp, shape->vpp,
                                    shape->microbatches, shape->placement);
     /* Flags override the file, in the order given. */
     for (int i = 0; i < a->n && rc == 0; i++)
         if (is_profile_flag(a->names[i]))
-            rc = zb_profile_draft_set(&d, a->names[i], a->values[i], &err);
-    if (rc == 0 && d.warnings[0])
-        cli_warn("%s", d.warnings);
-    if (rc == 0)
-        rc = g ? zb_generator_profile(g, &d, out, &err)
-               : zb_profile_build(&d, out, &err);
-    zb_profile_draft_release(&d);
+            rc = zb_profile_draft_set(out, a->names[i], a->values[i], &err);
+    if (rc < 0) {
+        zb_profile_draft_release(out);
+        return cli_fail(&err);
+    }
+    if (out->warnings[0])
+        cli_warn("%s", out->warnings);
+    return CLI_OK;
+}
+
+int cli_build_profile(const struct zb_profile_draft *d,
+                      const struct zb_generator *g, struct zb_profile *out)
+{
+    struct zb_error err = { 0 };
+    int rc = g ? zb_generator_profile(g, d, out, &err)
+               : zb_profile_build(d, out, &err);
+
     return rc < 0 ? cli_fail(&err) : CLI_OK;
+}
+
+int cli_load_profile(const struct cli_args *a, const struct cli_shape *shape,
+                     const struct zb_generator *g, struct zb_profile *out)
+{
+    struct zb_profile_draft d;
+    int rc;
+
+    if ((rc = cli_load_draft(a, shape, &d)) != CLI_OK)
+        return rc;
+    rc = cli_build_profile(&d, g, out);
+    zb_profile_draft_release(&d);
+    return rc;
 }
 
 int cli_read_schedule(const char *path, struct zb_schedule *out)

@@ -78,6 +78,8 @@ void report_measures_json(FILE *out, const struct zb_schedule *s)
 
     fputs("{\"schedule\": ", out);
     zb_json_fput_str(out, s->name);
+    fprintf(out, ", \"placement\": \"%s\", \"vpp\": %d",
+            zb_placement_name(s->profile.placement), s->profile.vpp);
     put_num(out, ", ", "cost", m->cost);
     put_num(out, ", ", "makespan", m->makespan);
     put_num(out, ", ", "bubble_ratio", m->bubble_ratio);

@@ -63,6 +63,18 @@ expect_status 0 "compare --json"
 expect_out '"peak_vs_1f1b": '
 expect_err "no --mem-limit: zb may use up to 2x 1F1B's memory"
 
+# Per rank and no shape given: every family on the same model in its own
+# shape; ZB-V matches ZB-H2's cost at 1F1B's memory; gaps within a shape.
+run "$ZBSCHED" compare --pp 4 --mb 8 --per rank --mem-limit 1p --time-limit 0
+expect_status 0 "compare per rank"
+grep -E '^zb-v +0\.0000 .* 24 .* 4 +1\.00x +0\.00% +yes$' "$OUT" >/dev/null ||
+    fail "zb-v in v 2 should cost 24 at 1p"
+grep -E '^1f1b .* 33 .* 22\.22% +yes$' "$OUT" >/dev/null ||
+    fail "1f1b's gap is against its own shape's bound (27)"
+expect_out "each family in its own: interleaved loop 2, zb-v v 2,"
+run "$ZBSCHED" compare --pp 4 --mb 8 --per rank --time-limit 0 --json
+expect_out '{"schedule": "zb-v", "placement": "v", "vpp": 2, "cost": 24,'
+
 # With the solver: its row, and every gap against the best proven bound.
 run "$ZBSCHED" compare --pp 4 --mb 8 --f 1 --b 1.2 --w 0.8 --comm 0.05 \
     --m-w 0.5 --mem-limit 2p --time-limit 20
