@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "zbsched/generator.h"
 #include "zbsched/io.h"
 #include "zbsched/json.h"
 #include "zbsched/schedule.h"
@@ -55,10 +56,15 @@ const struct cli_opt cli_profile_opts[] = {
     { "profile", 0, "FILE", "profile JSON (docs/formats.md); the flags below\n"
                             "override it, in the order given" },
     { "pp", 0, "N", "ranks" },
-    { "vpp", 0, "N", "chunks per rank (1)" },
+    { "vpp", 0, "N", "chunks per rank (1; 2 under v; zb-v, interleaved\n"
+                     "and interleaved-zb set their own unless given)" },
     { "mb", 0, "N", "microbatches" },
-    { "placement", 0, "loop|v", "stage placement (v needs vpp 2)" },
-    { "f", 0, "T", "forward time of every stage (per chunk)" },
+    { "placement", 0, "loop|v", "stage placement (loop; the same families "
+                                "set\ntheir own unless given)" },
+    { "per", 0, "rank|chunk", "whether times and M_B, M_W (flags and file) "
+                              "are\nper rank, split evenly over its chunks, "
+                              "or per\nchunk (the default)" },
+    { "f", 0, "T", "forward time of every stage" },
     { "b", 0, "T", "backward time, input gradient (B)" },
     { "w", 0, "T", "backward time, weight gradient (W)" },
     { "fb", 0, "T", "an overlapped F+B op (dualpipev's FB); default\n"
@@ -66,7 +72,9 @@ const struct cli_opt cli_profile_opts[] = {
     { "comm", 0, "T", "transfer time between ranks" },
     { "m-b", 0, "M", "activation memory of one F" },
     { "m-w", 0, "M", "the part of it that W frees (default M_B)" },
-    { "mem-limit", 0, "M|Np", "per-rank memory limit; Np = N*p*M_B" },
+    { "mem-limit", 0, "M|Np", "per-rank memory limit in M_B's unit, or Np: "
+                              "N\ntimes 1F1B's activation peak (p times a "
+                              "rank's M_B)" },
     { NULL, 0, NULL, NULL },
 };
 
@@ -288,37 +296,60 @@ static bool is_profile_flag(const char *name)
     return false;
 }
 
-int cli_load_profile(const struct cli_args *a, const struct cli_shape *shape,
-                     struct zb_profile *out)
+int cli_load_draft(const struct cli_args *a, const struct cli_shape *shape,
+                   struct zb_profile_draft *out)
 {
-    struct zb_profile_draft d;
     struct zb_error err = { 0 };
     const char *path = cli_get(a, "profile");
     int rc = 0;
 
-    zb_profile_draft_init(&d);
+    zb_profile_draft_init(out);
     if (path) {
         char *text;
         if ((rc = zb_io_slurp(path, &text, &err)) == 0) {
-            rc = zb_json_parse_profile(text, &d, &err);
+            rc = zb_json_parse_profile(text, out, &err);
             free(text);
             if (rc < 0)
                 zb_error_prefix(&err, "'%s'", path);
         }
     }
     if (rc == 0 && shape)
-        zb_profile_draft_set_shape(&d, shape->pp, shape->vpp,
+        zb_profile_draft_set_shape(out, shape->pp, shape->vpp,
                                    shape->microbatches, shape->placement);
     /* Flags override the file, in the order given. */
     for (int i = 0; i < a->n && rc == 0; i++)
         if (is_profile_flag(a->names[i]))
-            rc = zb_profile_draft_set(&d, a->names[i], a->values[i], &err);
-    if (rc == 0 && d.warnings[0])
-        cli_warn("%s", d.warnings);
-    if (rc == 0)
-        rc = zb_profile_build(&d, out, &err);
-    zb_profile_draft_release(&d);
+            rc = zb_profile_draft_set(out, a->names[i], a->values[i], &err);
+    if (rc < 0) {
+        zb_profile_draft_release(out);
+        return cli_fail(&err);
+    }
+    if (out->warnings[0])
+        cli_warn("%s", out->warnings);
+    return CLI_OK;
+}
+
+int cli_build_profile(const struct zb_profile_draft *d,
+                      const struct zb_generator *g, struct zb_profile *out)
+{
+    struct zb_error err = { 0 };
+    int rc = g ? zb_generator_profile(g, d, out, &err)
+               : zb_profile_build(d, out, &err);
+
     return rc < 0 ? cli_fail(&err) : CLI_OK;
+}
+
+int cli_load_profile(const struct cli_args *a, const struct cli_shape *shape,
+                     const struct zb_generator *g, struct zb_profile *out)
+{
+    struct zb_profile_draft d;
+    int rc;
+
+    if ((rc = cli_load_draft(a, shape, &d)) != CLI_OK)
+        return rc;
+    rc = cli_build_profile(&d, g, out);
+    zb_profile_draft_release(&d);
+    return rc;
 }
 
 int cli_read_schedule(const char *path, struct zb_schedule *out)

@@ -88,11 +88,24 @@ struct cli_shape {
     enum zb_placement placement;
 };
 
+struct zb_generator;
+
 /* --profile FILE, then shape (may be NULL), then the profile flags over
- * them in the order given, then zb_profile_build(). Prints the error (and
- * warnings) itself; returns CLI_OK or CLI_FAIL. */
+ * them in the order given, into a draft (release it with
+ * zb_profile_draft_release()). Prints the error (and warnings) itself;
+ * returns CLI_OK or CLI_FAIL (then *out holds nothing). */
+int cli_load_draft(const struct cli_args *a, const struct cli_shape *shape,
+                   struct zb_profile_draft *out);
+
+/* Build d in family g's shape where the user gives none
+ * (zb_generator_profile()), or as given when g is NULL. Prints the
+ * error itself; returns CLI_OK or CLI_FAIL. */
+int cli_build_profile(const struct zb_profile_draft *d,
+                      const struct zb_generator *g, struct zb_profile *out);
+
+/* cli_load_draft(), then cli_build_profile(). */
 int cli_load_profile(const struct cli_args *a, const struct cli_shape *shape,
-                     struct zb_profile *out);
+                     const struct zb_generator *g, struct zb_profile *out);
 
 /* "zbsched: <msg>" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

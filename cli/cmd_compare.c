@@ -1,10 +1,12 @@
 /* cmd_compare.c - `zbsched compare`: every family that serves the profile,
  * one row each: bubble_ratio, sync_bubble_ratio, cost, makespan, max peak
- * memory, gap to the best proven lower bound, and whether it fits the
- * limit; the `ilp` row is the solver under --time-limit (default 10 s, 0
- * leaves it out). --json prints one object per line for scripts and CI.
- * --mem-sweep A:B:STEP prints the frontier of best cost and bound against
- * the memory limit instead. */
+ * memory (also over 1F1B's), gap to the best proven lower bound, and
+ * whether it fits the limit; the `ilp` row is the solver under
+ * --time-limit (default 10 s, 0 leaves it out). A per-rank profile that
+ * names no shape runs zb-v and the interleaved families in their own.
+ * --json prints one object per line for scripts and CI. --mem-sweep
+ * A:B:STEP prints the frontier of best cost and bound against the memory
+ * limit instead. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,9 +52,9 @@ static void print_row(const struct row *row, double bound, bool json)
         report_measures_json(stdout, &row->s);
         return;
     }
-    printf("%-15s %8.4f %8.4f %12.6g %12.6g %10.6g ", row->g->name,
+    printf("%-15s %8.4f %8.4f %12.6g %12.6g %10.6g %6.2fx ", row->g->name,
            m->bubble_ratio, m->sync_bubble_ratio, m->cost, m->makespan,
-           report_max_peak(&row->s));
+           report_max_peak(&row->s), report_peak_vs_1f1b(&row->s));
     /* The bound holds within the limit: no gap for a schedule over it. */
     if (m->fits_memory)
         printf("%7.2f%%   yes", 100 * gap);
@@ -63,39 +65,116 @@ static void print_row(const struct row *row, double bound, bool json)
     printf("\n");
 }
 
-static int compare(const struct zb_profile *prof,
+/* Rows a and b were made in the same placement and vpp: only then is a
+ * bound of one a bound of the other (V's half stages can beat a loop's
+ * bound). */
+static bool same_shape(const struct row *a, const struct row *b)
+{
+    return a->s.profile.placement == b->s.profile.placement &&
+           a->s.profile.vpp == b->s.profile.vpp;
+}
+
+/* The best proven bound among the rows in row i's shape: the closed
+ * form, or the solver's. */
+static double shape_bound(const struct row *rows, int n, int i)
+{
+    double bound = 0;
+
+    for (int j = 0; j < n; j++) {
+        if (!rows[j].ok || !same_shape(&rows[i], &rows[j]))
+            continue;
+        bound = fmax(bound, rows[j].s.predicted.lower_bound);
+        if (rows[j].s.solver.present)
+            bound = fmax(bound, rows[j].s.solver.bound);
+    }
+    return bound;
+}
+
+/* With a per-rank profile that names no placement or vpp, a family with
+ * its own shape (zb-v, interleaved) runs in it: the same model split over
+ * its chunks. Otherwise every row shares the profile as given. */
+static bool own_shapes(const struct zb_profile_draft *d)
+{
+    return d->per_rank && !d->placement_set && !d->vpp.set;
+}
+
+static void print_footer(const struct row *rows, int n,
+                         const struct zb_profile *prof, bool mixed)
+{
+    if (!mixed) {
+        for (int i = 0; i < n; i++)
+            if (rows[i].ok) {
+                printf("gap: cost over the best proven lower bound, "
+                       "%.6g\n", shape_bound(rows, n, i));
+                break;
+            }
+    } else {
+        const char *sep = "";
+        printf("gap: cost over the best proven lower bound of the rows in "
+               "the same shape\nshape: per-rank profile, each family in "
+               "its own: ");
+        for (int i = 0; i < n; i++)
+            if (rows[i].ok && (rows[i].s.profile.vpp != prof->vpp ||
+                               rows[i].s.profile.placement !=
+                                   prof->placement)) {
+                printf("%s%s %s %d", sep, rows[i].g->name,
+                       zb_placement_name(rows[i].s.profile.placement),
+                       rows[i].s.profile.vpp);
+                sep = ", ";
+            }
+        printf("; the rest %s %d\n", zb_placement_name(prof->placement),
+               prof->vpp);
+    }
+    printf("x1f1b: peak memory over 1F1B's activation peak (1p = %.6g)\n",
+           zb_profile_1f1b_peak(prof));
+}
+
+static int compare(const struct zb_profile_draft *d,
+                   const struct zb_profile *prof,
                    const struct zb_options *opt, bool json)
 {
     int n = 0, rows_ok = 0;
     struct row *rows = zb_xcalloc(32, sizeof(*rows));
-    double bound = 0;
+    bool mixed = false;
 
     for (int i = 0; zb_generators[i] && n < 32; i++) {
         const struct zb_generator *g = zb_generators[i];
-        if (zb_generator_accepts(g, prof, NULL) < 0 ||
-            (g->solver && opt->time_limit <= 0))
+        struct zb_profile shaped = { 0 };
+        const struct zb_profile *p = prof;
+
+        if (g->solver && opt->time_limit <= 0)
             continue;
-        make_row(&rows[n], g, prof, opt);
-        if (rows[n].ok) {
-            /* The best proven bound: the closed form, or the solver's. */
-            bound = fmax(bound, rows[n].s.predicted.lower_bound);
-            if (rows[n].s.solver.present)
-                bound = fmax(bound, rows[n].s.solver.bound);
-            rows_ok++;
+        if (own_shapes(d) && g->shape_vpp) {
+            struct zb_error err = { 0 };
+            if (zb_generator_profile(g, d, &shaped, &err) < 0) {
+                rows[n].g = g;      /* an error row, as a failed family */
+                snprintf(rows[n++].error, ZB_ERROR_MSG_MAX, "%s", err.msg);
+                continue;
+            }
+            p = &shaped;
+            mixed = true;
         }
-        n++;
+        if (zb_generator_accepts(g, p, NULL) == 0) {
+            make_row(&rows[n], g, p, opt);
+            rows_ok += rows[n].ok;
+            n++;
+        }
+        zb_profile_release(&shaped);
     }
     if (!json)
-        printf("%-15s %8s %8s %12s %12s %10s %8s %5s\n", "schedule",
-               "bubble", "sync_bub", "cost", "makespan", "peak_mem", "gap",
-               "fits");
-    for (int i = 0; i < n; i++) {
-        print_row(&rows[i], bound, json);
+        printf("%-15s %8s %8s %12s %12s %10s %7s %8s %5s\n", "schedule",
+               "bubble", "sync_bub", "cost", "makespan", "peak_mem", "x1f1b",
+               "gap", "fits");
+    for (int i = 0; i < n; i++)
+        print_row(&rows[i], rows[i].ok ? shape_bound(rows, n, i) : 0, json);
+    if (!json)
+        print_footer(rows, n, prof, mixed);
+    /* On stderr: the table on stdout stays one row per family. */
+    if (!zb_profile_has_limit(prof))
+        report_no_limit(stderr, "zb", prof);
+    for (int i = 0; i < n; i++)
         if (rows[i].ok)
             zb_schedule_release(&rows[i].s);
-    }
-    if (!json)
-        printf("gap: cost over the best proven lower bound, %.6g\n", bound);
     free(rows);
     if (!rows_ok) {
         cli_error("compare: no family serves this profile");
@@ -104,7 +183,8 @@ static int compare(const struct zb_profile *prof,
     return CLI_OK;
 }
 
-/* "1p:2p:0.25p": from, to, step; a trailing p multiplies by p * M_B. */
+/* "1p:2p:0.25p": from, to, step; a trailing p means times 1F1B's
+ * activation peak, as in --mem-limit. */
 static int parse_sweep(const char *spec, const struct zb_profile *p,
                        double v[3])
 {
@@ -118,7 +198,7 @@ static int parse_sweep(const char *spec, const struct zb_profile *p,
         char *end;
         if (len > 1 && tok[len - 1] == 'p') {
             tok[len - 1] = '\0';
-            scale = p->pp * p->m_b;
+            scale = zb_profile_1f1b_peak(p);
         }
         v[n] = strtod(tok, &end) * scale;
         if (*end || end == tok)
@@ -184,20 +264,24 @@ static int mem_sweep(struct zb_profile *prof, const char *spec,
 
 static int run(const struct cli_args *a)
 {
+    struct zb_profile_draft d;
     struct zb_profile prof = { 0 };
     struct zb_options opt;
     int rc;
 
     /* The table's progress lines would interleave with it: quiet. */
     if ((rc = cli_generator_options(a, 10, true, &opt)) != CLI_OK ||
-        (rc = cli_load_profile(a, NULL, &prof)) != CLI_OK)
+        (rc = cli_load_draft(a, NULL, &d)) != CLI_OK)
         return rc;
     opt.progress = NULL;
-    if (cli_has(a, "mem-sweep"))
-        rc = mem_sweep(&prof, cli_get(a, "mem-sweep"), &opt);
-    else
-        rc = compare(&prof, &opt, cli_has(a, "json"));
+    if ((rc = cli_build_profile(&d, NULL, &prof)) == CLI_OK) {
+        if (cli_has(a, "mem-sweep"))
+            rc = mem_sweep(&prof, cli_get(a, "mem-sweep"), &opt);
+        else
+            rc = compare(&d, &prof, &opt, cli_has(a, "json"));
+    }
     zb_profile_release(&prof);
+    zb_profile_draft_release(&d);
     return rc;
 }
 
@@ -218,5 +302,9 @@ const struct cli_command cmd_compare = {
                 { "profile options", cli_profile_opts } },
     .notes = "The ilp row runs under --time-limit (10 s here; 0 leaves it "
              "out).\ngap: cost over the best proven lower bound of all "
-             "rows.\n",
+             "rows in the same shape.\nWith --per rank (or \"per\": "
+             "\"rank\") and no --placement or --vpp, zb-v,\ninterleaved "
+             "and interleaved-zb run in their own shape on the same "
+             "model.\nx1f1b: peak memory over 1F1B's activation peak "
+             "(1p).\n",
 };

@@ -74,7 +74,7 @@ static int run(const struct cli_args *a)
 
     zb_options_init(&opt);
     if ((rc = cli_number(a, "effort", 0, &opt.effort)) != CLI_OK ||
-        (rc = cli_load_profile(a, NULL, &prof)) != CLI_OK)
+        (rc = cli_load_profile(a, NULL, NULL, &prof)) != CLI_OK)
         return rc;
     rc = zb_frontier_build(&prof, &opt, &f, &err);
     zb_profile_release(&prof);

@@ -1,6 +1,7 @@
 /* cmd_generate.c - `zbsched generate`: profile in, validated schedule JSON
  * out (stdout or -o FILE, written atomically), a short comparison with
- * 1F1B on stderr. */
+ * 1F1B on stderr. A family runs in its own shape (zb-v: placement v, vpp
+ * 2) unless the user gives one. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,22 +25,29 @@ static int refuse_illegal(const struct zb_schedule *s)
         for (int r = 0; r < s->profile.pp; r++)
             if (!zb_validate_within_limit(&s->profile, r,
                                           s->predicted.ranks[r].peak_memory)) {
-                cli_error("generate: %s needs %g memory on rank %d, above "
-                          "its limit %g (try --schedule zb)", s->name,
+                cli_error("generate: %s needs %g memory on rank %d "
+                          "(%.2fx 1F1B), above its limit %g (try "
+                          "--schedule zb)", s->name,
                           s->predicted.ranks[r].peak_memory, r,
+                          s->predicted.ranks[r].peak_memory /
+                              zb_profile_1f1b_peak(&s->profile),
                           s->profile.mem_limit[r]);
                 return CLI_FAIL;
             }
     return rc < 0 ? cli_fail(&err) : CLI_OK;
 }
 
-static void print_comparison(const struct zb_schedule *s)
+static void print_comparison(const struct zb_generator *g,
+                             const struct zb_schedule *s)
 {
     struct zb_schedule base;
 
     fputs("zbsched: ", stderr);
     report_summary(stderr, s);
     fputc('\n', stderr);
+    /* A fixed family's memory is its shape's; a search takes what helps. */
+    if (g->memory_aware && !zb_profile_has_limit(&s->profile))
+        report_no_limit(stderr, s->name, &s->profile);
     if (!strcmp(s->name, "1f1b") ||
         zb_generator_run(zb_generator_find("1f1b"), &s->profile, NULL, &base,
                          NULL) < 0)
@@ -77,7 +85,7 @@ static int run(const struct cli_args *a)
     /* A search reads Ctrl-C and reports progress; every row reads the
      * options it understands (--effort: zb). */
     if ((rc = cli_generator_options(a, 60, g->solver, &opt)) != CLI_OK ||
-        (rc = cli_load_profile(a, NULL, &prof)) != CLI_OK)
+        (rc = cli_load_profile(a, NULL, g, &prof)) != CLI_OK)
         return rc;
     if (zb_generator_run(g, &prof, &opt, &s, &err) < 0)
         rc = cli_fail(&err);
@@ -93,7 +101,7 @@ static int run(const struct cli_args *a)
             rc = cli_fail(&err);
         free(text);
         if (rc == CLI_OK && !cli_has(a, "quiet"))
-            print_comparison(&s);
+            print_comparison(g, &s);
     }
     zb_schedule_release(&s);
     return rc;

@@ -35,7 +35,7 @@ static int load_profile(const struct cli_args *a,
     const struct cli_shape shape = { c->pp, c->vpp, c->microbatches,
                                      c->placement };
 
-    return cli_load_profile(a, &shape, out);
+    return cli_load_profile(a, &shape, NULL, out);
 }
 
 static int check_usage(const struct cli_args *a)

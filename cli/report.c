@@ -8,6 +8,21 @@ double report_max_peak(const struct zb_schedule *s)
     return zb_measures_max_peak(&s->predicted, s->profile.pp);
 }
 
+double report_peak_vs_1f1b(const struct zb_schedule *s)
+{
+    return report_max_peak(s) / zb_profile_1f1b_peak(&s->profile);
+}
+
+/* Each F allocates M_B and nothing is allocated twice, so no schedule
+ * holds more than all m microbatches' activations: m/p times 1F1B's. */
+void report_no_limit(FILE *out, const char *who, const struct zb_profile *p)
+{
+    fprintf(out, "zbsched: no --mem-limit: %s may use up to %.3gx 1F1B's "
+            "memory (all %d microbatches in flight); --mem-limit 1p keeps "
+            "it to 1F1B's\n", who,
+            (double)p->microbatches / p->pp, p->microbatches);
+}
+
 double report_gap(const struct zb_measures *m)
 {
     return m->lower_bound > 0 ? m->cost / m->lower_bound - 1 : 0;
@@ -19,8 +34,9 @@ void report_summary(FILE *out, const struct zb_schedule *s)
     double gap = report_gap(m);
 
     fprintf(out, "%s: cost %.6g, bubble_ratio %.4f, makespan %.6g, peak "
-            "memory %.6g, lower bound %.6g (", s->name, m->cost,
-            m->bubble_ratio, m->makespan, report_max_peak(s), m->lower_bound);
+            "memory %.6g = %.2fx 1F1B, lower bound %.6g (", s->name,
+            m->cost, m->bubble_ratio, m->makespan, report_max_peak(s),
+            report_peak_vs_1f1b(s), m->lower_bound);
     if (gap < 1e-9)
         fprintf(out, "optimal)");
     else
@@ -62,6 +78,8 @@ void report_measures_json(FILE *out, const struct zb_schedule *s)
 
     fputs("{\"schedule\": ", out);
     zb_json_fput_str(out, s->name);
+    fprintf(out, ", \"placement\": \"%s\", \"vpp\": %d",
+            zb_placement_name(s->profile.placement), s->profile.vpp);
     put_num(out, ", ", "cost", m->cost);
     put_num(out, ", ", "makespan", m->makespan);
     put_num(out, ", ", "bubble_ratio", m->bubble_ratio);
@@ -70,6 +88,7 @@ void report_measures_json(FILE *out, const struct zb_schedule *s)
     put_num(out, ", ", "gap", report_gap(m));
     put_num(out, ", ", "makespan_lower_bound", m->makespan_bound);
     put_num(out, ", ", "peak_memory", report_max_peak(s));
+    put_num(out, ", ", "peak_vs_1f1b", report_peak_vs_1f1b(s));
     fprintf(out, ", \"fits_memory\": %s, \"ranks\": [",
             m->fits_memory ? "true" : "false");
     for (int r = 0; r < s->profile.pp; r++) {

@@ -9,10 +9,19 @@
 /* Largest peak memory over ranks. */
 double report_max_peak(const struct zb_schedule *s);
 
+/* Largest peak memory over ranks as a multiple of 1F1B's activation
+ * peak (zb_profile_1f1b_peak(): the unit of "Np"). */
+double report_peak_vs_1f1b(const struct zb_schedule *s);
+
+/* What memory a memory-aware row may take when no limit was given (one
+ * line, newline-terminated): every microbatch in flight at worst. */
+void report_no_limit(FILE *out, const char *who, const struct zb_profile *p);
+
 /* cost / lower_bound - 1 (0 when the bound is 0). */
 double report_gap(const struct zb_measures *m);
 
-/* One line: "zb-h1: cost 103, bubble_ratio 0.0680, ..." (no newline). */
+/* One line: "zb-h1: cost 103, bubble_ratio 0.0680, ..., peak memory 8 =
+ * 1.00x 1F1B, ..." (no newline). */
 void report_summary(FILE *out, const struct zb_schedule *s);
 
 /* The measures of one schedule, overall and per rank. */

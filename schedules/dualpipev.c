@@ -143,5 +143,6 @@ const struct zb_generator zb_gen_dualpipev = {
     .summary = "V placement, 2 chunks; DualPipeV: a forward overlapped with "
                "a backward (FB) in the steady state; m >= 2p",
     .placements = ZB_PLACES_V, .min_vpp = 2, .max_vpp = 2,
+    .shape_placement = ZB_PLACEMENT_V, .shape_vpp = 2,
     .min_mb_per_pp = 2, .generate = gen_dualpipev,
 };

@@ -1,32 +1,72 @@
 /* generate.c - the one pipeline every generator's output goes through:
- * generate (compute order) -> simulate -> lower -> validate. */
+ * generate (compute order) -> simulate -> lower -> validate; and the
+ * shape (placement, vpp) a family's profile is built in. */
 #include "zbsched/generator.h"
 #include "zbsched/lower.h"
 #include "zbsched/sim.h"
 #include "zbsched/validate.h"
 
+/* The one wording of a shape g cannot serve, for a profile's values and
+ * for the ones a user set (vpp is a double there: not yet checked). */
+static int check_placement(const struct zb_generator *g,
+                           enum zb_placement placement, struct zb_error *err)
+{
+    /* Two placements: a family that refuses one serves the other. */
+    if (!(g->placements & (1u << placement)))
+        return zb_error_set(err, ZB_EUNSUPPORTED,
+                            "%s needs placement '%s', got '%s'", g->name,
+                            zb_placement_name(!placement),
+                            zb_placement_name(placement));
+    return 0;
+}
+
+static int check_vpp(const struct zb_generator *g, double vpp,
+                     struct zb_error *err)
+{
+    if (vpp >= g->min_vpp && vpp <= g->max_vpp)
+        return 0;
+    if (g->min_vpp == g->max_vpp)
+        return zb_error_set(err, ZB_EUNSUPPORTED, "%s needs vpp = %d, got %g",
+                            g->name, g->min_vpp, vpp);
+    return zb_error_set(err, ZB_EUNSUPPORTED,
+                        "%s needs vpp between %d and %d, got %g", g->name,
+                        g->min_vpp, g->max_vpp, vpp);
+}
+
 int zb_generator_accepts(const struct zb_generator *g,
                          const struct zb_profile *prof, struct zb_error *err)
 {
-    if (!(g->placements & (1u << prof->placement)))
-        return zb_error_set(err, ZB_EUNSUPPORTED,
-                            "%s does not support placement '%s'", g->name,
-                            zb_placement_name(prof->placement));
-    if (prof->vpp < g->min_vpp || prof->vpp > g->max_vpp) {
-        if (g->min_vpp == g->max_vpp)
-            return zb_error_set(err, ZB_EUNSUPPORTED,
-                                "%s needs vpp = %d, got %d", g->name,
-                                g->min_vpp, prof->vpp);
-        return zb_error_set(err, ZB_EUNSUPPORTED,
-                            "%s needs vpp between %d and %d, got %d",
-                            g->name, g->min_vpp, g->max_vpp, prof->vpp);
-    }
+    int rc = check_placement(g, prof->placement, err);
+    if (rc < 0 || (rc = check_vpp(g, prof->vpp, err)) < 0)
+        return rc;
     if (prof->microbatches < g->min_mb_per_pp * prof->pp)
         return zb_error_set(err, ZB_EUNSUPPORTED,
                             "%s needs at least %dp = %d microbatches, got %d",
                             g->name, g->min_mb_per_pp,
                             g->min_mb_per_pp * prof->pp, prof->microbatches);
     return 0;
+}
+
+int zb_generator_profile(const struct zb_generator *g,
+                         const struct zb_profile_draft *d,
+                         struct zb_profile *out, struct zb_error *err)
+{
+    struct zb_profile_draft shaped = *d;    /* borrows d's arrays */
+    int rc;
+
+    /* What the user said is checked before the build, whose own shape
+     * rule (v needs vpp 2) would name only half of a conflict. */
+    if ((d->placement_set &&
+         (rc = check_placement(g, d->placement, err)) < 0) ||
+        (d->vpp.set && (rc = check_vpp(g, d->vpp.value, err)) < 0))
+        return rc;
+    if (g->shape_vpp && !d->placement_set) {
+        shaped.placement = g->shape_placement;
+        shaped.placement_set = true;
+    }
+    if (g->shape_vpp && !d->vpp.set)
+        shaped.vpp = (struct zb_opt){ .value = g->shape_vpp, .set = true };
+    return zb_profile_build(&shaped, out, err);
 }
 
 /* One bound everywhere: what a search proved (s->solver.bound, for the

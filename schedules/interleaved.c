@@ -85,5 +85,6 @@ const struct zb_generator zb_gen_interleaved = {
     .name = "interleaved",
     .summary = "interleaved 1F1B (Megatron order), loop placement, vpp >= 2",
     .placements = ZB_PLACES_LOOP, .min_vpp = 2, .max_vpp = 64,
+    .shape_placement = ZB_PLACEMENT_LOOP, .shape_vpp = 2,
     .generate = gen_interleaved,
 };

@@ -21,5 +21,6 @@ const struct zb_generator zb_gen_interleaved_zb = {
     .name = "interleaved-zb",
     .summary = "interleaved 1F1B with B/W split and deferred W (ZB-H1 idea)",
     .placements = ZB_PLACES_LOOP, .min_vpp = 2, .max_vpp = 64,
+    .shape_placement = ZB_PLACEMENT_LOOP, .shape_vpp = 2,
     .generate = gen_interleaved_zb,
 };

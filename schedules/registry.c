@@ -2,7 +2,8 @@
  *
  * To add a schedule:
  *  1. write schedules/foo.c defining `const struct zb_generator zb_gen_foo`
- *     (name, summary, placements, vpp range, generate());
+ *     (name, summary, placements, vpp range, the shape it runs in when
+ *     the user gives none, generate());
  *  2. list zb_gen_foo below, in the order `zbsched list` should show;
  *  3. add its cases to tests/unit/test_generators.c (the random-profile test
  *     picks it up from this table by itself) and run `make regen` for its

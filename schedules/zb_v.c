@@ -69,5 +69,6 @@ const struct zb_generator zb_gen_zb_v = {
     .name = "zb-v",
     .summary = "V placement, 2 chunks, B/W split; zero bubble at 1F1B memory",
     .placements = ZB_PLACES_V, .min_vpp = 2, .max_vpp = 2,
+    .shape_placement = ZB_PLACEMENT_V, .shape_vpp = 2,
     .generate = gen_zb_v,
 };

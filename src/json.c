@@ -109,6 +109,17 @@ static int p_placement(const cJSON *it, struct zb_profile_draft *d,
     return 0;
 }
 
+static int p_per(const cJSON *it, struct zb_profile_draft *d,
+                 struct zb_error *err)
+{
+    if (!cJSON_IsString(it) || (strcmp(it->valuestring, "rank") &&
+                                strcmp(it->valuestring, "chunk")))
+        return zb_error_set(err, ZB_EPARSE,
+                            "per must be \"rank\" or \"chunk\"");
+    d->per_rank = !strcmp(it->valuestring, "rank");
+    return 0;
+}
+
 static int p_time(const cJSON *it, struct zb_profile_draft *d,
                   struct zb_error *err)
 {
@@ -215,6 +226,7 @@ static const struct key_rule profile_rules[] = {
     { "vpp", p_vpp },
     { "microbatches", p_mb },
     { "placement", p_placement },
+    { "per", p_per },
     { "time", p_time },
     { "stages", p_stages },
     { "memory", p_memory },

@@ -101,6 +101,14 @@ int zb_profile_draft_set(struct zb_profile_draft *d, const char *name,
                            "--placement must be 'loop' or 'v', got '%s'",
                            value)
             : (d->placement_set = true, 0);
+    if (!strcmp(name, "per")) {
+        if (strcmp(value, "rank") && strcmp(value, "chunk"))
+            return zb_error_set(err, ZB_EINVAL,
+                                "--per must be 'rank' or 'chunk', got '%s'",
+                                value);
+        d->per_rank = !strcmp(value, "rank");
+        return 0;
+    }
     if (!strcmp(name, "mem-limit")) {
         size_t n = strlen(value);
         if (n > 1 && value[n - 1] == 'p') {
@@ -171,12 +179,16 @@ static int get_time(const struct zb_opt *o, double dflt, bool positive,
     return 0;
 }
 
+/* Per stage (chunk) times; per rank, entry r of "stages" is rank r's and
+ * each of its chunks gets 1/vpp of every value. */
 static int build_times(const struct zb_profile_draft *d, struct zb_profile *p,
                        struct zb_error *err)
 {
     static const char *const names[3] = { "F", "B", "W" };
     const struct zb_opt *common[3] = { &d->f, &d->b, &d->w };
     int n = zb_profile_stages(p);
+    int entries = d->per_rank ? p->pp : n;
+    double split = d->per_rank ? p->vpp : 1;
     int rc;
 
     if ((rc = get_time(&d->comm, 0, false, "time.comm", &p->comm, err)) < 0)
@@ -190,25 +202,27 @@ static int build_times(const struct zb_profile_draft *d, struct zb_profile *p,
         if (d->time_given && !common[k]->set)
             return zb_error_set(err, ZB_EINVAL, "time.%s is missing",
                                 names[k]);
-    if (d->stages && d->n_stages != n)
+    if (d->stages && d->n_stages != entries)
         return zb_error_set(err, ZB_EINVAL,
-                            "stages has %d entries, expected pp*vpp = %d",
-                            d->n_stages, n);
+                            "stages has %d entries, expected %s = %d",
+                            d->n_stages, d->per_rank ? "pp (per rank)"
+                                                     : "pp*vpp", entries);
     p->stage = zb_xcalloc((size_t)n, sizeof(*p->stage));
     for (int s = 0; s < n; s++) {
         double *dst[3] = { &p->stage[s].f, &p->stage[s].b, &p->stage[s].w };
+        int e = d->per_rank ? zb_profile_stage_rank(p, s) : s;
         for (int k = 0; k < 3; k++) {
             const struct zb_opt *o = common[k];
             char field[48];
 
             snprintf(field, sizeof(field), "time.%s", names[k]);
             if (d->stages && !d->flag_times[k]) {
-                const struct zb_draft_stage *ds = &d->stages[s];
+                const struct zb_draft_stage *ds = &d->stages[e];
                 const struct zb_opt *so = k == 0 ? &ds->f
                                         : k == 1 ? &ds->b : &ds->w;
                 if (so->set || !o->set) {
                     o = so;
-                    snprintf(field, sizeof(field), "stages[%d].%s", s,
+                    snprintf(field, sizeof(field), "stages[%d].%s", e,
                              names[k]);
                 }
                 if (!o->set)
@@ -218,6 +232,7 @@ static int build_times(const struct zb_profile_draft *d, struct zb_profile *p,
             /* Without a file, flags or the default 1 give the times. */
             if ((rc = get_time(o, 1.0, k < 2, field, dst[k], err)) < 0)
                 return rc;
+            *dst[k] /= split;
         }
     }
     return 0;
@@ -236,6 +251,10 @@ static int build_memory(const struct zb_profile_draft *d, struct zb_profile *p,
         return zb_error_set(err, ZB_EINVAL,
                             "memory.M_W must be between 0 and M_B = %g, "
                             "got %g", p->m_b, p->m_w);
+    if (d->per_rank) {
+        p->m_b /= p->vpp;
+        p->m_w /= p->vpp;
+    }
     p->mem_limit = zb_xmalloc((size_t)p->pp * sizeof(double));
     if (d->limit_kind == ZB_LIMIT_ARRAY && d->n_limits != p->pp)
         return zb_error_set(err, ZB_EINVAL,
@@ -246,7 +265,7 @@ static int build_memory(const struct zb_profile_draft *d, struct zb_profile *p,
         switch (d->limit_kind) {
         case ZB_LIMIT_VALUE: v = d->limit; break;
         case ZB_LIMIT_ARRAY: v = d->limits[r]; break;
-        case ZB_LIMIT_TIMES_P: v = d->limit * p->pp * p->m_b; break;
+        case ZB_LIMIT_TIMES_P: v = d->limit * zb_profile_1f1b_peak(p); break;
         default: v = INFINITY; break;
         }
         /* An array entry may be null (INFINITY): that rank is unlimited. */
@@ -278,12 +297,15 @@ int zb_profile_build(const struct zb_profile_draft *d, struct zb_profile *out,
     struct zb_profile p = { 0 };
     int rc;
 
+    p.placement = d->placement_set ? d->placement : ZB_PLACEMENT_LOOP;
+    /* V is two chunks per rank: saying the placement says the vpp. */
     if ((rc = get_count(&d->pp, "pp", 8, MAX_RANKS, &p.pp, err)) < 0 ||
-        (rc = get_count(&d->vpp, "vpp", 1, MAX_VPP, &p.vpp, err)) < 0 ||
+        (rc = get_count(&d->vpp, "vpp",
+                        p.placement == ZB_PLACEMENT_V ? 2 : 1, MAX_VPP,
+                        &p.vpp, err)) < 0 ||
         (rc = get_count(&d->microbatches, "microbatches", 32, INT32_MAX,
                         &p.microbatches, err)) < 0)
         goto fail;
-    p.placement = d->placement_set ? d->placement : ZB_PLACEMENT_LOOP;
     if (p.placement == ZB_PLACEMENT_V && p.vpp != 2) {
         rc = zb_error_set(err, ZB_EINVAL,
                           "placement 'v' needs vpp = 2, got %d", p.vpp);

@@ -21,15 +21,17 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* A profile for g at (pp, m): the family's own vpp and placement. */
+/* A profile for g at (pp, m) in the family's own shape (zb-v: v, 2): a
+ * rank's F 1, B 1.2, W 0.8 split over its chunks, M_B 1 per chunk. The
+ * limit is 2p chunk activations: 2p at vpp 1, 1p (1F1B's memory) at
+ * vpp 2. */
 static void make(const struct zb_generator *g, int pp, int m,
                  struct zb_profile *p)
 {
-    int vpp = g->min_vpp > 1 ? 2 : 1, n = pp * vpp;
+    int vpp = g->shape_vpp ? g->shape_vpp : 1, n = pp * vpp;
     *p = (struct zb_profile){ .pp = pp, .vpp = vpp, .microbatches = m,
-                              .placement = (g->placements & ZB_PLACES_LOOP)
-                                               ? ZB_PLACEMENT_LOOP
-                                               : ZB_PLACEMENT_V,
+                              .placement = g->shape_vpp ? g->shape_placement
+                                                        : ZB_PLACEMENT_LOOP,
                               .comm = 0.05, .m_b = 1, .m_w = 0.5 };
     p->stage = malloc((size_t)n * sizeof(*p->stage));
     p->mem_limit = malloc((size_t)pp * sizeof(double));
@@ -37,7 +39,7 @@ static void make(const struct zb_generator *g, int pp, int m,
         p->stage[s] = (struct zb_stage_times){ 1.0 / vpp, 1.2 / vpp,
                                                0.8 / vpp };
     for (int r = 0; r < pp; r++)
-        p->mem_limit[r] = 2.0 * pp;
+        p->mem_limit[r] = 2.0 / vpp * zb_profile_1f1b_peak(p);
 }
 
 int main(void)

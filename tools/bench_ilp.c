@@ -26,7 +26,7 @@ static void make(int pp, int m, const struct times *t, double n,
     for (int s = 0; s < pp; s++)
         p->stage[s] = (struct zb_stage_times){ t->f, t->b, t->w };
     for (int r = 0; r < pp; r++)
-        p->mem_limit[r] = n * pp;
+        p->mem_limit[r] = n * zb_profile_1f1b_peak(p);
 }
 
 int main(int argc, char **argv)

@@ -105,8 +105,10 @@ static const char *cell_name(int cell)
 /* Grid instance k: cell k / PER_CELL (placement, then limit), its own
  * random stream (so one instance can be rebuilt alone). Stage times are
  * per stage of the model; V splits each rank's stage into two chunks of
- * half the time and one M_B each, so 1F1B's peak is 2p chunk activations
- * and comm (a transfer) stays comm/F of the whole stage's F. */
+ * half the time and one M_B each (a per-rank profile, "per": "rank", with
+ * M_B 2), so 1F1B's peak is 2p chunk activations, the "1p" of
+ * zb_profile_1f1b_peak(), and comm (a transfer) stays comm/F of the whole
+ * stage's F. */
 static void make_instance(int k, uint64_t seed, struct draw *d,
                           struct zb_profile *p)
 {
@@ -134,7 +136,7 @@ static void make_instance(int k, uint64_t seed, struct draw *d,
         p->stage[i].w = d->wf * unif(&s, 1 - JITTER, 1 + JITTER) / vpp;
     }
     for (int r = 0; r < d->p; r++)
-        p->mem_limit[r] = d->n * n * p->m_b;
+        p->mem_limit[r] = d->n * zb_profile_1f1b_peak(p);
 }
 
 /* Run family g on p into r; the first bound seen becomes *bound, later
@@ -560,8 +562,9 @@ static void print_grid(uint64_t seed)
            "profiles are not perfectly equal). Placements: *loop* (vpp 1, "
            "M_B 1) and *V* (vpp 2: each chunk has half its stage's times "
            "and M_B 1 per chunk; comm is the transfer, not halved). Limits "
-           "1p, 1.5p and 2p on every rank, Np = N times 1F1B's activation "
-           "peak: N p for loop, N 2p chunk activations for V.\n\n",
+           "1p, 1.5p and 2p on every rank, as `--mem-limit Np` reads them: "
+           "N times 1F1B's activation peak, N p for loop, N 2p chunk "
+           "activations for V.\n\n",
            (unsigned long long)seed, PER_CELL, N_INST, 1 - JITTER,
            1 + JITTER);
 }

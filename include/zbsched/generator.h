@@ -23,6 +23,11 @@ struct zb_generator {
     unsigned placements;     /* ZB_PLACES_* bits it serves */
     int min_vpp, max_vpp;    /* accepted chunks per rank */
     int min_mb_per_pp;       /* needs m >= this * pp (0: any m) */
+    /* The shape it runs in where the user gives no placement or vpp
+     * (zb-v: v, 2; interleaved: loop, 2). shape_vpp 0: the profile's
+     * defaults (loop; vpp 1, or 2 under placement v). */
+    enum zb_placement shape_placement;
+    int shape_vpp;
     bool memory_aware;       /* reads the limit (else a fixed shape): its
                                 output must fit, the pipeline checks it */
     bool solver;             /* a time-limited search (ilp): it reads the
@@ -43,9 +48,17 @@ extern const struct zb_generator *const zb_generators[];
 const struct zb_generator *zb_generator_find(const char *name);
 
 /* Whether g accepts prof's vpp, placement and microbatch count; if not,
- * ZB_EUNSUPPORTED with the reason ("interleaved needs vpp >= 2, got 1"). */
+ * ZB_EUNSUPPORTED naming both ("interleaved needs vpp between 2 and 64,
+ * got 1", "dualpipev needs at least 2p = 8 microbatches, got 7"). */
 int zb_generator_accepts(const struct zb_generator *g,
                          const struct zb_profile *prof, struct zb_error *err);
+
+/* Build d (zb_profile_build()) in g's shape: g's placement and vpp where
+ * d sets none. A placement or vpp the user set that g cannot serve is
+ * ZB_EUNSUPPORTED naming both ("zb-v needs placement 'v', got 'loop'"). */
+int zb_generator_profile(const struct zb_generator *g,
+                         const struct zb_profile_draft *d,
+                         struct zb_profile *out, struct zb_error *err);
 
 /* The one pipeline: generate -> simulate -> lower -> validate. out is a
  * complete schedule named after g (opt NULL: defaults). A memory-aware

@@ -22,6 +22,8 @@ struct zb_stage_times {
     double w;           /* gradient w.r.t. the weights */
 };
 
+/* A checked profile holds everything per stage (per chunk when vpp > 1),
+ * whatever unit the input used (draft.per_rank). */
 struct zb_profile {
     int pp;                          /* ranks */
     int vpp;                         /* chunks per rank */
@@ -31,7 +33,8 @@ struct zb_profile {
     double comm;                     /* transfer time on a cross-rank edge */
     double fb;                       /* an overlapped F&B op (FB); <= 0:
                                         its F plus its B */
-    double m_b;                      /* activation memory an F allocates */
+    double m_b;                      /* activation memory one chunk's F
+                                        allocates */
     double m_w;                      /* part of it W releases (B the rest) */
     double *mem_limit;               /* pp entries; INFINITY = unlimited */
 };
@@ -47,7 +50,7 @@ enum zb_limit_kind {
     ZB_LIMIT_NONE,      /* unlimited */
     ZB_LIMIT_VALUE,     /* one number for every rank */
     ZB_LIMIT_ARRAY,     /* one number per rank */
-    ZB_LIMIT_TIMES_P    /* "Np": N * p * M_B */
+    ZB_LIMIT_TIMES_P    /* "Np": N times 1F1B's activation peak */
 };
 
 struct zb_draft_stage {
@@ -60,6 +63,11 @@ struct zb_profile_draft {
     struct zb_opt pp, vpp, microbatches;
     bool placement_set;
     enum zb_placement placement;
+    /* "per": "rank": times, stages and M_B/M_W describe what one rank
+     * holds (stages: one entry per rank), split evenly over its vpp
+     * chunks; "chunk" (the default): per stage, per chunk when vpp > 1.
+     * comm and the limit are the same either way. */
+    bool per_rank;
     struct zb_opt f, b, w, comm;         /* the "time" object or flags */
     struct zb_opt fb;                    /* time.FB or --fb */
     bool time_given;                     /* a "time" object was present:
@@ -84,9 +92,10 @@ void zb_profile_draft_warn(struct zb_profile_draft *d, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* Apply a command-line override: name is the flag without dashes
- * ("pp", "vpp", "mb", "f", "b", "w", "fb", "comm", "m-b", "m-w", "mem-limit",
- * "placement"), value its text. Returns ZB_EINVAL naming the flag on a
- * value that is not a number (or not "Np" for mem-limit). */
+ * ("pp", "vpp", "mb", "f", "b", "w", "fb", "comm", "m-b", "m-w",
+ * "mem-limit", "placement", "per"), value its text. Returns ZB_EINVAL
+ * naming the flag on a value that is not a number (or not "Np" for
+ * mem-limit, not a placement or rank|chunk for the others). */
 int zb_profile_draft_set(struct zb_profile_draft *d, const char *name,
                          const char *value, struct zb_error *err);
 
@@ -96,10 +105,11 @@ void zb_profile_draft_set_shape(struct zb_profile_draft *d, int pp, int vpp,
                                 int microbatches,
                                 enum zb_placement placement);
 
-/* Check every field and materialise the profile. Defaults: pp 8, vpp 1,
- * microbatches 32 only when nothing set them; F=B=W=1 and comm 0 when
- * "time" and flags are absent; M_B 1, M_W = M_B; no limit. Errors name
- * the field: "time.F must be a finite number >= 0, got -1". */
+/* Check every field and materialise the profile. Defaults: pp 8, vpp 1
+ * (2 under placement v), microbatches 32 only when nothing set them;
+ * F=B=W=1 and comm 0 when "time" and flags are absent; M_B 1, M_W = M_B;
+ * no limit. Per-rank values are divided by vpp here. Errors name the
+ * field: "time.F must be a finite number >= 0, got -1". */
 int zb_profile_build(const struct zb_profile_draft *d, struct zb_profile *out,
                      struct zb_error *err);
 
@@ -111,6 +121,14 @@ int zb_profile_copy(struct zb_profile *dst, const struct zb_profile *src);
 static inline int zb_profile_stages(const struct zb_profile *p)
 {
     return p->pp * p->vpp;
+}
+
+/* 1F1B's activation peak, the unit of an "Np" limit: p microbatches of a
+ * rank's activations, p * vpp * M_B, for every vpp and placement (ZB-V at
+ * "1p" has 1F1B's memory, as in the papers). */
+static inline double zb_profile_1f1b_peak(const struct zb_profile *p)
+{
+    return p->pp * p->vpp * p->m_b;
 }
 
 /* Rank that holds a stage under the profile's placement (inline: the

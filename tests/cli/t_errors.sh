@@ -24,9 +24,30 @@ run "$ZBSCHED" generate --pp 4 --mem-limit 0.5
 expect_status 1 "limit below M_B"
 expect_err "memory.limit = 0.5 is below one microbatch's activations"
 
-run "$ZBSCHED" generate --pp 4 --mb 8 --schedule interleaved
+# A family's shape is its default; an explicit value it cannot serve is
+# one line naming both.
+run "$ZBSCHED" generate --pp 4 --mb 8 --schedule interleaved --vpp 1
 expect_status 1 "vpp refusal"
 expect_err "interleaved needs vpp between 2 and 64, got 1"
+expect_err_lines 1
+run "$ZBSCHED" generate --pp 4 --mb 8 --schedule zb-v --placement loop
+expect_status 1 "placement refusal"
+expect_err "zb-v needs placement 'v', got 'loop'"
+expect_err_lines 1
+run "$ZBSCHED" generate --pp 4 --mb 8 --schedule zb-v --vpp 3
+expect_status 1 "vpp refusal under v"
+expect_err "zb-v needs vpp = 2, got 3"
+expect_err_lines 1
+printf '{"pp": 4, "vpp": 1, "microbatches": 8}\n' >"$TMP/vpp1.json"
+run "$ZBSCHED" generate --profile "$TMP/vpp1.json" --schedule zb-v
+expect_status 1 "the file's vpp is explicit too"
+expect_err "zb-v needs vpp = 2, got 1"
+run "$ZBSCHED" generate --pp 4 --mb 8 --schedule 1f1b --placement v
+expect_status 1 "fixed family under v"
+expect_err "1f1b needs placement 'loop', got 'v'"
+run "$ZBSCHED" generate --pp 4 --per layer
+expect_status 1 "bad --per"
+expect_err "--per must be 'rank' or 'chunk', got 'layer'"
 
 run "$ZBSCHED" generate --pp 4 --mb 8 --schedule nope
 expect_status 2 "unknown schedule"
@@ -47,7 +68,7 @@ expect_err "warning: unknown key 'colour' ignored"
 run "$ZBSCHED" generate --pp 4 --mb 8 --schedule gpipe --mem-limit 1p \
     -o "$TMP/gpipe.json"
 expect_status 1 "gpipe over the limit"
-expect_err "gpipe needs 8 memory on rank 0, above its limit 4"
+expect_err "gpipe needs 8 memory on rank 0 (2.00x 1F1B), above its limit 4"
 [ ! -e "$TMP/gpipe.json" ] || fail "refused schedule was written"
 
 run "$ZBSCHED" validate "$TMP/missing.json"

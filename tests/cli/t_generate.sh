@@ -7,8 +7,28 @@ run "$ZBSCHED" generate --pp 8 --mb 32
 expect_status 0 "main job"
 expect_out '"format": "zbsched-schedule"'
 expect_err "zb: cost 96, bubble_ratio 0.0000"
+expect_err "peak memory 15 = 1.88x 1F1B"
+expect_err "no --mem-limit: zb may use up to 4x 1F1B's memory"
 expect_err "vs 1f1b: cost 117"
 cp "$OUT" "$TMP/zb.json"
+
+# At 1p the same job keeps 1F1B's memory, and a limit was given.
+run "$ZBSCHED" generate --pp 8 --mb 32 --mem-limit 1p
+expect_status 0 "main job at 1p"
+expect_err "peak memory 8 = 1.00x 1F1B"
+grep -q "no --mem-limit" "$ERR" && fail "a limit was given"
+
+# A family runs in its own shape; ZB-V at 1p has 1F1B's memory and, with
+# a per-rank profile (the same model as 1F1B's), no bubble.
+run "$ZBSCHED" generate --pp 8 --mb 32 --schedule zb-v --per rank \
+    --mem-limit 1p
+expect_status 0 "zb-v in its own shape"
+expect_out '"placement": "v", "stage_rank"'
+expect_err "zb-v: cost 96, bubble_ratio 0.0000"
+expect_err "peak memory 8 = 1.00x 1F1B"
+run "$ZBSCHED" generate --pp 8 --mb 32 --schedule interleaved -q
+expect_status 0 "interleaved in its own shape"
+expect_out '"vpp": 2'
 
 run "$ZBSCHED" validate "$TMP/zb.json"
 expect_status 0 "validate"
@@ -32,11 +52,28 @@ expect_out "zb-h1"
 grep -E '^zb-h2 .* no$' "$OUT" >/dev/null || fail "zb-h2 should not fit 1p"
 grep -E '^zb +0\.1111 .* 27 .* yes$' "$OUT" >/dev/null ||
     fail "zb at 1p should cost 27 and fit"
+grep -E '^zb-h2 .* 7 +1\.75x .* no$' "$OUT" >/dev/null ||
+    fail "zb-h2's peak should read 7 = 1.75x 1F1B"
+expect_out "x1f1b: peak memory over 1F1B's activation peak (1p = 4)"
 
 run "$ZBSCHED" compare --pp 4 --vpp 2 --mb 8 --json --time-limit 0
 expect_status 0 "compare --json"
 [ "$(grep -c '"schedule"' "$OUT")" -eq 3 ] ||
     fail "want 3 rows (interleaved, interleaved-zb, zb)"
+expect_out '"peak_vs_1f1b": '
+expect_err "no --mem-limit: zb may use up to 2x 1F1B's memory"
+
+# Per rank and no shape given: every family on the same model in its own
+# shape; ZB-V matches ZB-H2's cost at 1F1B's memory; gaps within a shape.
+run "$ZBSCHED" compare --pp 4 --mb 8 --per rank --mem-limit 1p --time-limit 0
+expect_status 0 "compare per rank"
+grep -E '^zb-v +0\.0000 .* 24 .* 4 +1\.00x +0\.00% +yes$' "$OUT" >/dev/null ||
+    fail "zb-v in v 2 should cost 24 at 1p"
+grep -E '^1f1b .* 33 .* 22\.22% +yes$' "$OUT" >/dev/null ||
+    fail "1f1b's gap is against its own shape's bound (27)"
+expect_out "each family in its own: interleaved loop 2, zb-v v 2,"
+run "$ZBSCHED" compare --pp 4 --mb 8 --per rank --time-limit 0 --json
+expect_out '{"schedule": "zb-v", "placement": "v", "vpp": 2, "cost": 24,'
 
 # With the solver: its row, and every gap against the best proven bound.
 run "$ZBSCHED" compare --pp 4 --mb 8 --f 1 --b 1.2 --w 0.8 --comm 0.05 \

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/../lib/tap.sh"
 
 # The options of each command's rows (cli/cmd_*.c, cli.c's shared lists).
-profile="profile pp vpp mb placement f b w fb comm m-b m-w mem-limit"
+profile="profile pp vpp mb placement per f b w fb comm m-b m-w mem-limit"
 search="effort time-limit gap objective"
 declare -A want=(
     [generate]="schedule output quiet export-lp $search $profile"

@@ -82,6 +82,72 @@ Test(profile, flags_override_the_file_and_np_scales_by_p)
     zb_profile_release(&p);
 }
 
+/* "Np" is N times 1F1B's activation peak, p times a rank's M_B, for every
+ * vpp and placement: V's two half-stage chunks at 1p hold p stages. */
+Test(profile, np_is_onef1b_peak_for_every_vpp_and_placement)
+{
+    static const char *const v1p[] = { "pp=4", "placement=v", "m-b=0.5",
+                                       "mem-limit=1p", NULL };
+    static const char *const loop[] = { "pp=4", "vpp=3", "m-b=0.5",
+                                        "mem-limit=1.5p", NULL };
+    static const char *const plain[] = { "pp=4", "m-b=0.5", "mem-limit=2p",
+                                         NULL };
+    struct zb_profile p;
+    struct zb_error err = { 0 };
+
+    cr_assert_eq(load(NULL, v1p, &p, &err, NULL, 0), 0, "%s", err.msg);
+    cr_assert_eq(p.vpp, 2, "placement v alone means vpp 2");
+    assert_near(p.mem_limit[0], 4 * 2 * 0.5, "v 1p = p * 2 chunks * M_B");
+    assert_near(zb_profile_1f1b_peak(&p), 4, "1F1B's peak");
+    zb_profile_release(&p);
+    cr_assert_eq(load(NULL, loop, &p, &err, NULL, 0), 0, "%s", err.msg);
+    assert_near(p.mem_limit[3], 1.5 * 4 * 3 * 0.5, "loop vpp 3 1.5p");
+    zb_profile_release(&p);
+    cr_assert_eq(load(NULL, plain, &p, &err, NULL, 0), 0, "%s", err.msg);
+    assert_near(p.mem_limit[1], 2 * 4 * 0.5, "vpp 1 2p = 2 * p * M_B");
+    zb_profile_release(&p);
+}
+
+/* Per rank: the same model whatever the chunking. Rank r's "stages" entry
+ * and M_B/M_W are split evenly over its chunks (V: stages r, 2p-1-r);
+ * comm and limits are not split. */
+Test(profile, per_rank_splits_times_and_memory_over_chunks)
+{
+    const char *rank =
+        "{\"pp\": 2, \"placement\": \"v\", \"per\": \"rank\","
+        " \"time\": {\"F\": 2, \"B\": 3, \"W\": 1, \"comm\": 0.5},"
+        " \"stages\": [{\"F\": 4}, {}],"
+        " \"memory\": {\"M_B\": 2, \"M_W\": 1, \"limit\": 6}}";
+    static const char *const flags[] = { "pp=2", "vpp=4", "per=rank",
+                                         "f=8", "m-b=4", "mem-limit=1p",
+                                         NULL };
+    static const double f[4] = { 2, 1, 1, 2 };   /* stages 0..3 */
+    struct zb_profile p;
+    struct zb_error err = { 0 };
+
+    cr_assert_eq(load(rank, NULL, &p, &err, NULL, 0), 0, "%s", err.msg);
+    for (int s = 0; s < 4; s++) {
+        assert_near(p.stage[s].f, f[s], "stage %d F", s);
+        assert_near(p.stage[s].b, 1.5, "stage %d B", s);
+        assert_near(p.stage[s].w, 0.5, "stage %d W", s);
+    }
+    assert_near(p.comm, 0.5, "comm is per transfer");
+    assert_near(p.m_b, 1, "M_B per chunk");
+    assert_near(p.m_w, 0.5, "M_W per chunk");
+    assert_near(p.mem_limit[1], 6, "limit per rank");
+    zb_profile_release(&p);
+    cr_assert_eq(load(NULL, flags, &p, &err, NULL, 0), 0, "%s", err.msg);
+    assert_near(p.stage[7].f, 2, "--f per rank over 4 chunks");
+    assert_near(p.m_b, 1, "--m-b per rank over 4 chunks");
+    assert_near(p.mem_limit[0], 2 * 4, "1p = p * a rank's M_B");
+    zb_profile_release(&p);
+    assert_error("{\"pp\": 2, \"vpp\": 2, \"per\": \"rank\", "
+                 "\"stages\": [{}, {}, {}, {}]}", NULL,
+                 "stages has 4 entries, expected pp (per rank) = 2");
+    assert_error("{\"per\": \"stage\"}", NULL,
+                 "per must be \"rank\" or \"chunk\"");
+}
+
 Test(profile, per_rank_limits_and_unlimited_ranks)
 {
     const char *text = "{\"pp\": 2, \"microbatches\": 4, "
