@@ -103,7 +103,9 @@ struct msg_header {
     int32_t mb;
     int32_t iter;
     int32_t count;              /* payload floats */
-    int32_t pad[2];
+    int32_t sent_us;            /* sender's post, us since the run's epoch
+                                   (synthetic mode's emulated link) */
+    int32_t pad;
 };
 
 struct xmsg {

@@ -59,9 +59,10 @@ int xfer_post(struct exec *x, int i, struct zb_error *err)
     m = zb_xcalloc(1, sizeof(*m));
     *m = (struct xmsg){ .send = send, .peer = op->peer, .op = i,
                         .n = xfer_floats(x) };
-    m->hdr = (struct msg_header){ MSG_MAGIC, dir, from, op->mb, x->iter,
-                                  (int32_t)(m->n - MSG_HDR_FLOATS), { 0 } };
     x->t[i].start = now(x);
+    m->hdr = (struct msg_header){ MSG_MAGIC, dir, from, op->mb, x->iter,
+                                  (int32_t)(m->n - MSG_HDR_FLOATS),
+                                  (int32_t)(x->t[i].start * 1e3), 0 };
     if (send) {
         m->buf = f->buf;
         x->m->upload(x->dev, m->buf, (const float *)&m->hdr,
@@ -124,6 +125,18 @@ int xfer_wait(struct exec *x, struct xmsg *m, struct zb_error *err)
                         want, m->peer, got);
 }
 
+/* Synthetic mode emulates the simulator's link: a message is usable
+ * `comm` after its send was posted, whatever the real transport took,
+ * and the transfer overlaps the compute of both ends (the wait is here,
+ * in the consumer, not in the producer's pass). Real messages (model mode)
+ * take what they take. */
+static void link_delay(const struct exec *x, const struct xmsg *m)
+{
+    if (x->opt.synthetic && x->p->comm > 0)
+        exec_sleep_until(x->epoch + m->got.sent_us * 1e-3 +
+                         x->p->comm * x->opt.time_unit);
+}
+
 int xfer_take(struct exec *x, int i, enum msg_dir dir, int stage, int mb,
               float **out, struct zb_error *err)
 {
@@ -154,6 +167,7 @@ int xfer_take(struct exec *x, int i, enum msg_dir dir, int stage, int mb,
                             op_desc(x, m->op, rdesc, 96));
             return rc;
         }
+        link_delay(x, m);
         x->t[m->op].done = now(x);
         watchdog_op(i, WD_RUN);
         free(m);
