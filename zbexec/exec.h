@@ -232,7 +232,9 @@ struct op_time {                /* host-clock ms since the run's epoch */
 };
 
 struct rank_sample {            /* one rank in one iteration */
-    double busy, first, last, peak;
+    double busy, first, last;
+    double peak;                /* activations, profile units */
+    double peak_buffers;        /* every live buffer, profile units */
 };
 
 struct step_info {
@@ -260,7 +262,17 @@ struct exec {
     struct op_time *t;              /* per op, this iteration */
     double *marks;                  /* 3 * ops + 1 slots */
     double epoch;                   /* host ms of the run's start */
-    double mem, mem_peak;           /* live floats (model) or M_B units */
+    /* Activations: what the passes keep for later passes (the profile's
+     * memory model), floats in model mode, profile units in synthetic
+     * mode; the peak is taken where passes end, as the simulator does. */
+    double mem, mem_peak;
+    /* Model mode: every live per-microbatch buffer (activations, receives
+     * posted early, sends in flight, W results waiting for their turn),
+     * floats, peak at every allocation. */
+    double live, live_peak;
+    /* Model mode: floats the first F, B and W of each chunk added to mem
+     * ([chunk][F, B, W]): the measured M_B, M_W - M_B and -M_W. */
+    double *mem_delta;
     struct rank_sample *samples;    /* per iteration, this rank */
     double *durations;              /* [chunk][F,B,W][iter * m] (ms) */
     struct step_info *steps;        /* per iteration */
@@ -273,9 +285,15 @@ struct exec {
 
 int exec_state_init(struct exec *x, struct zb_error *err);
 void exec_release(struct exec *x);
-/* Counted allocation of per-microbatch buffers (realized peak_memory). */
-float *exec_alloc(struct exec *x, size_t n);
-void exec_free(struct exec *x, float *p, size_t n);
+/* Counted allocation of per-microbatch buffers: all of them count as
+ * live, activations (act) also as mem. */
+float *exec_alloc(struct exec *x, size_t n, bool act);
+void exec_free(struct exec *x, float *p, size_t n, bool act);
+/* A pass keeps a buffer it was handed (F its input): n floats of live
+ * memory become activations too. */
+void exec_keep(struct exec *x, size_t n);
+/* Floats of activations per unit of the profile's memory: one F's. */
+double exec_mem_unit(const struct exec *x);
 struct stage_state *exec_stage(struct exec *x, int stage);
 
 /* One pass over this rank's list; x->iter is the iteration. A failure
@@ -328,6 +346,7 @@ int reference_check(struct exec *x, bool *exact, struct zb_error *err);
 struct realized {
     double cost, makespan, bubble_ratio, sync_bubble_ratio;
     double *busy, *span, *peak_memory;      /* pp entries */
+    double *peak_buffers;                   /* pp entries, model mode */
     int first, last;                        /* measured iterations, 0-based */
 };
 
@@ -335,6 +354,9 @@ void measure_iteration(struct exec *x);
 /* Rank 0 prints predicted vs realized on stdout and writes --report;
  * collective. check: "exact", "within tolerance", "mismatch" or NULL. */
 int measure_report(struct exec *x, const char *check, struct zb_error *err);
+/* This rank's realized peak_memory (every iteration) within the
+ * schedule's limit; ZB_EILLEGAL naming both when not. */
+int measure_check_limit(const struct exec *x, struct zb_error *err);
 int report_write(const struct exec *x, const struct realized *r,
                  const char *check, struct zb_error *err);
 

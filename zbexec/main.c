@@ -111,6 +111,9 @@ static int finish(struct exec *x)
     rc = measure_report(x, check, &err);
     if (exec_agree(x->rank, rc, &err) < 0)
         status = EXIT_FAIL;
+    rc = measure_check_limit(x, &err);
+    if (exec_agree(x->rank, rc, &err) < 0)
+        status = EXIT_FAIL;
     return status;
 }
 

@@ -68,7 +68,7 @@ int xfer_post(struct exec *x, int i, struct zb_error *err)
         x->m->upload(x->dev, m->buf, (const float *)&m->hdr,
                      MSG_HDR_FLOATS);
     } else {
-        m->buf = f->buf = exec_alloc(x, m->n);
+        m->buf = f->buf = exec_alloc(x, m->n, false);
     }
     if ((rc = x->be->post(x, m, err)) < 0) {
         free(m);
@@ -186,7 +186,7 @@ static void complete_send(struct exec *x, int k)
                              m->hdr.mb);
 
     x->t[m->op].done = now(x);
-    exec_free(x, f->buf, m->n);
+    exec_free(x, f->buf, m->n, false);
     f->buf = NULL;
     f->msg = NULL;
     f->state = XF_USED;
