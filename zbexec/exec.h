@@ -29,7 +29,7 @@ extern "C" {
 
 struct exec_opts {
     const char *schedule;       /* SCHEDULE.json */
-    const char *backend;        /* --backend, "cpu" by default */
+    const char *backend;        /* --backend; NULL: the table's first */
     int layers, hidden, batch;  /* --model mlp:layers=,hidden=,batch= */
     int iters;                  /* --iters; iteration 1 is the warm-up */
     uint64_t seed;              /* --seed: weights and data */
@@ -150,7 +150,8 @@ extern const struct zb_executor *const zb_executors[];
 extern const struct zb_executor zb_executor_cpu;
 extern const struct zb_executor zb_executor_cuda;
 
-/* ZB_EINVAL naming the built-in backends when name is not one of them. */
+/* The backend called name (NULL: the program's default, the table's
+ * first); ZB_EINVAL naming the built-in ones when there is none. */
 int exec_backend_find(const char *name, const struct zb_executor **out,
                       struct zb_error *err);
 

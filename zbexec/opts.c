@@ -151,7 +151,7 @@ int opts_parse(int argc, char **argv, struct exec_opts *o,
                struct zb_error *err)
 {
     *o = (struct exec_opts){
-        .backend = "cpu", .layers = 2, .hidden = 64, .batch = 16,
+        .backend = NULL, .layers = 2, .hidden = 64, .batch = 16,
         .iters = 2, .seed = 1, .timeout = 300, .time_unit = 1,
         .lr = 0.01, .validate = true, .nan_stage = -1, .nan_mb = -1,
     };
@@ -210,7 +210,8 @@ void opts_usage(FILE *out)
 "\n"
 "Replay a zbsched schedule, one process per rank (P = the schedule's pp).\n"
 "\n"
-"  --backend cpu|cuda     MPI + OpenBLAS (default) or NCCL + cuBLAS\n"
+"  --backend cpu|cuda     MPI + OpenBLAS (zbexec's only one) or NCCL +\n"
+"                         cuBLAS (zbexec-cuda's default)\n"
 "  --model mlp:layers=L,hidden=H,batch=B\n"
 "                         per stage: L tanh Linear(H, H) layers; B rows per\n"
 "                         microbatch (default layers=2,hidden=64,batch=16)\n"
