@@ -29,7 +29,10 @@ fails=0
 # is the V placement, interleaved and interleaved-zb run 2 chunks a rank.
 for g in gpipe 1f1b interleaved zb-h1 zb-h2 zb-v interleaved-zb zb; do
     vpp=
-    case $g in interleaved*) vpp="--vpp 2" ;; esac
+    case $g in
+    interleaved*) vpp="--vpp 2" ;;
+    zb-v) vpp="--placement v" ;;
+    esac
     "$zbsched" generate -q --pp 8 --mb 32 $vpp --f 10 --b 10 --w 10 \
         --comm "$comm" --schedule "$g" -o "$tmp/$g.json" || exit 1
     timeout 600 mpirun ${NP_FLAGS:---oversubscribe --bind-to none} -np 8 \

@@ -163,8 +163,11 @@ static void print(const struct exec *x, const struct realized *r,
     row("makespan", m->makespan, r->makespan);
     row("bubble_ratio", m->bubble_ratio, r->bubble_ratio);
     row("sync_bubble_ratio", m->sync_bubble_ratio, r->sync_bubble_ratio);
-    printf("     %-32s %-32s %-32s%s\n", "busy", "span", "peak_memory",
-           x->opt.synthetic ? "" : " all buffers");
+    if (x->opt.synthetic)
+        printf("     %-32s %-32s %s\n", "busy", "span", "peak_memory");
+    else
+        printf("     %-32s %-32s %-32s %s\n", "busy", "span", "peak_memory",
+               "all buffers");
     printf("%4s %10s %10s %10s %10s %10s %10s %10s %10s %10s%s\n", "rank",
            "predicted", "realized", "difference", "predicted", "realized",
            "difference", "predicted", "realized", "difference",
