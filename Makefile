@@ -195,9 +195,10 @@ $(ZBEXEC_CUDA): $(EXEC_CUDA_OBJ) $(LIB)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(MPICC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS) $(EXEC_CUDA_LIBS)
 
-test-mpi: $(ZBEXEC) $(ZBSCHED)
-	$(Q)ZBEXEC=$(ZBEXEC) ZBSCHED=$(ZBSCHED) bash tests/lib/prove.sh exec \
-	    tests/exec
+test-mpi: $(EXEC_PROGRAMS) $(ZBSCHED)
+	$(Q)ZBEXEC=$(ZBEXEC) ZBSCHED=$(ZBSCHED) \
+	    ZBEXEC_CUDA=$(if $(filter 1,$(CUDA)),$(ZBEXEC_CUDA)) \
+	    bash tests/lib/prove.sh exec tests/exec
 
 # With one GPU the ranks share it through the host-staged transport
 # (--transport mpi); with several, NCCL (tests/exec/lib.sh decides).

@@ -142,9 +142,13 @@ struct cpu_dev {
 
 static int cpu_init(struct exec *x, struct zb_error *err)
 {
-    struct cpu_dev *d = zb_xcalloc(1, sizeof(*d));
+    struct cpu_dev *d;
 
-    (void)err;
+    if (x->opt.transport && strcmp(x->opt.transport, "mpi"))
+        return zb_error_set(err, ZB_EINVAL, "--transport %s: the cpu "
+                            "backend's transport is mpi",
+                            x->opt.transport);
+    d = zb_xcalloc(1, sizeof(*d));
     d->nmarks = 3 * x->ops->n + 1;
     d->marks = zb_xcalloc((size_t)d->nmarks, sizeof(double));
     x->dev = d;
@@ -171,6 +175,8 @@ static int cpu_post(struct exec *x, struct xmsg *m, struct zb_error *err)
     MPI_Request *req = zb_xmalloc(sizeof(*req));
     int rc;
 
+    if (!m->send)
+        m->buf = zb_math_cpu.alloc(NULL, m->n);
     if (m->send)
         rc = MPI_Isend(m->buf, (int)m->n, MPI_FLOAT, m->peer, 0, x->comm,
                        req);
@@ -179,6 +185,8 @@ static int cpu_post(struct exec *x, struct xmsg *m, struct zb_error *err)
                        req);
     if (rc != MPI_SUCCESS) {
         free(req);
+        if (!m->send)
+            free(m->buf);
         return exec_mpi_error(rc, m->send ? "MPI_Isend" : "MPI_Irecv", err);
     }
     m->priv = req;
@@ -242,6 +250,7 @@ const struct zb_executor zb_executor_cpu = {
     .post = cpu_post,
     .flush = cpu_flush,
     .test = cpu_test,
+    .consume = NULL,        /* MPI moves data only when the host calls it */
     .mark = cpu_mark,
     .marks = cpu_marks,
 };

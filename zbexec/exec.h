@@ -30,6 +30,8 @@ extern "C" {
 struct exec_opts {
     const char *schedule;       /* SCHEDULE.json */
     const char *backend;        /* --backend; NULL: the table's first */
+    const char *transport;      /* --transport nccl|mpi (cuda); NULL:
+                                   the backend's default */
     int layers, hidden, batch;  /* --model mlp:layers=,hidden=,batch= */
     int iters;                  /* --iters; iteration 1 is the warm-up */
     uint64_t seed;              /* --seed: weights and data */
@@ -60,7 +62,9 @@ void opts_usage(FILE *out);
  * backend's next sync point (CUDA's own error model), so model code stays
  * a plain sequence of calls. The CPU table ignores dev (NULL is fine). */
 struct zb_math {
-    float *(*alloc)(void *dev, size_t n);            /* zero-filled */
+    /* Contents undefined: every caller writes a buffer before reading
+     * it (no needless memset on a device). */
+    float *(*alloc)(void *dev, size_t n);
     void (*release)(void *dev, float *p);            /* NULL is fine */
     void (*upload)(void *dev, float *dst, const float *host, size_t n);
     /* Waits for the compute stream, then copies to the host. */
@@ -131,7 +135,10 @@ struct zb_executor {
     /* Set x->dev; x->sched, x->rank and x->comm are ready. */
     int (*init)(struct exec *x, struct zb_error *err);
     void (*fini)(struct exec *x);
-    /* Post m non-blocking; it may wait for flush() to be issued. */
+    /* Post m non-blocking; it may wait for flush() to be issued. A
+     * receive's buffer (m->n floats, freed with the math table's release)
+     * is allocated here, on the transport's own timeline, so the
+     * receive never waits for compute queued before it. */
     int (*post)(struct exec *x, struct xmsg *m, struct zb_error *err);
     /* Issue what post() queued (one NCCL group per run of comm ops). */
     int (*flush)(struct exec *x, struct zb_error *err);
@@ -139,6 +146,10 @@ struct zb_executor {
      * backend has released m->priv. */
     int (*test)(struct exec *x, struct xmsg *m, bool *done,
                 struct zb_error *err);
+    /* Optional: make the compute timeline wait for the receive m without
+     * the host waiting (a device-side wait); the engine then keeps m in
+     * flight and test() later checks its header. NULL: the host waits. */
+    int (*consume)(struct exec *x, struct xmsg *m, struct zb_error *err);
     /* Timestamp slot on the compute timeline; slot 0 opens an iteration. */
     void (*mark)(struct exec *x, int slot);
     /* Slots 0..n-1 in host-clock ms since x->epoch (waits for the
@@ -258,7 +269,9 @@ struct exec {
     size_t nact, nparam;
     struct stage_state *st;         /* vpp entries, by chunk */
     struct xfer *xf;                /* 2 * stages * m */
-    struct xmsg **sending;          /* sends in flight */
+    /* In flight: sends, and receives a pass already consumed on the
+     * device (backend consume()) whose header is checked on completion. */
+    struct xmsg **sending;
     int nsending, capsending;
     struct op_time *t;              /* per op, this iteration */
     double *marks;                  /* 3 * ops + 1 slots */
@@ -290,6 +303,8 @@ void exec_release(struct exec *x);
  * live, activations (act) also as mem. */
 float *exec_alloc(struct exec *x, size_t n, bool act);
 void exec_free(struct exec *x, float *p, size_t n, bool act);
+/* Count a live buffer the backend allocated (a receive's); returns p. */
+float *exec_counted(struct exec *x, float *p, size_t n);
 /* A pass keeps a buffer it was handed (F its input): n floats of live
  * memory become activations too. */
 void exec_keep(struct exec *x, size_t n);

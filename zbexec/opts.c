@@ -80,7 +80,7 @@ static int parse_nan(const char *v, struct exec_opts *o,
 }
 
 enum opt_id {
-    O_BACKEND, O_MODEL, O_ITERS, O_SEED, O_CHECK, O_TIMEOUT, O_SYNTHETIC,
+    O_BACKEND, O_TRANSPORT, O_MODEL, O_ITERS, O_SEED, O_CHECK, O_TIMEOUT, O_SYNTHETIC,
     O_TIME_UNIT, O_LR, O_CLIP, O_POSTVAL, O_NOVAL, O_NAN, O_REPORT,
     O_TRACE, O_TRACE_PRED, O_PROFILE, O_HELP
 };
@@ -91,6 +91,7 @@ static const struct {
     bool has_arg;
 } table[] = {
     { "backend", O_BACKEND, true },
+    { "transport", O_TRANSPORT, true },
     { "model", O_MODEL, true },
     { "iters", O_ITERS, true },
     { "seed", O_SEED, true },
@@ -117,6 +118,12 @@ static int apply(struct exec_opts *o, enum opt_id id, const char *v,
 
     switch (id) {
     case O_BACKEND: o->backend = v; return 0;
+    case O_TRANSPORT:
+        if (strcmp(v, "nccl") && strcmp(v, "mpi"))
+            return zb_error_set(err, ZB_EINVAL, "--transport: expected "
+                                "nccl or mpi, got '%s'", v);
+        o->transport = v;
+        return 0;
     case O_MODEL: return parse_model(v, o, err);
     case O_ITERS:
         if (want_int("--iters", v, 1, 1000000, &n, err) < 0)
@@ -212,6 +219,9 @@ void opts_usage(FILE *out)
 "\n"
 "  --backend cpu|cuda     MPI + OpenBLAS (zbexec's only one) or NCCL +\n"
 "                         cuBLAS (zbexec-cuda's default)\n"
+"  --transport nccl|mpi   cuda: NCCL between GPUs (default; one GPU per\n"
+"                         rank) or MPI through pinned host buffers (ranks\n"
+"                         may share a GPU); cpu: mpi only\n"
 "  --model mlp:layers=L,hidden=H,batch=B\n"
 "                         per stage: L tanh Linear(H, H) layers; B rows per\n"
 "                         microbatch (default layers=2,hidden=64,batch=16)\n"

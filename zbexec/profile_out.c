@@ -42,8 +42,8 @@ static double quantile(double *v, int n, double q)
 static int ping(struct exec *x, float *buf, bool send, int peer, int rep,
                 struct zb_error *err)
 {
-    struct xmsg m = { .send = send, .peer = peer, .op = -1, .buf = buf,
-                      .n = xfer_floats(x) };
+    struct xmsg m = { .send = send, .peer = peer, .op = -1,
+                      .buf = send ? buf : NULL, .n = xfer_floats(x) };
     int rc;
 
     m.hdr = (struct msg_header){ MSG_MAGIC, MSG_PING, 0, rep, x->iter,
@@ -52,11 +52,14 @@ static int ping(struct exec *x, float *buf, bool send, int peer, int rep,
         x->m->upload(x->dev, buf, (const float *)&m.hdr, MSG_HDR_FLOATS);
     if ((rc = x->be->post(x, &m, err)) < 0)
         return rc;
-    return xfer_wait(x, &m, err);
+    rc = xfer_wait(x, &m, err);
+    if (!send)      /* post() allocated it */
+        x->m->release(x->dev, m.buf);
+    return rc;
 }
 
 /* Half the median round trip between this rank and peer (lead: this
- * rank sends first and keeps the result). */
+ * rank sends first and keeps the result); buf is the send buffer. */
 static int round_trip(struct exec *x, int peer, bool lead, float *buf,
                       double *out, struct zb_error *err)
 {

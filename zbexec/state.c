@@ -32,6 +32,16 @@ void exec_free(struct exec *x, float *p, size_t n, bool act)
     x->m->release(x->dev, p);
 }
 
+float *exec_counted(struct exec *x, float *p, size_t n)
+{
+    if (!x->opt.synthetic) {
+        x->live += (double)n;
+        if (x->live > x->live_peak)
+            x->live_peak = x->live;
+    }
+    return p;
+}
+
 void exec_keep(struct exec *x, size_t n)
 {
     if (!x->opt.synthetic)
