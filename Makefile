@@ -200,11 +200,18 @@ test-mpi: $(EXEC_PROGRAMS) $(ZBSCHED)
 	    ZBEXEC_CUDA=$(if $(filter 1,$(CUDA)),$(ZBEXEC_CUDA)) \
 	    bash tests/lib/prove.sh exec tests/exec
 
-# With one GPU the ranks share it through the host-staged transport
-# (--transport mpi); with several, NCCL (tests/exec/lib.sh decides).
+# A run gets NCCL when each of its ranks has a GPU of its own, else the
+# host-staged transport (--transport mpi): one GPU runs every test that
+# way (tests/exec/lib.sh decides).
+ifeq ($(CUDA),1)
 test-gpu: $(ZBEXEC_CUDA) $(ZBSCHED)
 	$(Q)ZBEXEC=$(ZBEXEC_CUDA) ZBSCHED=$(ZBSCHED) BACKEND=cuda \
 	    bash tests/lib/prove.sh exec tests/exec
+else
+test-gpu:
+	@echo "make test-gpu: needs zbexec-cuda, which needs $(NVCC)" >&2
+	@exit 1
+endif
 
 bench-zbexec: $(ZBEXEC) $(ZBSCHED)
 	$(Q)bash tools/zbexec-bench.sh $(ZBSCHED) $(ZBEXEC) docs/zbexec-bench.md
