@@ -13,11 +13,13 @@
 /* MPI moves a message only inside MPI calls (Open MPI has no progress
  * thread for shared memory or TCP), so a receive posted early would wait
  * for the end of the pass that runs meanwhile. The GEMMs therefore run in
- * row blocks of about GEMM_BLOCK_FLOPS and poke MPI's progress between
- * blocks. The blocks depend on the shape only, so the sequential
- * reference, which calls the same table, splits alike and --check stays
- * exact. */
-#define GEMM_BLOCK_FLOPS (1L << 22)
+ * row blocks of about GEMM_BLOCK_FLOPS (a few ms of one core), never
+ * under GEMM_BLOCK_ROWS rows (thinner calls cost OpenBLAS its blocking,
+ * several times the time), and poke MPI's progress between blocks. The
+ * blocks depend on the shape only, so the sequential reference, which
+ * calls the same table, splits alike and --check stays exact. */
+#define GEMM_BLOCK_FLOPS (1L << 26)
+#define GEMM_BLOCK_ROWS 64
 
 static MPI_Comm progress_comm = MPI_COMM_NULL;   /* set by cpu_init */
 
@@ -51,9 +53,10 @@ static void cpu_copy(void *dev, float *dst, const float *src, size_t n)
 static void cpu_gemm(void *dev, bool ta, bool tb, int m, int n, int k,
                      const float *a, const float *b, float beta, float *c)
 {
-    const long per_row = 2L * n * k;
-    const int rows = per_row >= GEMM_BLOCK_FLOPS
-                         ? 1 : (int)(GEMM_BLOCK_FLOPS / (per_row + 1));
+    const long per_row = 2L * n * k + 1;
+    const int rows = GEMM_BLOCK_FLOPS / per_row > GEMM_BLOCK_ROWS
+                         ? (int)(GEMM_BLOCK_FLOPS / per_row)
+                         : GEMM_BLOCK_ROWS;
 
     (void)dev;
     for (int r = 0; r < m; r += rows) {
