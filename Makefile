@@ -127,8 +127,10 @@ SHELL := /bin/bash
 
 # ---- zbexec (zbexec/) ----
 # The executor, `mpirun -np P $(BUILD)/zbexec SCHEDULE.json`: MPI (mpicc) and
-# OpenBLAS are required; the cuda backend (NCCL + cuBLAS) is built when
-# $(CUDA_HOME)/bin/nvcc exists, CUDA=0 turns it off.
+# OpenBLAS, no CUDA. Where $(CUDA_HOME)/bin/nvcc exists (CUDA=0 turns it
+# off) a second program, $(BUILD)/zbexec-cuda, adds the cuda backend (NCCL +
+# cuBLAS) and defaults to it: only ranks that use a GPU load the CUDA
+# libraries. The two share every object but the backend table.
 #   make test-mpi      executor tests on the cpu backend (part of `make test`)
 #   make test-gpu      the same checks on the cuda backend (needs a GPU)
 #   make bench-zbexec  synthetic-mode benchmark -> docs/zbexec-bench.md
@@ -142,20 +144,25 @@ NVCC_ARCH ?= -gencode arch=compute_80,code=sm_80 \
 MPI_CFLAGS ?= $(shell $(MPICC) --showme:compile 2>/dev/null)
 
 ZBEXEC := $(BUILD)/zbexec
-EXEC_OBJ := $(patsubst zbexec/%.c,$(BUILD)/zbexec-obj/%.o,$(wildcard zbexec/*.c))
+ZBEXEC_CUDA := $(BUILD)/zbexec-cuda
+EXEC_SHARED := $(patsubst zbexec/%.c,$(BUILD)/zbexec-obj/%.o,\
+                 $(filter-out zbexec/backends.c,$(wildcard zbexec/*.c)))
+EXEC_OBJ := $(EXEC_SHARED) $(BUILD)/zbexec-obj/backends.o
+EXEC_CUDA_OBJ := $(EXEC_SHARED) $(BUILD)/zbexec-cuda-obj/backends.o \
+                 $(BUILD)/zbexec-cuda-obj/cuda.o
 EXEC_CFLAGS := $(CFLAGS_ALL) -pthread
 EXEC_LIBS := -lopenblas -pthread
-ifeq ($(CUDA),1)
-EXEC_CFLAGS += -DZB_HAVE_CUDA
-EXEC_OBJ += $(BUILD)/zbexec-obj/cuda.o
 EXEC_NVFLAGS := -std=c++17 $(OPT) -Iinclude -I$(NCCL_HOME)/include \
                 $(MPI_CFLAGS) $(NVCC_ARCH) -Xcompiler -Wall,-Wextra
-EXEC_LIBS += -L$(CUDA_HOME)/lib64 -L$(NCCL_HOME)/lib \
-             -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(NCCL_HOME)/lib \
-             -lnccl -lcublas -lcudart -lstdc++
+EXEC_CUDA_LIBS := $(EXEC_LIBS) -L$(CUDA_HOME)/lib64 -L$(NCCL_HOME)/lib \
+                  -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(NCCL_HOME)/lib \
+                  -lnccl -lcublas -lcudart -lstdc++
+EXEC_PROGRAMS := $(ZBEXEC)
+ifeq ($(CUDA),1)
+EXEC_PROGRAMS += $(ZBEXEC_CUDA)
 endif
 
-all: $(ZBEXEC)
+all: $(EXEC_PROGRAMS)
 test: test-mpi
 .PHONY: test-mpi test-gpu bench-zbexec
 
@@ -169,7 +176,13 @@ $(BUILD)/zbexec-obj/%.o: zbexec/%.c $(BUILD)/zbexec-obj/flags
 	@$(if $(Q),echo "  MPICC   $<")
 	$(Q)$(MPICC) $(EXEC_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/zbexec-obj/%.o: zbexec/%.cu $(BUILD)/zbexec-obj/flags
+# The cuda program's backend table lists the cuda backend too.
+$(BUILD)/zbexec-cuda-obj/backends.o: zbexec/backends.c $(BUILD)/zbexec-obj/flags
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  MPICC   $< (cuda)")
+	$(Q)$(MPICC) $(EXEC_CFLAGS) -DZB_HAVE_CUDA -MMD -MP -c $< -o $@
+
+$(BUILD)/zbexec-cuda-obj/%.o: zbexec/%.cu $(BUILD)/zbexec-obj/flags
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  NVCC    $<")
 	$(Q)$(NVCC) $(EXEC_NVFLAGS) -MMD -MP -c $< -o $@
@@ -178,15 +191,29 @@ $(ZBEXEC): $(EXEC_OBJ) $(LIB)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(MPICC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS) $(EXEC_LIBS)
 
-test-mpi: $(ZBEXEC) $(ZBSCHED)
-	$(Q)ZBEXEC=$(ZBEXEC) ZBSCHED=$(ZBSCHED) bash tests/lib/prove.sh exec \
-	    tests/exec
+$(ZBEXEC_CUDA): $(EXEC_CUDA_OBJ) $(LIB)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(MPICC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS) $(EXEC_CUDA_LIBS)
 
-test-gpu: $(ZBEXEC) $(ZBSCHED)
-	$(Q)ZBEXEC=$(ZBEXEC) ZBSCHED=$(ZBSCHED) BACKEND=cuda \
+test-mpi: $(EXEC_PROGRAMS) $(ZBSCHED)
+	$(Q)ZBEXEC=$(ZBEXEC) ZBSCHED=$(ZBSCHED) \
+	    ZBEXEC_CUDA=$(if $(filter 1,$(CUDA)),$(ZBEXEC_CUDA)) \
 	    bash tests/lib/prove.sh exec tests/exec
+
+# A run gets NCCL when each of its ranks has a GPU of its own, else the
+# host-staged transport (--transport mpi): one GPU runs every test that
+# way (tests/exec/lib.sh decides).
+ifeq ($(CUDA),1)
+test-gpu: $(ZBEXEC_CUDA) $(ZBSCHED)
+	$(Q)ZBEXEC=$(ZBEXEC_CUDA) ZBSCHED=$(ZBSCHED) BACKEND=cuda \
+	    bash tests/lib/prove.sh exec tests/exec
+else
+test-gpu:
+	@echo "make test-gpu: needs zbexec-cuda, which needs $(NVCC)" >&2
+	@exit 1
+endif
 
 bench-zbexec: $(ZBEXEC) $(ZBSCHED)
 	$(Q)bash tools/zbexec-bench.sh $(ZBSCHED) $(ZBEXEC) docs/zbexec-bench.md
 
--include $(EXEC_OBJ:.o=.d)
+-include $(EXEC_OBJ:.o=.d) $(EXEC_CUDA_OBJ:.o=.d)

@@ -82,7 +82,10 @@ void ilp_rel_fix_memory(struct ilp_rel *rel)
                 nb = j;     /* infeasible; the rows will say so */
             ilp_rel_add(rel, (int)zb_pass_index(p, ZB_PASS_B, s, nb - 1), f);
             if (fw > 0) {
-                int nw = (int)ceil((need - j * fb) / fw - 1e-9);
+                /* With fb < 0 (M_W > M_B) B's free nothing alone: each W
+                 * with its B frees M_B. */
+                int nw = fb >= 0 ? (int)ceil((need - j * fb) / fw - 1e-9)
+                                 : (int)ceil(need / p->m_b - 1e-9);
                 if (nw > j)
                     nw = j;
                 if (nw > 0)

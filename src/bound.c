@@ -216,6 +216,12 @@ static double forced_w(const struct zb_profile *p, int r)
 
     if (!isfinite(limit) || p->m_w <= 0)
         return 0;
+    /* A B that allocates (M_W > M_B) frees only with its W: then a W and
+     * its B together free M_B, and no B runs without need. */
+    if (p->m_w > p->m_b) {
+        need = total * p->m_b - limit;
+        return need > 1e-12 ? ceil(need / p->m_b - 1e-9) : 0;
+    }
     need = total * p->m_b - (total - p->vpp) * (p->m_b - p->m_w) - limit;
     return need > 1e-12 ? ceil(need / p->m_w - 1e-9) : 0;
 }

@@ -247,10 +247,13 @@ static int build_memory(const struct zb_profile_draft *d, struct zb_profile *p,
                             "memory.M_B must be a finite number > 0, got %g",
                             p->m_b);
     p->m_w = d->m_w.set ? d->m_w.value : p->m_b;
-    if (!isfinite(p->m_w) || p->m_w < 0 || p->m_w > p->m_b)
+    /* M_W above M_B: B allocates (M_W - M_B) more than it frees, as a
+     * stage whose weight gradient needs more than the activations F
+     * kept (the pre-activation gradients of every layer). */
+    if (!isfinite(p->m_w) || p->m_w < 0)
         return zb_error_set(err, ZB_EINVAL,
-                            "memory.M_W must be between 0 and M_B = %g, "
-                            "got %g", p->m_b, p->m_w);
+                            "memory.M_W must be a finite number >= 0, "
+                            "got %g", p->m_w);
     if (d->per_rank) {
         p->m_b /= p->vpp;
         p->m_w /= p->vpp;

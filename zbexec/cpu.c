@@ -10,6 +10,28 @@
 
 /* ---- Math ------------------------------------------------------------- */
 
+/* MPI moves a message only inside MPI calls (Open MPI has no progress
+ * thread for shared memory or TCP), so a receive posted early would wait
+ * for the end of the pass that runs meanwhile. The GEMMs therefore run in
+ * row blocks of about GEMM_BLOCK_FLOPS (a few ms of one core), never
+ * under GEMM_BLOCK_ROWS rows (thinner calls cost OpenBLAS its blocking,
+ * several times the time), and poke MPI's progress between blocks. The
+ * blocks depend on the shape only, so the sequential reference, which
+ * calls the same table, splits alike and --check stays exact. */
+#define GEMM_BLOCK_FLOPS (1L << 26)
+#define GEMM_BLOCK_ROWS 64
+
+static MPI_Comm progress_comm = MPI_COMM_NULL;   /* set by cpu_init */
+
+static void cpu_progress(void)
+{
+    int flag;
+
+    if (progress_comm != MPI_COMM_NULL)
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, progress_comm, &flag,
+                   MPI_STATUS_IGNORE);
+}
+
 static float *cpu_alloc(void *dev, size_t n)
 {
     (void)dev;
@@ -31,10 +53,22 @@ static void cpu_copy(void *dev, float *dst, const float *src, size_t n)
 static void cpu_gemm(void *dev, bool ta, bool tb, int m, int n, int k,
                      const float *a, const float *b, float beta, float *c)
 {
+    const long per_row = 2L * n * k + 1;
+    const int rows = GEMM_BLOCK_FLOPS / per_row > GEMM_BLOCK_ROWS
+                         ? (int)(GEMM_BLOCK_FLOPS / per_row)
+                         : GEMM_BLOCK_ROWS;
+
     (void)dev;
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
-                tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a,
-                ta ? m : k, b, tb ? k : n, beta, c, n);
+    for (int r = 0; r < m; r += rows) {
+        int mb = m - r < rows ? m - r : rows;
+        /* Rows r.. of op(A): rows of A, or columns when transposed. */
+        const float *ar = ta ? a + r : a + (size_t)r * k;
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+                    tb ? CblasTrans : CblasNoTrans, mb, n, k, 1.0f, ar,
+                    ta ? m : k, b, tb ? k : n, beta, c + (size_t)r * n, n);
+        if (r + mb < m)
+            cpu_progress();
+    }
 }
 
 static void cpu_bias_act(void *dev, float *z, const float *bias, int rows,
@@ -111,12 +145,17 @@ struct cpu_dev {
 
 static int cpu_init(struct exec *x, struct zb_error *err)
 {
-    struct cpu_dev *d = zb_xcalloc(1, sizeof(*d));
+    struct cpu_dev *d;
 
-    (void)err;
+    if (x->opt.transport && strcmp(x->opt.transport, "mpi"))
+        return zb_error_set(err, ZB_EINVAL, "--transport %s: the cpu "
+                            "backend's transport is mpi",
+                            x->opt.transport);
+    d = zb_xcalloc(1, sizeof(*d));
     d->nmarks = 3 * x->ops->n + 1;
     d->marks = zb_xcalloc((size_t)d->nmarks, sizeof(double));
     x->dev = d;
+    progress_comm = x->comm;
     return 0;
 }
 
@@ -126,6 +165,7 @@ static void cpu_fini(struct exec *x)
 
     if (!d)
         return;
+    progress_comm = MPI_COMM_NULL;
     free(d->marks);
     free(d);
     x->dev = NULL;
@@ -138,6 +178,8 @@ static int cpu_post(struct exec *x, struct xmsg *m, struct zb_error *err)
     MPI_Request *req = zb_xmalloc(sizeof(*req));
     int rc;
 
+    if (!m->send)
+        m->buf = zb_math_cpu.alloc(NULL, m->n);
     if (m->send)
         rc = MPI_Isend(m->buf, (int)m->n, MPI_FLOAT, m->peer, 0, x->comm,
                        req);
@@ -146,6 +188,8 @@ static int cpu_post(struct exec *x, struct xmsg *m, struct zb_error *err)
                        req);
     if (rc != MPI_SUCCESS) {
         free(req);
+        if (!m->send)
+            free(m->buf);
         return exec_mpi_error(rc, m->send ? "MPI_Isend" : "MPI_Irecv", err);
     }
     m->priv = req;
@@ -209,6 +253,7 @@ const struct zb_executor zb_executor_cpu = {
     .post = cpu_post,
     .flush = cpu_flush,
     .test = cpu_test,
+    .consume = NULL,        /* MPI moves data only when the host calls it */
     .mark = cpu_mark,
     .marks = cpu_marks,
 };

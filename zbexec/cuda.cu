@@ -1,6 +1,9 @@
-/* cuda.cu - the cuda backend: cuBLAS and a few kernels on a compute
- * stream, NCCL send/recv on a communication stream, the two joined by
- * events, CUDA events for the timeline.
+/* cuda.cu - the cuda backend (zbexec-cuda only): cuBLAS and a few
+ * kernels on a compute stream; messages over NCCL, one two-rank
+ * communicator and one stream per link (sender, receiver, direction), or
+ * over MPI through pinned host buffers (--transport mpi, for ranks that
+ * share a GPU); completion on the device: a pass waits for its receive
+ * with a stream wait on the receive's event, not on the host.
  *
  * Built where nvcc exists; no GPU runs it in CI, so it stays small and is
  * meant to be read. Errors are sticky (CUDA's own model): a failing call
@@ -9,6 +12,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,25 +21,49 @@ extern "C" {
 #include "zbsched/xalloc.h"
 }
 
-struct cuda_dev {
-    cudaStream_t compute, comm, header;
-    cublasHandle_t blas;
+/* A link carries one direction of one stage boundary's traffic between
+ * two ranks: F (activations) or B (gradients), src sends, dst receives.
+ * Its own communicator and stream on each end, so a send never queues
+ * behind a receive from another peer, nor F traffic behind B traffic. */
+struct link {
+    int src, dst, dir;
     ncclComm_t nccl;
-    bool have_nccl, group_open;
-    struct xmsg **group;        /* posted since the last flush */
-    int ngroup, capgroup;
-    cudaEvent_t ready;          /* compute work a group must see */
+    bool have_nccl;
+    cudaStream_t stream;
+    struct xmsg **queue;        /* posted since the last flush, in order */
+    int nqueue, capqueue;
+};
+
+struct cuda_dev {
+    cudaStream_t compute;
+    cublasHandle_t blas;
+    bool mpi;                   /* --transport mpi: host-staged */
+    struct link *links;         /* this rank's ends, NCCL transport */
+    int nlinks;
+    cudaEvent_t ready;          /* compute work a send group must see */
     cudaEvent_t *marks;         /* timeline slots */
     bool *recorded;
     int nmarks;
     double base;                /* host ms of slot 0 */
-    struct msg_header *pinned;  /* header bounce buffer */
-    char error[256];            /* first failure, "" if none */
+    /* Pinned: a receive's header lands here (slot = op index, the last
+     * one for pings), copied on the link's stream before its event. */
+    struct msg_header *headers;
+    int nheaders;
+    float **staging;            /* --transport mpi: free pinned buffers */
+    int nstaging, capstaging;
+    char error[512];            /* first failure, "" if none */
 };
 
 struct cuda_req {
-    cudaEvent_t done;           /* recorded on comm after the group */
-    bool recorded;
+    cudaEvent_t done;           /* see `issued` */
+    bool issued;                /* nccl: its group was issued and `done`
+                                   recorded after it; mpi: the MPI call
+                                   was posted */
+    struct link *link;          /* nccl */
+    float *host;                /* mpi: pinned staging buffer */
+    MPI_Request mreq;           /* mpi */
+    bool copied;                /* mpi receive: H2D copy queued, `done`
+                                   recorded after it */
 };
 
 static void sticky(struct cuda_dev *d, const char *file, int line,
@@ -147,9 +175,10 @@ static float *cu_alloc(void *dev, size_t n)
     void *p = NULL;
 
     n = n ? n : 1;
-    /* Stream-ordered: no device-wide synchronisation per buffer. */
+    /* Stream-ordered, from the device's default pool, which keeps what
+     * it holds (release threshold set at init): no device-wide sync and
+     * no trip to the driver per buffer. Not zeroed: callers write first. */
     CHECK_CUDA(d, cudaMallocAsync(&p, n * sizeof(float), d->compute));
-    CHECK_CUDA(d, cudaMemsetAsync(p, 0, n * sizeof(float), d->compute));
     return (float *)p;
 }
 
@@ -253,79 +282,177 @@ static const struct zb_math cuda_math = {
 
 /* ---- Setup ---------------------------------------------------------- */
 
-/* The device of this process: its rank among the processes of its node. */
-static int pick_device(int rank, struct zb_error *err)
+static int nccl_status(struct cuda_dev *d, ncclComm_t c, const char *what,
+                       ncclResult_t r, struct zb_error *err);
+
+/* This process's device: its rank on the node modulo the GPUs it sees
+ * (one each under CUDA_VISIBLE_DEVICES or SLURM --gpus-per-task, all of
+ * them otherwise). NCCL refuses two ranks of one communicator on one
+ * GPU, so ranks that share one (same PCI bus id) need --transport mpi. */
+static int pick_device(struct exec *x, struct cuda_dev *d,
+                       struct zb_error *err)
 {
+    enum { BUS_ID = 32 };
     MPI_Comm node;
-    int local = 0, nlocal = 1, count = 0;
+    int local = 0, nlocal = 1, count = 0, dev, rc = 0;
+    char *ids;
     cudaError_t e;
 
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank,
+    /* The collectives run on every rank, a failing one included. */
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, x->rank,
                         MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &local);
     MPI_Comm_size(node, &nlocal);
-    MPI_Comm_free(&node);
+    ids = (char *)zb_xcalloc((size_t)nlocal, BUS_ID);
     e = cudaGetDeviceCount(&count);
+    dev = count > 0 ? local % count : 0;
     if (e != cudaSuccess || count == 0)
-        return zb_error_set(err, ZB_EDEVICE, "no CUDA device for the cuda "
-                            "backend: %s", e != cudaSuccess
-                                ? cudaGetErrorString(e) : "none found");
-    /* NCCL refuses two ranks of one communicator on one GPU. */
-    if (nlocal > count)
-        return zb_error_set(err, ZB_EDEVICE, "%d ranks on this node but %d "
-                            "GPU%s: the cuda backend needs a GPU per rank",
-                            nlocal, count, count == 1 ? "" : "s");
-    if ((e = cudaSetDevice(local)) != cudaSuccess)
-        return zb_error_set(err, ZB_EDEVICE, "cudaSetDevice(%d): %s", local,
-                            cudaGetErrorString(e));
-    return 0;
+        rc = zb_error_set(err, ZB_EDEVICE, "no CUDA device for the cuda "
+                          "backend: %s", e != cudaSuccess
+                              ? cudaGetErrorString(e) : "none found");
+    else if ((e = cudaSetDevice(dev)) != cudaSuccess)
+        rc = zb_error_set(err, ZB_EDEVICE, "cudaSetDevice(%d): %s", dev,
+                          cudaGetErrorString(e));
+    else if ((e = cudaDeviceGetPCIBusId(ids + (size_t)local * BUS_ID,
+                                        BUS_ID, dev)) != cudaSuccess)
+        rc = zb_error_set(err, ZB_EDEVICE, "cudaDeviceGetPCIBusId(%d): %s",
+                          dev, cudaGetErrorString(e));
+    MPI_Allgather(MPI_IN_PLACE, BUS_ID, MPI_CHAR, ids, BUS_ID, MPI_CHAR,
+                  node);
+    MPI_Comm_free(&node);
+    for (int r = 0; !rc && !d->mpi && r < nlocal; r++)
+        if (r != local && ids[(size_t)r * BUS_ID] &&
+            !strcmp(ids + (size_t)r * BUS_ID, ids + (size_t)local * BUS_ID))
+            rc = zb_error_set(err, ZB_EDEVICE, "GPU %s is shared with "
+                              "another rank on this node (%d ranks, %d "
+                              "GPU%s visible): NCCL needs a GPU per rank; "
+                              "use --transport mpi", ids + (size_t)local *
+                              BUS_ID, nlocal, count, count == 1 ? "" : "s");
+    free(ids);
+    return rc;
 }
 
 static int setup(struct exec *x, struct cuda_dev *d, struct zb_error *err)
 {
+    cudaMemPool_t pool;
+    uint64_t keep = UINT64_MAX;
+    int dev = 0;
+
+    /* The default pool returns freed memory to the driver at every sync
+     * unless told to keep it: every allocation would then be a real one. */
+    CHECK_CUDA(d, cudaGetDevice(&dev));
+    CHECK_CUDA(d, cudaDeviceGetDefaultMemPool(&pool, dev));
+    CHECK_CUDA(d, cudaMemPoolSetAttribute(
+                      pool, cudaMemPoolAttrReleaseThreshold, &keep));
     CHECK_CUDA(d, cudaStreamCreateWithFlags(&d->compute,
-                                            cudaStreamNonBlocking));
-    CHECK_CUDA(d, cudaStreamCreateWithFlags(&d->comm,
-                                            cudaStreamNonBlocking));
-    CHECK_CUDA(d, cudaStreamCreateWithFlags(&d->header,
                                             cudaStreamNonBlocking));
     CHECK_CUDA(d, cudaEventCreateWithFlags(&d->ready,
                                            cudaEventDisableTiming));
-    CHECK_CUDA(d, cudaMallocHost((void **)&d->pinned, sizeof(*d->pinned)));
+    d->nheaders = x->ops->n + 1;
+    CHECK_CUDA(d, cudaMallocHost((void **)&d->headers,
+                                 (size_t)d->nheaders * sizeof(*d->headers)));
     CHECK_BLAS(d, cublasCreate(&d->blas));
     CHECK_BLAS(d, cublasSetStream(d->blas, d->compute));
     d->nmarks = 3 * x->ops->n + 1;
     d->marks = (cudaEvent_t *)zb_xcalloc((size_t)d->nmarks,
-                                      sizeof(cudaEvent_t));
+                                         sizeof(cudaEvent_t));
     d->recorded = (bool *)zb_xcalloc((size_t)d->nmarks, sizeof(bool));
     for (int i = 0; i < d->nmarks; i++)
         CHECK_CUDA(d, cudaEventCreate(&d->marks[i]));
     return take_error(d, err);
 }
 
+/* Does some stage boundary carry dir traffic from src to dst? */
+static bool is_link(const struct zb_profile *p, int src, int dst, int dir)
+{
+    for (int s = 0; s + 1 < zb_profile_stages(p); s++) {
+        int a = zb_profile_stage_rank(p, s);
+        int b = zb_profile_stage_rank(p, s + 1);
+        if (dir == MSG_F ? a == src && b == dst : b == src && a == dst)
+            return true;
+    }
+    return false;
+}
+
+/* Wait while a non-blocking communicator works (init, a group's enqueue,
+ * finalize); under the watchdog like any other wait. */
+static ncclResult_t settle(ncclComm_t c)
+{
+    ncclResult_t state = ncclInProgress;
+
+    for (int spins = 0; state == ncclInProgress; spins++) {
+        if (ncclCommGetAsyncError(c, &state) != ncclSuccess)
+            return ncclInternalError;
+        if (state == ncclInProgress)
+            exec_pause(spins);
+    }
+    return state;
+}
+
+/* One two-rank communicator per link, made in the links' global order
+ * (src, dst, dir): the sender makes the id and MPI carries it, so no
+ * rank waits on one that waits on it. Every init is started before any
+ * is waited for (non-blocking communicators), and a failure aborts the
+ * communicator and the job at once: the peers would wait in vain. */
 static int nccl_connect(struct exec *x, struct cuda_dev *d,
                         struct zb_error *err)
 {
-    ncclUniqueId id;
-    ncclResult_t r = ncclSuccess;
-    int status;
+    const struct zb_profile *p = x->p;
+    int rc = 0;
 
-    /* As nccl-tests does: rank 0 makes the id, MPI carries it (with
-     * rank 0's status, so a failure there stops every rank, not hangs). */
-    memset(&id, 0, sizeof(id));
-    if (x->rank == 0)
-        r = ncclGetUniqueId(&id);
-    status = (int)r;
-    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (status != ncclSuccess)
-        return zb_error_set(err, ZB_EDEVICE, "ncclGetUniqueId on rank 0: %s",
-                            ncclGetErrorString((ncclResult_t)status));
-    MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
-    r = ncclCommInitRank(&d->nccl, x->nranks, id, x->rank);
-    if (r != ncclSuccess)
-        return zb_error_set(err, ZB_EDEVICE, "ncclCommInitRank: %s",
-                            ncclGetErrorString(r));
-    d->have_nccl = true;
+    d->links = (struct link *)zb_xcalloc((size_t)4 * p->pp,
+                                         sizeof(*d->links));
+    for (int src = 0; src < p->pp; src++)
+        for (int dst = 0; dst < p->pp; dst++)
+            for (int dir = MSG_F; dir <= MSG_B; dir++) {
+                if (src == dst || (src != x->rank && dst != x->rank) ||
+                    !is_link(p, src, dst, dir))
+                    continue;
+                struct link *l = &d->links[d->nlinks++];
+                ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+                ncclUniqueId id;
+                ncclResult_t r = ncclSuccess;
+                memset(l, 0, sizeof(*l));
+                l->src = src;
+                l->dst = dst;
+                l->dir = dir;
+                memset(&id, 0, sizeof(id));
+                if (src == x->rank) {
+                    r = ncclGetUniqueId(&id);
+                    if (r != ncclSuccess)
+                        memset(&id, 0xff, sizeof(id));  /* tells dst */
+                    MPI_Send(&id, sizeof(id), MPI_BYTE, dst, dir, x->comm);
+                } else {
+                    MPI_Recv(&id, sizeof(id), MPI_BYTE, src, dir, x->comm,
+                             MPI_STATUS_IGNORE);
+                }
+                if (r != ncclSuccess)
+                    rc = nccl_status(d, NULL, "ncclGetUniqueId", r, err);
+                CHECK_CUDA(d, cudaStreamCreateWithFlags(
+                                  &l->stream, cudaStreamNonBlocking));
+                if (rc < 0)     /* the job is aborted below */
+                    continue;
+                cfg.blocking = 0;
+                r = ncclCommInitRankConfig(&l->nccl, 2, id,
+                                           src == x->rank ? 0 : 1, &cfg);
+                if (r != ncclSuccess && r != ncclInProgress && !rc)
+                    rc = nccl_status(d, NULL, "ncclCommInitRankConfig", r,
+                                     err);
+                l->have_nccl = r == ncclSuccess || r == ncclInProgress;
+            }
+    for (int k = 0; k < d->nlinks && !rc; k++)
+        rc = nccl_status(d, d->links[k].nccl, "NCCL init",
+                         settle(d->links[k].nccl), err);
+    if (!rc)
+        rc = take_error(d, err);
+    if (rc < 0) {
+        for (int k = 0; k < d->nlinks; k++)
+            if (d->links[k].have_nccl) {
+                ncclCommAbort(d->links[k].nccl);
+                d->links[k].have_nccl = false;
+            }
+        exec_abort(x, err);
+    }
     return 0;
 }
 
@@ -335,16 +462,18 @@ static int cu_init(struct exec *x, struct zb_error *err)
     int rc, ok;
 
     x->dev = d;
-    rc = pick_device(x->rank, err);
+    d->mpi = x->opt.transport && !strcmp(x->opt.transport, "mpi");
+    rc = pick_device(x, d, err);
     if (!rc)
         rc = setup(x, d, err);
-    /* NCCL's setup is collective: only go on if every rank got here. A
-     * rank that did returns 0 when another failed; the caller's agreement
-     * then fails every rank with the failing rank's message. */
+    /* NCCL's setup waits for the peers: only go on if every rank got
+     * here. A rank that did returns 0 when another failed; the caller's
+     * agreement then fails every rank with the failing rank's message. */
     ok = rc == 0;
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!ok)
+    if (!ok || d->mpi)
         return rc;
+    watchdog_phase("NCCL init");
     return nccl_connect(x, d, err);
 }
 
@@ -352,78 +481,309 @@ static void cu_fini(struct exec *x)
 {
     struct cuda_dev *d = (struct cuda_dev *)x->dev;
 
-    if (d->have_nccl)
-        ncclCommDestroy(d->nccl);
+    for (int k = 0; k < d->nlinks; k++) {
+        struct link *l = &d->links[k];
+        if (l->have_nccl && d->error[0]) {
+            ncclCommAbort(l->nccl);
+        } else if (l->have_nccl) {
+            ncclCommFinalize(l->nccl);
+            settle(l->nccl);
+            ncclCommDestroy(l->nccl);
+        }
+        if (l->stream)
+            cudaStreamDestroy(l->stream);
+        free(l->queue);
+    }
+    for (int i = 0; i < d->nstaging; i++)
+        cudaFreeHost(d->staging[i]);
     for (int i = 0; d->marks && i < d->nmarks; i++)
         cudaEventDestroy(d->marks[i]);
     if (d->blas)
         cublasDestroy(d->blas);
-    if (d->pinned)
-        cudaFreeHost(d->pinned);
+    if (d->headers)
+        cudaFreeHost(d->headers);
     if (d->ready)
         cudaEventDestroy(d->ready);
     if (d->compute)
         cudaStreamDestroy(d->compute);
-    if (d->comm)
-        cudaStreamDestroy(d->comm);
-    if (d->header)
-        cudaStreamDestroy(d->header);
+    free(d->links);
+    free(d->staging);
     free(d->marks);
     free(d->recorded);
-    free(d->group);
     free(d);
     x->dev = NULL;
 }
 
-/* ---- Transport -------------------------------------------------------- */
+/* ---- NCCL errors ------------------------------------------------------ */
 
-/* Consecutive comm ops of the list form one NCCL group, issued by flush()
- * before the next compute op. A group only lets its ops progress together,
- * a subset of the ordering the validator proved deadlock-free with each op
- * blocking in list order, so grouping cannot introduce a deadlock. */
+/* A clear message: the call, NCCL's error and its own last words (a
+ * peer that died shows as ncclRemoteError with the peer's address). */
+static int nccl_status(struct cuda_dev *d, ncclComm_t c, const char *what,
+                       ncclResult_t r, struct zb_error *err)
+{
+    char msg[384];
+
+    if (r == ncclSuccess)
+        return 0;
+    snprintf(msg, sizeof(msg), "%s: %s%s%s", what, ncclGetErrorString(r),
+             c ? ": " : "", c ? ncclGetLastError(c) : "");
+    sticky(d, __FILE__, __LINE__, msg);
+    return take_error(d, err);
+}
+
+/* The link's async error, if any: then abort its communicator (its
+ * kernels would wait forever) and record a message naming the peer. */
+static void link_check(struct exec *x, struct cuda_dev *d, struct link *l)
+{
+    ncclResult_t state = ncclSuccess;
+    char what[96];
+
+    if (!l->have_nccl)
+        return;
+    if (ncclCommGetAsyncError(l->nccl, &state) != ncclSuccess)
+        state = ncclInternalError;
+    if (state == ncclSuccess || state == ncclInProgress)
+        return;
+    snprintf(what, sizeof(what), "NCCL %s link %d -> %d",
+             l->dir == MSG_F ? "activation" : "gradient", l->src, l->dst);
+    nccl_status(d, l->nccl, what, state, NULL);
+    ncclCommAbort(l->nccl);
+    l->have_nccl = false;
+    (void)x;
+}
+
+/* ---- Transport: NCCL --------------------------------------------------- */
+
+/* The link of m on this rank; pings (profile_out.c) ride any link
+ * between the two ranks in the right direction of travel. */
+static struct link *link_of(struct cuda_dev *d, int me, const struct xmsg *m)
+{
+    int src = m->send ? me : m->peer, dst = m->send ? m->peer : me;
+    struct link *any = NULL;
+
+    for (int k = 0; k < d->nlinks; k++) {
+        struct link *l = &d->links[k];
+        if (l->src != src || l->dst != dst)
+            continue;
+        if (l->dir == m->hdr.dir)
+            return l;
+        any = l;
+    }
+    return m->hdr.dir == MSG_PING ? any : NULL;
+}
+
+static int header_slot(const struct cuda_dev *d, const struct xmsg *m)
+{
+    return m->op >= 0 ? m->op : d->nheaders - 1;
+}
+
+/* Queue m on its link; flush() issues the link's queue as one group. */
+static int nccl_post(struct exec *x, struct cuda_dev *d, struct xmsg *m,
+                     struct cuda_req *q, struct zb_error *err)
+{
+    struct link *l = link_of(d, x->rank, m);
+
+    if (!l)
+        return zb_error_set(err, ZB_EILLEGAL, "no NCCL link %d -> %d for "
+                            "this message: the list sends where no stage "
+                            "boundary is", m->send ? x->rank : m->peer,
+                            m->send ? m->peer : x->rank);
+    q->link = l;
+    if (!m->send)       /* on the link's own timeline, see exec.h */
+        CHECK_CUDA(d, cudaMallocAsync((void **)&m->buf,
+                                      m->n * sizeof(float), l->stream));
+    zb_xgrow((void **)&l->queue, &l->capqueue, l->nqueue + 1,
+             sizeof(*l->queue));
+    l->queue[l->nqueue++] = m;
+    return take_error(d, err);
+}
+
+/* Each link's queued run of messages (the list's consecutive comm ops,
+ * in list order) becomes one NCCL group on the link's stream. A group
+ * only lets its ops progress together, a subset of the ordering the
+ * validator proved deadlock-free with each op blocking in list order,
+ * and links only drop waits between unrelated messages, so neither can
+ * introduce a deadlock. A sending link's stream first waits for the
+ * compute work queued so far (the payload and its header); a receiving
+ * link's does not wait for compute at all. */
+static int nccl_flush(struct exec *x, struct cuda_dev *d,
+                      struct zb_error *err)
+{
+    bool ready = false;
+
+    for (int k = 0; k < d->nlinks; k++) {
+        struct link *l = &d->links[k];
+        const bool send = l->src == x->rank;
+        if (l->nqueue == 0)
+            continue;
+        if (send) {
+            if (!ready)
+                CHECK_CUDA(d, cudaEventRecord(d->ready, d->compute));
+            ready = true;
+            CHECK_CUDA(d, cudaStreamWaitEvent(l->stream, d->ready, 0));
+        }
+        CHECK_NCCL(d, ncclGroupStart());
+        for (int i = 0; i < l->nqueue; i++) {
+            struct xmsg *m = l->queue[i];
+            if (send)
+                CHECK_NCCL(d, ncclSend(m->buf, m->n, ncclFloat, 1, l->nccl,
+                                       l->stream));
+            else
+                CHECK_NCCL(d, ncclRecv(m->buf, m->n, ncclFloat, 0, l->nccl,
+                                       l->stream));
+        }
+        ncclResult_t r = ncclGroupEnd();
+        if (r == ncclInProgress)
+            r = settle(l->nccl);
+        if (r != ncclSuccess)
+            nccl_status(d, l->nccl, "ncclGroupEnd", r, NULL);
+        for (int i = 0; i < l->nqueue; i++) {
+            struct xmsg *m = l->queue[i];
+            struct cuda_req *q = (struct cuda_req *)m->priv;
+            if (!send)
+                CHECK_CUDA(d, cudaMemcpyAsync(&d->headers[header_slot(d, m)],
+                                              m->buf, sizeof(*d->headers),
+                                              cudaMemcpyDeviceToHost,
+                                              l->stream));
+            CHECK_CUDA(d, cudaEventRecord(q->done, l->stream));
+            q->issued = true;
+        }
+        l->nqueue = 0;
+    }
+    return take_error(d, err);
+}
+
+static int nccl_test(struct exec *x, struct cuda_dev *d, struct xmsg *m,
+                     bool *done, struct zb_error *err)
+{
+    struct cuda_req *q = (struct cuda_req *)m->priv;
+    cudaError_t e;
+
+    if (!q->issued)     /* still queued: flush() comes first */
+        return take_error(d, err);
+    e = cudaEventQuery(q->done);
+    if (e == cudaErrorNotReady) {
+        link_check(x, d, q->link);      /* a failed peer shows here */
+        return take_error(d, err);
+    }
+    CHECK_CUDA(d, e);
+    if (!m->send)       /* copied before the event: no sync needed */
+        m->got = d->headers[header_slot(d, m)];
+    *done = true;
+    return take_error(d, err);
+}
+
+/* ---- Transport: MPI through pinned host buffers ------------------------ */
+
+static float *staging_get(struct cuda_dev *d, size_t n)
+{
+    float *p = NULL;
+
+    /* Every message has the same size (exec.h): any free one fits. */
+    if (d->nstaging > 0)
+        return d->staging[--d->nstaging];
+    CHECK_CUDA(d, cudaMallocHost((void **)&p, n * sizeof(float)));
+    return p;
+}
+
+static void staging_put(struct cuda_dev *d, float *p)
+{
+    zb_xgrow((void **)&d->staging, &d->capstaging, d->nstaging + 1,
+             sizeof(*d->staging));
+    d->staging[d->nstaging++] = p;
+}
+
+/* A send copies to the host on the compute stream (after the pass that
+ * made it) and is handed to MPI once that copy is done; a receive lands
+ * in a pinned buffer and is copied to the device on the compute stream. */
+static int mpi_post(struct exec *x, struct cuda_dev *d, struct xmsg *m,
+                    struct cuda_req *q, struct zb_error *err)
+{
+    int rc;
+
+    q->host = staging_get(d, m->n);
+    if (m->send) {
+        CHECK_CUDA(d, cudaMemcpyAsync(q->host, m->buf, m->n * sizeof(float),
+                                      cudaMemcpyDeviceToHost, d->compute));
+        CHECK_CUDA(d, cudaEventRecord(q->done, d->compute));
+        return take_error(d, err);
+    }
+    m->buf = cu_alloc(d, m->n);
+    rc = MPI_Irecv(q->host, (int)m->n, MPI_FLOAT, m->peer, 0, x->comm,
+                   &q->mreq);
+    if (rc != MPI_SUCCESS)
+        return exec_mpi_error(rc, "MPI_Irecv", err);
+    q->issued = true;
+    return take_error(d, err);
+}
+
+/* Move m one step on (host side); *done once nothing is left. */
+static int mpi_advance(struct exec *x, struct cuda_dev *d, struct xmsg *m,
+                       bool *done, struct zb_error *err)
+{
+    struct cuda_req *q = (struct cuda_req *)m->priv;
+    int flag = 0, rc;
+    cudaError_t e;
+
+    if (m->send && !q->issued) {
+        if ((e = cudaEventQuery(q->done)) == cudaErrorNotReady)
+            return take_error(d, err);
+        CHECK_CUDA(d, e);
+        rc = MPI_Isend(q->host, (int)m->n, MPI_FLOAT, m->peer, 0, x->comm,
+                       &q->mreq);
+        if (rc != MPI_SUCCESS)
+            return exec_mpi_error(rc, "MPI_Isend", err);
+        q->issued = true;
+    }
+    if (m->send || !q->copied) {
+        rc = MPI_Test(&q->mreq, &flag, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            return exec_mpi_error(rc, "MPI_Test", err);
+        if (!flag)
+            return take_error(d, err);
+        if (m->send) {
+            *done = true;
+            return take_error(d, err);
+        }
+        memcpy(&m->got, q->host, sizeof(m->got));
+        CHECK_CUDA(d, cudaMemcpyAsync(m->buf, q->host, m->n * sizeof(float),
+                                      cudaMemcpyHostToDevice, d->compute));
+        CHECK_CUDA(d, cudaEventRecord(q->done, d->compute));
+        q->copied = true;
+    }
+    /* The staging buffer is free again once the copy ran. */
+    if ((e = cudaEventQuery(q->done)) == cudaErrorNotReady)
+        return take_error(d, err);
+    CHECK_CUDA(d, e);
+    *done = true;
+    return take_error(d, err);
+}
+
+/* ---- Transport: the table's entries ------------------------------------ */
+
 static int cu_post(struct exec *x, struct xmsg *m, struct zb_error *err)
 {
     struct cuda_dev *d = (struct cuda_dev *)x->dev;
     struct cuda_req *q = (struct cuda_req *)zb_xcalloc(1, sizeof(*q));
+    int rc;
 
     CHECK_CUDA(d, cudaEventCreateWithFlags(&q->done,
                                            cudaEventDisableTiming));
-    if (!d->group_open) {
-        CHECK_NCCL(d, ncclGroupStart());
-        d->group_open = true;
-    }
-    if (m->send)
-        CHECK_NCCL(d, ncclSend(m->buf, m->n, ncclFloat, m->peer, d->nccl,
-                               d->comm));
-    else
-        CHECK_NCCL(d, ncclRecv(m->buf, m->n, ncclFloat, m->peer, d->nccl,
-                               d->comm));
-    zb_xgrow((void **)&d->group, &d->capgroup, d->ngroup + 1,
-          sizeof(*d->group));
-    d->group[d->ngroup++] = m;
     m->priv = q;
-    return take_error(d, err);
+    rc = d->mpi ? mpi_post(x, d, m, q, err) : nccl_post(x, d, m, q, err);
+    if (rc < 0) {
+        cudaEventDestroy(q->done);
+        free(q);
+        m->priv = NULL;
+    }
+    return rc;
 }
 
 static int cu_flush(struct exec *x, struct zb_error *err)
 {
     struct cuda_dev *d = (struct cuda_dev *)x->dev;
 
-    if (d->group_open) {
-        /* The comm stream waits for the compute work queued so far: the
-         * buffers' allocation, the payload copies, the headers. */
-        CHECK_CUDA(d, cudaEventRecord(d->ready, d->compute));
-        CHECK_CUDA(d, cudaStreamWaitEvent(d->comm, d->ready, 0));
-        CHECK_NCCL(d, ncclGroupEnd());
-        for (int i = 0; i < d->ngroup; i++) {
-            struct cuda_req *q = (struct cuda_req *)d->group[i]->priv;
-            CHECK_CUDA(d, cudaEventRecord(q->done, d->comm));
-            q->recorded = true;
-        }
-        d->ngroup = 0;
-        d->group_open = false;
-    }
-    return take_error(d, err);
+    return d->mpi ? take_error(d, err) : nccl_flush(x, d, err);
 }
 
 static int cu_test(struct exec *x, struct xmsg *m, bool *done,
@@ -431,38 +791,48 @@ static int cu_test(struct exec *x, struct xmsg *m, bool *done,
 {
     struct cuda_dev *d = (struct cuda_dev *)x->dev;
     struct cuda_req *q = (struct cuda_req *)m->priv;
-    ncclResult_t async;
-    cudaError_t e;
     int rc;
 
     *done = false;
-    if (!q->recorded && (rc = cu_flush(x, err)) < 0)
+    rc = d->mpi ? mpi_advance(x, d, m, done, err)
+                : nccl_test(x, d, m, done, err);
+    if (rc < 0 || !*done)
         return rc;
-    e = cudaEventQuery(q->done);
-    if (e == cudaErrorNotReady) {
-        /* A failed peer shows up here, not as an event error. */
-        CHECK_NCCL(d, ncclCommGetAsyncError(d->nccl, &async));
-        if (async != ncclSuccess && async != ncclInProgress)
-            sticky(d, __FILE__, __LINE__, ncclGetErrorString(async));
-        return take_error(d, err);
-    }
-    CHECK_CUDA(d, e);
-    if ((rc = take_error(d, err)) < 0)
-        return rc;
-    *done = true;
+    if (q->host)
+        staging_put(d, q->host);
     cudaEventDestroy(q->done);
     free(q);
     m->priv = NULL;
-    if (m->send)
-        return 0;
-    /* Its own stream: the comm stream may hold later ops that wait on a
-     * peer, and synchronising it could block on them. */
-    CHECK_CUDA(d, cudaMemcpyAsync(d->pinned, m->buf, sizeof(*d->pinned),
-                                  cudaMemcpyDeviceToHost, d->header));
-    CHECK_CUDA(d, cudaStreamSynchronize(d->header));
-    m->got = *d->pinned;
+    return 0;
+}
+
+/* The pass that consumes m waits on the device: its stream waits for the
+ * receive's event. Over MPI the data reaches the device only through the
+ * host, so the host waits until the copy is queued (under the watchdog,
+ * which the engine told). */
+static int cu_consume(struct exec *x, struct xmsg *m, struct zb_error *err)
+{
+    struct cuda_dev *d = (struct cuda_dev *)x->dev;
+    struct cuda_req *q = (struct cuda_req *)m->priv;
+    bool done = false;
+    int rc;
+
+    if (d->mpi) {
+        for (int spins = 0; !q->copied && !done; spins++) {
+            if ((rc = mpi_advance(x, d, m, &done, err)) < 0)
+                return rc;
+            if (!q->copied && !done)
+                exec_pause(spins);
+        }
+        return take_error(d, err);      /* the copy is on compute */
+    }
+    if (!q->issued && (rc = nccl_flush(x, d, err)) < 0)
+        return rc;
+    CHECK_CUDA(d, cudaStreamWaitEvent(d->compute, q->done, 0));
     return take_error(d, err);
 }
+
+/* ---- Timeline ----------------------------------------------------------- */
 
 static void cu_mark(struct exec *x, int slot)
 {
@@ -496,5 +866,5 @@ static int cu_marks(struct exec *x, int n, double *ms, struct zb_error *err)
 
 extern "C" const struct zb_executor zb_executor_cuda = {
     "cuda", &cuda_math, cu_init, cu_fini, cu_post, cu_flush, cu_test,
-    cu_mark, cu_marks,
+    cu_consume, cu_mark, cu_marks,
 };

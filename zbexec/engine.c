@@ -19,6 +19,7 @@ static void reset(struct exec *x)
         x->xf[k] = (struct xfer){ XF_EMPTY, NULL, NULL };
     memset(x->t, 0, (size_t)x->ops->n * sizeof(*x->t));
     x->mem_peak = x->mem;
+    x->live_peak = x->live;
     for (int c = 0; c < x->p->vpp; c++) {
         struct stage_state *st = &x->st[c];
         st->next_w = 0;

@@ -29,7 +29,9 @@ extern "C" {
 
 struct exec_opts {
     const char *schedule;       /* SCHEDULE.json */
-    const char *backend;        /* --backend, "cpu" by default */
+    const char *backend;        /* --backend; NULL: the table's first */
+    const char *transport;      /* --transport nccl|mpi (cuda); NULL:
+                                   the backend's default */
     int layers, hidden, batch;  /* --model mlp:layers=,hidden=,batch= */
     int iters;                  /* --iters; iteration 1 is the warm-up */
     uint64_t seed;              /* --seed: weights and data */
@@ -60,7 +62,9 @@ void opts_usage(FILE *out);
  * backend's next sync point (CUDA's own error model), so model code stays
  * a plain sequence of calls. The CPU table ignores dev (NULL is fine). */
 struct zb_math {
-    float *(*alloc)(void *dev, size_t n);            /* zero-filled */
+    /* Contents undefined: every caller writes a buffer before reading
+     * it (no needless memset on a device). */
+    float *(*alloc)(void *dev, size_t n);
     void (*release)(void *dev, float *p);            /* NULL is fine */
     void (*upload)(void *dev, float *dst, const float *host, size_t n);
     /* Waits for the compute stream, then copies to the host. */
@@ -103,7 +107,9 @@ struct msg_header {
     int32_t mb;
     int32_t iter;
     int32_t count;              /* payload floats */
-    int32_t pad[2];
+    int32_t sent_us;            /* sender's post, us since the run's epoch
+                                   (synthetic mode's emulated link) */
+    int32_t pad;
 };
 
 struct xmsg {
@@ -129,7 +135,10 @@ struct zb_executor {
     /* Set x->dev; x->sched, x->rank and x->comm are ready. */
     int (*init)(struct exec *x, struct zb_error *err);
     void (*fini)(struct exec *x);
-    /* Post m non-blocking; it may wait for flush() to be issued. */
+    /* Post m non-blocking; it may wait for flush() to be issued. A
+     * receive's buffer (m->n floats, freed with the math table's release)
+     * is allocated here, on the transport's own timeline, so the
+     * receive never waits for compute queued before it. */
     int (*post)(struct exec *x, struct xmsg *m, struct zb_error *err);
     /* Issue what post() queued (one NCCL group per run of comm ops). */
     int (*flush)(struct exec *x, struct zb_error *err);
@@ -137,6 +146,10 @@ struct zb_executor {
      * backend has released m->priv. */
     int (*test)(struct exec *x, struct xmsg *m, bool *done,
                 struct zb_error *err);
+    /* Optional: make the compute timeline wait for the receive m without
+     * the host waiting (a device-side wait); the engine then keeps m in
+     * flight and test() later checks its header. NULL: the host waits. */
+    int (*consume)(struct exec *x, struct xmsg *m, struct zb_error *err);
     /* Timestamp slot on the compute timeline; slot 0 opens an iteration. */
     void (*mark)(struct exec *x, int slot);
     /* Slots 0..n-1 in host-clock ms since x->epoch (waits for the
@@ -148,7 +161,8 @@ extern const struct zb_executor *const zb_executors[];
 extern const struct zb_executor zb_executor_cpu;
 extern const struct zb_executor zb_executor_cuda;
 
-/* ZB_EINVAL naming the built-in backends when name is not one of them. */
+/* The backend called name (NULL: the program's default, the table's
+ * first); ZB_EINVAL naming the built-in ones when there is none. */
 int exec_backend_find(const char *name, const struct zb_executor **out,
                       struct zb_error *err);
 
@@ -230,7 +244,9 @@ struct op_time {                /* host-clock ms since the run's epoch */
 };
 
 struct rank_sample {            /* one rank in one iteration */
-    double busy, first, last, peak;
+    double busy, first, last;
+    double peak;                /* activations, profile units */
+    double peak_buffers;        /* every live buffer, profile units */
 };
 
 struct step_info {
@@ -253,12 +269,24 @@ struct exec {
     size_t nact, nparam;
     struct stage_state *st;         /* vpp entries, by chunk */
     struct xfer *xf;                /* 2 * stages * m */
-    struct xmsg **sending;          /* sends in flight */
+    /* In flight: sends, and receives a pass already consumed on the
+     * device (backend consume()) whose header is checked on completion. */
+    struct xmsg **sending;
     int nsending, capsending;
     struct op_time *t;              /* per op, this iteration */
     double *marks;                  /* 3 * ops + 1 slots */
     double epoch;                   /* host ms of the run's start */
-    double mem, mem_peak;           /* live floats (model) or M_B units */
+    /* Activations: what the passes keep for later passes (the profile's
+     * memory model), floats in model mode, profile units in synthetic
+     * mode; the peak is taken where passes end, as the simulator does. */
+    double mem, mem_peak;
+    /* Model mode: every live per-microbatch buffer (activations, receives
+     * posted early, sends in flight, W results waiting for their turn),
+     * floats, peak at every allocation. */
+    double live, live_peak;
+    /* Model mode: floats the first F, B and W of each chunk added to mem
+     * ([chunk][F, B, W]): the measured M_B, M_W - M_B and -M_W. */
+    double *mem_delta;
     struct rank_sample *samples;    /* per iteration, this rank */
     double *durations;              /* [chunk][F,B,W][iter * m] (ms) */
     struct step_info *steps;        /* per iteration */
@@ -271,9 +299,17 @@ struct exec {
 
 int exec_state_init(struct exec *x, struct zb_error *err);
 void exec_release(struct exec *x);
-/* Counted allocation of per-microbatch buffers (realized peak_memory). */
-float *exec_alloc(struct exec *x, size_t n);
-void exec_free(struct exec *x, float *p, size_t n);
+/* Counted allocation of per-microbatch buffers: all of them count as
+ * live, activations (act) also as mem. */
+float *exec_alloc(struct exec *x, size_t n, bool act);
+void exec_free(struct exec *x, float *p, size_t n, bool act);
+/* Count a live buffer the backend allocated (a receive's); returns p. */
+float *exec_counted(struct exec *x, float *p, size_t n);
+/* A pass keeps a buffer it was handed (F its input): n floats of live
+ * memory become activations too. */
+void exec_keep(struct exec *x, size_t n);
+/* Floats of activations per unit of the profile's memory: one F's. */
+double exec_mem_unit(const struct exec *x);
 struct stage_state *exec_stage(struct exec *x, int stage);
 
 /* One pass over this rank's list; x->iter is the iteration. A failure
@@ -326,6 +362,7 @@ int reference_check(struct exec *x, bool *exact, struct zb_error *err);
 struct realized {
     double cost, makespan, bubble_ratio, sync_bubble_ratio;
     double *busy, *span, *peak_memory;      /* pp entries */
+    double *peak_buffers;                   /* pp entries, model mode */
     int first, last;                        /* measured iterations, 0-based */
 };
 
@@ -333,6 +370,9 @@ void measure_iteration(struct exec *x);
 /* Rank 0 prints predicted vs realized on stdout and writes --report;
  * collective. check: "exact", "within tolerance", "mismatch" or NULL. */
 int measure_report(struct exec *x, const char *check, struct zb_error *err);
+/* This rank's realized peak_memory (every iteration) within the
+ * schedule's limit; ZB_EILLEGAL naming both when not. */
+int measure_check_limit(const struct exec *x, struct zb_error *err);
 int report_write(const struct exec *x, const struct realized *r,
                  const char *check, struct zb_error *err);
 

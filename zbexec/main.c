@@ -130,6 +130,9 @@ static int finish(struct exec *x)
     rc = measure_report(x, check, &err);
     if (exec_agree(x->rank, rc, &err) < 0)
         status = EXIT_FAIL;
+    rc = measure_check_limit(x, &err);
+    if (exec_agree(x->rank, rc, &err) < 0)
+        status = EXIT_FAIL;
     return status;
 }
 
@@ -155,11 +158,15 @@ static int start(struct exec *x, int argc, char **argv)
         return EXIT_FAIL;
     MPI_Comm_dup(MPI_COMM_WORLD, &x->comm);
     MPI_Comm_set_errhandler(x->comm, MPI_ERRORS_RETURN);
+    /* The watchdog first: a backend's setup may wait on its peers (NCCL's
+     * is collective), and a peer that failed there must not hang us. */
+    if (exec_agree(x->rank, watchdog_start(x, &err), &err) < 0)
+        return EXIT_FAIL;
+    watchdog_phase("starting the backend");
     rc = x->be->init(x, &err);
     if (exec_agree(x->rank, rc, &err) < 0)
         return EXIT_FAIL;
-    if (exec_agree(x->rank, exec_state_init(x, &err), &err) < 0 ||
-        exec_agree(x->rank, watchdog_start(x, &err), &err) < 0)
+    if (exec_agree(x->rank, exec_state_init(x, &err), &err) < 0)
         return EXIT_FAIL;
     if (x->opt.synthetic)
         prctl(PR_SET_TIMERSLACK, 1UL);   /* wake at the deadline, not 50us
@@ -184,8 +191,8 @@ int main(int argc, char **argv)
     if (status == GO_ON) {
         run(&x);
         status = finish(&x);
-        watchdog_stop();
     }
+    watchdog_stop();
     exec_release(&x);
     if (x.comm != MPI_COMM_NULL)
         MPI_Comm_free(&x.comm);

@@ -12,13 +12,6 @@
 #include "exec.h"
 #include "zbsched/xalloc.h"
 
-/* Per-microbatch activation floats one F keeps (input and outputs): the
- * realized counterpart of the profile's M_B. */
-static double mb_unit(const struct exec *x)
-{
-    return MSG_HDR_FLOATS + (double)(x->net.layers + 1) * (double)x->nact;
-}
-
 static void record_duration(struct exec *x, int i)
 {
     const struct zb_op *op = &x->ops->ops[i];
@@ -49,7 +42,7 @@ void measure_iteration(struct exec *x)
 {
     struct rank_sample *r = &x->samples[x->iter];
 
-    *r = (struct rank_sample){ 0, INFINITY, -INFINITY, 0 };
+    *r = (struct rank_sample){ 0, INFINITY, -INFINITY, 0, 0 };
     for (int i = 0; i < x->ops->n; i++) {
         const struct op_time *t = &x->t[i];
         if (!zb_op_is_compute(x->ops->ops[i].kind))
@@ -61,8 +54,12 @@ void measure_iteration(struct exec *x)
     }
     if (r->last < r->first)
         r->first = r->last = 0;
-    r->peak = x->opt.synthetic ? x->mem_peak
-                               : x->mem_peak / mb_unit(x) * x->p->m_b;
+    if (x->opt.synthetic) {
+        r->peak = x->mem_peak;
+        return;
+    }
+    r->peak = x->mem_peak / exec_mem_unit(x) * x->p->m_b;
+    r->peak_buffers = x->live_peak / exec_mem_unit(x) * x->p->m_b;
 }
 
 /* samples: [rank][iter] gathered on rank 0; each iteration's measures
@@ -91,6 +88,8 @@ static void summarise(const struct exec *x, const struct rank_sample *all,
             out->span[r] += ms.ranks[r].span / u;
             out->peak_memory[r] = fmax(out->peak_memory[r],
                                        ms.ranks[r].peak_memory);
+            out->peak_buffers[r] = fmax(out->peak_buffers[r],
+                                        all[r * iters + it].peak_buffers);
         }
         out->cost += ms.cost / u;
         out->makespan += ms.makespan / u;
@@ -165,24 +164,34 @@ static void print(const struct exec *x, const struct realized *r,
     row("makespan", m->makespan, r->makespan);
     row("bubble_ratio", m->bubble_ratio, r->bubble_ratio);
     row("sync_bubble_ratio", m->sync_bubble_ratio, r->sync_bubble_ratio);
-    printf("     %-32s %-32s %s\n", "busy", "span", "peak_memory");
-    printf("%4s %10s %10s %10s %10s %10s %10s %10s %10s %10s\n", "rank",
+    if (x->opt.synthetic)
+        printf("     %-32s %-32s %s\n", "busy", "span", "peak_memory");
+    else
+        printf("     %-32s %-32s %-32s %s\n", "busy", "span", "peak_memory",
+               "all buffers");
+    printf("%4s %10s %10s %10s %10s %10s %10s %10s %10s %10s%s\n", "rank",
            "predicted", "realized", "difference", "predicted", "realized",
-           "difference", "predicted", "realized", "difference");
+           "difference", "predicted", "realized", "difference",
+           x->opt.synthetic ? "" : "   realized");
     for (int k = 0; k < x->p->pp; k++) {
         const struct zb_rank_measures *pr = &m->ranks[k];
         printf("%4d %10.4g %10.4g %+10.3g %10.4g %10.4g %+10.3g %10.4g "
-               "%10.4g %+10.3g\n", k, pr->busy, r->busy[k],
+               "%10.4g %+10.3g", k, pr->busy, r->busy[k],
                r->busy[k] - pr->busy, pr->span, r->span[k],
                r->span[k] - pr->span, pr->peak_memory, r->peak_memory[k],
                r->peak_memory[k] - pr->peak_memory);
+        if (!x->opt.synthetic)
+            printf(" %10.4g", r->peak_buffers[k]);
+        printf("\n");
     }
     fflush(stdout);
 }
 
 int measure_report(struct exec *x, const char *check, struct zb_error *err)
 {
-    const int P = x->p->pp, n = 4 * x->opt.iters;
+    const int P = x->p->pp;
+    const int n = (int)(sizeof(struct rank_sample) / sizeof(double)) *
+                  x->opt.iters;
     struct rank_sample *all = NULL;
     struct realized r = { 0 };
     int rc = 0;
@@ -199,6 +208,7 @@ int measure_report(struct exec *x, const char *check, struct zb_error *err)
     r.busy = zb_xcalloc((size_t)P, sizeof(double));
     r.span = zb_xcalloc((size_t)P, sizeof(double));
     r.peak_memory = zb_xcalloc((size_t)P, sizeof(double));
+    r.peak_buffers = zb_xcalloc((size_t)P, sizeof(double));
     summarise(x, all, &r);
     print(x, &r, check);
     if (x->opt.report)
@@ -206,6 +216,34 @@ int measure_report(struct exec *x, const char *check, struct zb_error *err)
     free(r.busy);
     free(r.span);
     free(r.peak_memory);
+    free(r.peak_buffers);
     free(all);
     return rc;
+}
+
+/* The schedule's limit holds for the model's activations too: the
+ * profile it was made for may not describe this model (an M_W below the
+ * model's own lets B keep more than the schedule planned for). */
+int measure_check_limit(const struct exec *x, struct zb_error *err)
+{
+    const double limit = x->p->mem_limit[x->rank];
+    double peak = 0;
+
+    for (int it = 0; it < x->opt.iters; it++)
+        peak = fmax(peak, x->samples[it].peak);
+    if (peak <= limit * (1 + 1e-9) + 1e-12)
+        return 0;
+    if (x->opt.synthetic)
+        return zb_error_set(err, ZB_EILLEGAL, "realized peak_memory %.6g "
+                            "exceeds the schedule's limit %.6g: a pass ran "
+                            "out of the validated order", peak, limit);
+    const double unit = exec_mem_unit(x);
+    return zb_error_set(err, ZB_EILLEGAL, "realized peak_memory %.6g "
+                        "exceeds the schedule's limit %.6g: the schedule's "
+                        "profile has M_W = %.6g M_B, this model's B keeps "
+                        "M_W = %.6g M_B until W (generate with --m-w or "
+                        "from --profile-out)", peak, limit,
+                        x->p->m_w / x->p->m_b,
+                        (MSG_HDR_FLOATS + 2.0 * x->net.layers * x->nact) /
+                            unit);
 }

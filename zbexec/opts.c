@@ -80,7 +80,7 @@ static int parse_nan(const char *v, struct exec_opts *o,
 }
 
 enum opt_id {
-    O_BACKEND, O_MODEL, O_ITERS, O_SEED, O_CHECK, O_TIMEOUT, O_SYNTHETIC,
+    O_BACKEND, O_TRANSPORT, O_MODEL, O_ITERS, O_SEED, O_CHECK, O_TIMEOUT, O_SYNTHETIC,
     O_TIME_UNIT, O_LR, O_CLIP, O_POSTVAL, O_NOVAL, O_NAN, O_REPORT,
     O_TRACE, O_TRACE_PRED, O_PROFILE, O_HELP
 };
@@ -91,6 +91,7 @@ static const struct {
     bool has_arg;
 } table[] = {
     { "backend", O_BACKEND, true },
+    { "transport", O_TRANSPORT, true },
     { "model", O_MODEL, true },
     { "iters", O_ITERS, true },
     { "seed", O_SEED, true },
@@ -117,6 +118,12 @@ static int apply(struct exec_opts *o, enum opt_id id, const char *v,
 
     switch (id) {
     case O_BACKEND: o->backend = v; return 0;
+    case O_TRANSPORT:
+        if (strcmp(v, "nccl") && strcmp(v, "mpi"))
+            return zb_error_set(err, ZB_EINVAL, "--transport: expected "
+                                "nccl or mpi, got '%s'", v);
+        o->transport = v;
+        return 0;
     case O_MODEL: return parse_model(v, o, err);
     case O_ITERS:
         if (want_int("--iters", v, 1, 1000000, &n, err) < 0)
@@ -151,7 +158,7 @@ int opts_parse(int argc, char **argv, struct exec_opts *o,
                struct zb_error *err)
 {
     *o = (struct exec_opts){
-        .backend = "cpu", .layers = 2, .hidden = 64, .batch = 16,
+        .backend = NULL, .layers = 2, .hidden = 64, .batch = 16,
         .iters = 2, .seed = 1, .timeout = 300, .time_unit = 1,
         .lr = 0.01, .validate = true, .nan_stage = -1, .nan_mb = -1,
     };
@@ -210,7 +217,11 @@ void opts_usage(FILE *out)
 "\n"
 "Replay a zbsched schedule, one process per rank (P = the schedule's pp).\n"
 "\n"
-"  --backend cpu|cuda     MPI + OpenBLAS (default) or NCCL + cuBLAS\n"
+"  --backend cpu|cuda     MPI + OpenBLAS (zbexec's only one) or NCCL +\n"
+"                         cuBLAS (zbexec-cuda's default)\n"
+"  --transport nccl|mpi   cuda: NCCL between GPUs (default; one GPU per\n"
+"                         rank) or MPI through pinned host buffers (ranks\n"
+"                         may share a GPU); cpu: mpi only\n"
 "  --model mlp:layers=L,hidden=H,batch=B\n"
 "                         per stage: L tanh Linear(H, H) layers; B rows per\n"
 "                         microbatch (default layers=2,hidden=64,batch=16)\n"
@@ -220,14 +231,16 @@ void opts_usage(FILE *out)
 "                         sequential single-process run\n"
 "  --timeout SEC          abort every rank when one op waits or runs\n"
 "                         longer (default 300, 0 = off)\n"
-"  --synthetic            no model: each pass sleeps its profiled duration\n"
+"  --synthetic            no model: each pass sleeps its profiled duration,\n"
+"                         each message is usable comm after its send\n"
 "  --time-unit MS         milliseconds per profile time unit (default 1)\n"
 "  --lr X --clip NORM     SGD step size; global gradient norm clip (0 = off)\n"
 "  --post-validation      step at once, check after, roll back on failure\n"
 "  --report FILE          predicted and realized measures as JSON\n"
 "  --trace FILE           Chrome trace-event JSON of the run (Perfetto)\n"
 "  --trace-predicted FILE the simulator's timeline in the same format\n"
-"  --profile-out FILE     measured profile JSON for zbsched --profile\n"
+"  --profile-out FILE     measured profile JSON for zbsched --profile (F, B,\n"
+"                         W medians, comm, M_B, M_W); spread on stdout\n"
 "\n"
 "testing: --no-validate (skip the validator to exercise the run-time\n"
 "checks), --inject-nan STAGE:MB (NaN in that weight gradient, iteration 1)\n"

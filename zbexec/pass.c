@@ -6,6 +6,7 @@
  * the schedule runs them in (an out-of-order one waits in `pending`):
  * float addition is not associative, and a fixed order is what makes the
  * pipelined gradient equal the sequential one bit for bit. */
+#include <math.h>
 #include "exec.h"
 
 #define HDR MSG_HDR_FLOATS
@@ -63,7 +64,7 @@ static void add_grad(struct exec *x, struct stage_state *st, const float *d)
 static void accumulate(struct exec *x, struct stage_state *st, int mb)
 {
     if (mb != st->next_w) {
-        st->pending[mb] = exec_alloc(x, x->nparam);
+        st->pending[mb] = exec_alloc(x, x->nparam, false);
         x->m->copy(x->dev, st->pending[mb], st->dw, x->nparam);
         return;
     }
@@ -72,7 +73,7 @@ static void accumulate(struct exec *x, struct stage_state *st, int mb)
         float *d = st->pending[st->next_w];
         st->pending[st->next_w] = NULL;
         add_grad(x, st, d);
-        exec_free(x, d, x->nparam);
+        exec_free(x, d, x->nparam, false);
     }
 }
 
@@ -83,13 +84,14 @@ static void forward(struct exec *x, struct stage_state *st, int mb,
     const int L = x->net.layers, s = st->stage;
     const bool last = s == x->nstages - 1;
 
-    b->x0 = in;
+    b->x0 = in;                         /* kept for W */
+    exec_keep(x, HDR + x->nact);
     for (int l = 0; l < L; l++)
-        b->y[l] = exec_alloc(x, x->nact);
+        b->y[l] = exec_alloc(x, x->nact, true);
     mlp_forward(x->m, x->dev, &x->net, st->w, in + HDR, b->y, last);
     if (!last) {
         /* A copy: y[L-1] stays for B, the copy leaves with the send. */
-        float *out = exec_alloc(x, HDR + x->nact);
+        float *out = exec_alloc(x, HDR + x->nact, false);
         x->m->copy(x->dev, out + HDR, b->y[L - 1], x->nact);
         produce(x, MSG_F, s, mb, out);
     }
@@ -102,17 +104,19 @@ static void backward_input(struct exec *x, struct stage_state *st, int mb,
     const int L = x->net.layers, s = st->stage;
     const bool last = s == x->nstages - 1;
     const float scale = 1.0f / ((float)x->p->microbatches * x->net.batch);
-    float *dx = s > 0 ? exec_alloc(x, HDR + x->nact) : NULL;
+    float *dx = s > 0 ? exec_alloc(x, HDR + x->nact, false) : NULL;
 
+    /* B keeps every layer's dz for W and frees only the output: with two
+     * or more layers it allocates more than it frees (M_W > M_B). */
     for (int l = 0; l < L; l++)
-        b->dz[l] = exec_alloc(x, x->nact);
+        b->dz[l] = exec_alloc(x, x->nact, true);
     mlp_backward_input(x->m, x->dev, &x->net, st->w,
                        (const float *const *)b->y, dy ? dy + HDR : NULL,
                        b->dz, dx ? dx + HDR : NULL,
                        last ? st->target + (size_t)mb * x->nact : NULL, scale,
                        last ? st->loss + mb : NULL);
-    exec_free(x, dy, HDR + x->nact);
-    exec_free(x, b->y[L - 1], x->nact);     /* only B reads the output */
+    exec_free(x, dy, HDR + x->nact, false);
+    exec_free(x, b->y[L - 1], x->nact, true);   /* only B reads it */
     b->y[L - 1] = NULL;
     if (dx)
         produce(x, MSG_B, s, mb, dx);
@@ -128,11 +132,11 @@ static void backward_weight(struct exec *x, struct stage_state *st, int mb)
                         (const float *const *)b->dz, st->dw);
     step_inject(x, x->m, x->dev, st->stage, mb, x->iter, st->dw);
     accumulate(x, st, mb);
-    exec_free(x, b->x0, HDR + x->nact);
+    exec_free(x, b->x0, HDR + x->nact, true);
     b->x0 = NULL;
     for (int l = 0; l < L; l++) {
-        exec_free(x, b->y[l], x->nact);
-        exec_free(x, b->dz[l], x->nact);
+        exec_free(x, b->y[l], x->nact, true);
+        exec_free(x, b->dz[l], x->nact, true);
         b->y[l] = b->dz[l] = NULL;
     }
 }
@@ -147,7 +151,7 @@ static int take_input(struct exec *x, int i, float **in,
 
     *in = NULL;
     if (op->kind == ZB_OP_F && op->stage == 0) {
-        *in = exec_alloc(x, xfer_floats(x));
+        *in = exec_alloc(x, xfer_floats(x), false);
         if (!x->opt.synthetic)
             x->m->copy(x->dev, *in + HDR,
                        st->input + (size_t)op->mb * x->nact, x->nact);
@@ -174,14 +178,27 @@ static void synthetic(struct exec *x, int i, float *in)
     }
     exec_sleep_until(x->epoch + start + d * unit);
     x->marks[3 * i + 3] = exec_now() - x->epoch;
-    exec_free(x, in, xfer_floats(x));
+    exec_free(x, in, xfer_floats(x), false);
     if (op->kind == ZB_OP_F && op->stage < x->nstages - 1)
-        produce(x, MSG_F, op->stage, op->mb, exec_alloc(x, HDR));
+        produce(x, MSG_F, op->stage, op->mb, exec_alloc(x, HDR, false));
     if ((op->kind == ZB_OP_B || op->kind == ZB_OP_BW) && op->stage > 0)
-        produce(x, MSG_B, op->stage, op->mb, exec_alloc(x, HDR));
+        produce(x, MSG_B, op->stage, op->mb, exec_alloc(x, HDR, false));
     x->mem += zb_op_memory_delta(x->p, op->kind);
     if (x->mem > x->mem_peak)
         x->mem_peak = x->mem;
+}
+
+/* The activations a pass left behind: the first F, B and W of a chunk
+ * give --profile-out its M_B and M_W; the peak is taken where passes end,
+ * the points the simulator's memory model knows (BW's state between its
+ * halves shows in the live buffers only). */
+static void note_memory(struct exec *x, int stage, int pass, double before)
+{
+    double *d = &x->mem_delta[3 * zb_profile_stage_chunk(x->p, stage) +
+                              pass];
+
+    if (isnan(*d))
+        *d = x->mem - before;
 }
 
 int pass_run(struct exec *x, int i, struct zb_error *err)
@@ -203,23 +220,32 @@ int pass_run(struct exec *x, int i, struct zb_error *err)
         synthetic(x, i, in);
         return 0;
     }
+    double before = x->mem;
     x->be->mark(x, 3 * i + 1);
     switch (op->kind) {
     case ZB_OP_F:
         forward(x, st, op->mb, in);
+        note_memory(x, op->stage, 0, before);
         break;
     case ZB_OP_B:
         backward_input(x, st, op->mb, in);
+        note_memory(x, op->stage, 1, before);
         break;
     case ZB_OP_W:
         backward_weight(x, st, op->mb);
+        note_memory(x, op->stage, 2, before);
         break;
     default:    /* BW: the two halves, timed apart for --profile-out */
         backward_input(x, st, op->mb, in);
+        note_memory(x, op->stage, 1, before);
         x->be->mark(x, 3 * i + 2);
+        before = x->mem;
         backward_weight(x, st, op->mb);
+        note_memory(x, op->stage, 2, before);
         break;
     }
     x->be->mark(x, 3 * i + 3);
+    if (x->mem > x->mem_peak)
+        x->mem_peak = x->mem;
     return 0;
 }

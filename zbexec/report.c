@@ -106,8 +106,15 @@ int report_write(const struct exec *x, const struct realized *r,
              r->bubble_ratio - m->bubble_ratio,
              r->sync_bubble_ratio - m->sync_bubble_ratio, db, ds, dm, P);
     fprintf(f, ",\n");
-    if (!x->opt.synthetic)
+    if (!x->opt.synthetic) {
+        fputs("  \"peak_buffers\": [", f);
+        for (int k = 0; k < P; k++) {
+            fputs(k ? ", " : "", f);
+            zb_json_fput_num(f, r->peak_buffers[k]);
+        }
+        fputs("],\n", f);
         steps(f, x);
+    }
     fputs("  \"check\": ", f);
     if (check)
         zb_json_fput_str(f, check);

@@ -1,29 +1,57 @@
 /* state.c - what one rank holds for a run: its stages' parameters and
  * gradients, the per-microbatch activations, the transfer table, and the
  * counted allocation behind the realized peak_memory. */
+#include <math.h>
 #include <stdlib.h>
 #include "exec.h"
 #include "zbsched/xalloc.h"
 
-float *exec_alloc(struct exec *x, size_t n)
+/* Synthetic runs count the profile's M_B units at the passes instead:
+ * their buffers are headers only. */
+float *exec_alloc(struct exec *x, size_t n, bool act)
 {
-    /* Synthetic runs count the profile's M_B units at the passes instead:
-     * their buffers are headers only. */
     if (!x->opt.synthetic) {
-        x->mem += (double)n;
-        if (x->mem > x->mem_peak)
-            x->mem_peak = x->mem;
+        x->live += (double)n;
+        if (x->live > x->live_peak)
+            x->live_peak = x->live;
+        if (act)
+            x->mem += (double)n;
     }
     return x->m->alloc(x->dev, n);
 }
 
-void exec_free(struct exec *x, float *p, size_t n)
+void exec_free(struct exec *x, float *p, size_t n, bool act)
 {
     if (!p)
         return;
-    if (!x->opt.synthetic)
-        x->mem -= (double)n;
+    if (!x->opt.synthetic) {
+        x->live -= (double)n;
+        if (act)
+            x->mem -= (double)n;
+    }
     x->m->release(x->dev, p);
+}
+
+float *exec_counted(struct exec *x, float *p, size_t n)
+{
+    if (!x->opt.synthetic) {
+        x->live += (double)n;
+        if (x->live > x->live_peak)
+            x->live_peak = x->live;
+    }
+    return p;
+}
+
+void exec_keep(struct exec *x, size_t n)
+{
+    if (!x->opt.synthetic)
+        x->mem += (double)n;
+}
+
+/* F keeps its input (header and payload) and every layer's output. */
+double exec_mem_unit(const struct exec *x)
+{
+    return MSG_HDR_FLOATS + (double)(x->net.layers + 1) * (double)x->nact;
 }
 
 struct stage_state *exec_stage(struct exec *x, int stage)
@@ -83,6 +111,9 @@ int exec_state_init(struct exec *x, struct zb_error *err)
     x->steps = zb_xcalloc((size_t)iters, sizeof(*x->steps));
     x->durations = zb_xcalloc((size_t)p->vpp * 3 * iters * p->microbatches,
                            sizeof(double));
+    x->mem_delta = zb_xcalloc((size_t)p->vpp * 3, sizeof(double));
+    for (int k = 0; k < 3 * p->vpp; k++)
+        x->mem_delta[k] = NAN;
     return 0;
 }
 
@@ -134,6 +165,7 @@ void exec_release(struct exec *x)
     free(x->samples);
     free(x->steps);
     free(x->durations);
+    free(x->mem_delta);
     if (x->trace)
         fclose(x->trace);
     free(x->trace_buf);

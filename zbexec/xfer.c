@@ -32,6 +32,13 @@ static const char *op_desc(const struct exec *x, int i, char *buf, int size)
     return zb_op_describe(&x->ops->ops[i], buf, size);
 }
 
+static void keep_in_flight(struct exec *x, struct xmsg *m)
+{
+    zb_xgrow((void **)&x->sending, &x->capsending, x->nsending + 1,
+             sizeof(*x->sending));
+    x->sending[x->nsending++] = m;
+}
+
 int xfer_post(struct exec *x, int i, struct zb_error *err)
 {
     const struct zb_op *op = &x->ops->ops[i];
@@ -59,27 +66,25 @@ int xfer_post(struct exec *x, int i, struct zb_error *err)
     m = zb_xcalloc(1, sizeof(*m));
     *m = (struct xmsg){ .send = send, .peer = op->peer, .op = i,
                         .n = xfer_floats(x) };
-    m->hdr = (struct msg_header){ MSG_MAGIC, dir, from, op->mb, x->iter,
-                                  (int32_t)(m->n - MSG_HDR_FLOATS), { 0 } };
     x->t[i].start = now(x);
+    m->hdr = (struct msg_header){ MSG_MAGIC, dir, from, op->mb, x->iter,
+                                  (int32_t)(m->n - MSG_HDR_FLOATS),
+                                  (int32_t)(x->t[i].start * 1e3), 0 };
     if (send) {
         m->buf = f->buf;
         x->m->upload(x->dev, m->buf, (const float *)&m->hdr,
                      MSG_HDR_FLOATS);
-    } else {
-        m->buf = f->buf = exec_alloc(x, m->n);
     }
     if ((rc = x->be->post(x, m, err)) < 0) {
         free(m);
         return rc;
     }
+    if (!send)
+        f->buf = exec_counted(x, m->buf, m->n);
     f->msg = m;
     f->state = send ? XF_SENDING : XF_RECEIVING;
-    if (send) {
-        zb_xgrow((void **)&x->sending, &x->capsending, x->nsending + 1,
-              sizeof(*x->sending));
-        x->sending[x->nsending++] = m;
-    }
+    if (send)
+        keep_in_flight(x, m);
     x->t[i].end = now(x);
     return 0;
 }
@@ -97,10 +102,25 @@ static void describe_header(const struct msg_header *h, bool count,
                        : "");
 }
 
-int xfer_wait(struct exec *x, struct xmsg *m, struct zb_error *err)
+/* A completed receive carries the header it was posted for. */
+static int check_header(const struct xmsg *m, struct zb_error *err)
 {
     const struct msg_header *e = &m->hdr, *g = &m->got;
     char want[96], got[96];
+
+    if (m->send || (g->magic == e->magic && g->dir == e->dir &&
+                    g->stage == e->stage && g->mb == e->mb &&
+                    g->iter == e->iter && g->count == e->count))
+        return 0;
+    describe_header(e, g->count != e->count, want, sizeof(want));
+    describe_header(g, g->count != e->count, got, sizeof(got));
+    return zb_error_set(err, ZB_EILLEGAL, "expected %s from rank %d, "
+                        "received %s: send and receive order differ",
+                        want, m->peer, got);
+}
+
+int xfer_wait(struct exec *x, struct xmsg *m, struct zb_error *err)
+{
     bool done = false;
     int rc;
 
@@ -113,15 +133,19 @@ int xfer_wait(struct exec *x, struct xmsg *m, struct zb_error *err)
             break;
         exec_pause(spins);
     }
-    if (m->send || (g->magic == e->magic && g->dir == e->dir &&
-                    g->stage == e->stage && g->mb == e->mb &&
-                    g->iter == e->iter && g->count == e->count))
-        return 0;
-    describe_header(e, g->count != e->count, want, sizeof(want));
-    describe_header(g, g->count != e->count, got, sizeof(got));
-    return zb_error_set(err, ZB_EILLEGAL, "expected %s from rank %d, "
-                        "received %s: send and receive order differ",
-                        want, m->peer, got);
+    return check_header(m, err);
+}
+
+/* Synthetic mode emulates the simulator's link: a message is usable
+ * `comm` after its send was posted, whatever the real transport took,
+ * and the transfer overlaps the compute of both ends (the wait is here,
+ * in the consumer, not in the producer's pass). Real messages (model mode)
+ * take what they take. */
+static void link_delay(const struct exec *x, const struct xmsg *m)
+{
+    if (x->opt.synthetic && x->p->comm > 0)
+        exec_sleep_until(x->epoch + m->got.sent_us * 1e-3 +
+                         x->p->comm * x->opt.time_unit);
 }
 
 int xfer_take(struct exec *x, int i, enum msg_dir dir, int stage, int mb,
@@ -145,7 +169,22 @@ int xfer_take(struct exec *x, int i, enum msg_dir dir, int stage, int mb,
                             f->state == XF_EMPTY
                                 ? "no receive for it was posted before"
                                 : "it was used already");
-    if (from != x->rank) {
+    /* Synthetic mode times the link on the host (link_delay). */
+    if (from != x->rank && x->be->consume && !x->opt.synthetic) {
+        /* The device waits for it; the header is checked on completion. */
+        struct xmsg *m = f->msg;
+        x->t[m->op].wait = now(x);
+        watchdog_op(m->op, WD_WAIT);
+        rc = x->be->consume(x, m, err);
+        watchdog_op(i, WD_RUN);
+        if (rc < 0) {
+            zb_error_prefix(err, "op %d (%s)", m->op,
+                            op_desc(x, m->op, rdesc, 96));
+            return rc;
+        }
+        keep_in_flight(x, m);
+        f->msg = NULL;
+    } else if (from != x->rank) {
         struct xmsg *m = f->msg;
         x->t[m->op].wait = now(x);
         watchdog_op(m->op, WD_WAIT);
@@ -154,6 +193,7 @@ int xfer_take(struct exec *x, int i, enum msg_dir dir, int stage, int mb,
                             op_desc(x, m->op, rdesc, 96));
             return rc;
         }
+        link_delay(x, m);
         x->t[m->op].done = now(x);
         watchdog_op(i, WD_RUN);
         free(m);
@@ -165,19 +205,29 @@ int xfer_take(struct exec *x, int i, enum msg_dir dir, int stage, int mb,
     return 0;
 }
 
-static void complete_send(struct exec *x, int k)
+/* In-flight message k completed: a send frees its buffer; a receive that
+ * a pass consumed on the device has its header checked now. */
+static int complete(struct exec *x, int k, struct zb_error *err)
 {
     struct xmsg *m = x->sending[k];
-    struct xfer *f = xfer_at(x, (enum msg_dir)m->hdr.dir, m->hdr.stage,
-                             m->hdr.mb);
+    char desc[96];
+    int rc = 0;
 
     x->t[m->op].done = now(x);
-    exec_free(x, f->buf, m->n);
-    f->buf = NULL;
-    f->msg = NULL;
-    f->state = XF_USED;
+    if (m->send) {
+        struct xfer *f = xfer_at(x, (enum msg_dir)m->hdr.dir, m->hdr.stage,
+                                 m->hdr.mb);
+        exec_free(x, f->buf, m->n, false);
+        f->buf = NULL;
+        f->msg = NULL;
+        f->state = XF_USED;
+    } else if ((rc = check_header(m, err)) < 0) {
+        zb_error_prefix(err, "op %d (%s)", m->op,
+                        op_desc(x, m->op, desc, 96));
+    }
     free(m);
     x->sending[k] = x->sending[--x->nsending];
+    return rc;
 }
 
 int xfer_progress(struct exec *x, struct zb_error *err)
@@ -187,10 +237,10 @@ int xfer_progress(struct exec *x, struct zb_error *err)
         int rc = x->be->test(x, x->sending[k], &done, err);
         if (rc < 0)
             return rc;
-        if (done)
-            complete_send(x, k);
-        else
+        if (!done)
             k++;
+        else if ((rc = complete(x, k, err)) < 0)
+            return rc;
     }
     return 0;
 }
@@ -235,7 +285,7 @@ int xfer_drain(struct exec *x, struct zb_error *err)
                             op_desc(x, m->op, desc, 96));
             return rc;
         }
-        complete_send(x, x->nsending - 1);
+        complete(x, x->nsending - 1, err);
     }
     return check_leftovers(x, err);
 }

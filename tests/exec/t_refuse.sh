@@ -61,9 +61,19 @@ zbexec 2 "$TMP/base.json" --synthetic --check
 expect "usage: --synthetic with --check" 2 'need one' "$ERR"
 zbexec 2 "$TMP/missing.json"
 expect "refused: missing file" 1 "cannot open" "$ERR"
-if [ "$BACKEND" = cpu ] && ! have_gpu; then
+zbexec 2 "$TMP/base.json" --backend cpu --transport nccl
+expect "usage: the cpu backend has no nccl transport" 1 \
+    'the cpu backend.s transport is mpi' "$ERR"
+if [ "$BACKEND" = cpu ]; then
     zbexec 2 "$TMP/base.json" --backend cuda
-    expect "refused: cuda backend without a GPU" 1 \
-        'no CUDA device|not built in' "$ERR"
+    expect "refused: zbexec has no cuda backend" 1 \
+        "backend 'cuda' is not in this program: run zbexec-cuda" "$ERR"
+fi
+# ZBEXEC_CUDA (set by the Makefile where it is built) on a machine
+# without a GPU.
+if [ "$BACKEND" = cpu ] && [ -x "${ZBEXEC_CUDA:-}" ] && ! have_gpu; then
+    run timeout -k 5 120 mpirun --oversubscribe --bind-to none -np 2 \
+        "$ZBEXEC_CUDA" "$TMP/base.json"
+    expect "refused: zbexec-cuda without a GPU" 1 'no CUDA device' "$ERR"
 fi
 done_testing

@@ -143,12 +143,14 @@ static void random_case(unsigned *seed, const struct family *f,
     sh.vpp = f->vpp;
     sh.placement = f->placement;
     sh.comm = (rand_r(seed) % 4) * 0.1;
-    sh.m_w = (rand_r(seed) % 3) * 0.5;
+    sh.m_w = (rand_r(seed) % 4) * 0.5;     /* 1.5: B allocates */
     if (f->low > 0)
         sh.limit = f->vpp + rand_r(seed) % f->low;
     else
         sh.limit = rand_r(seed) % (steps + 1) == 0
                        ? INFINITY : f->vpp + rand_r(seed) % steps;
+    /* One microbatch per chunk, one of them between its B and W. */
+    sh.limit = fmax(sh.limit, f->vpp - 1 + sh.m_w);
     make_profile(&sh, prof);
     for (int s = 0; s < f->pp * f->vpp; s++)
         prof->stage[s] = (struct zb_stage_times){

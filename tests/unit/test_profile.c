@@ -221,8 +221,8 @@ Test(profile, rejects_a_limit_below_one_microbatch)
                  "activations (M_B = 1)");
     assert_error("{\"pp\": 2, \"memory\": {\"limit\": [4]}}", NULL,
                  "memory.limit has 1 entries, expected pp = 2");
-    assert_error("{\"memory\": {\"M_W\": 2}}", NULL,
-                 "memory.M_W must be between 0 and M_B = 1, got 2");
+    assert_error("{\"memory\": {\"M_W\": -1}}", NULL,
+                 "memory.M_W must be a finite number >= 0, got -1");
 }
 
 Test(profile, warns_on_unknown_keys)
