@@ -13,10 +13,10 @@
 #include "zbsched/xalloc.h"
 
 /* Guards against allocations no real pipeline needs (and against typos
- * such as --mb 1e9): checked with a clear message instead of an abort. */
+ * such as --mb 1e9): checked with a clear message instead of an abort.
+ * The pass cap is profile.h's ZB_MAX_PASSES. */
 #define MAX_RANKS 4096
 #define MAX_VPP 64
-#define MAX_PASSES 50000000.0
 
 void zb_profile_draft_init(struct zb_profile_draft *d)
 {
@@ -154,6 +154,19 @@ static int get_count(const struct zb_opt *o, const char *field, int dflt,
     return 0;
 }
 
+/* A time or memory size that is not 0 lies within ZB_VALUE_MIN and
+ * ZB_VALUE_MAX (profile.h says why). */
+static int in_range(double v, const char *field, double *out,
+                    struct zb_error *err)
+{
+    if (v != 0 && (v < ZB_VALUE_MIN || v > ZB_VALUE_MAX))
+        return zb_error_set(err, ZB_EINVAL, "%s = %g is out of range (0 or "
+                            "%g to %g)", field, v, ZB_VALUE_MIN,
+                            ZB_VALUE_MAX);
+    *out = v;
+    return 0;
+}
+
 /* A time: finite, and > 0 (F, B) or >= 0 (W, comm: a W-free stage or a
  * shared-memory link are real cases; an F or B of zero is a profiling
  * mistake). */
@@ -166,8 +179,7 @@ static int get_time(const struct zb_opt *o, double dflt, bool positive,
         return zb_error_set(err, ZB_EINVAL,
                             "%s must be a finite number %s 0, got %g",
                             field, positive ? ">" : ">=", v);
-    *out = v;
-    return 0;
+    return in_range(v, field, out, err);
 }
 
 static int build_times(const struct zb_profile_draft *d, struct zb_profile *p,
@@ -230,6 +242,9 @@ static int build_memory(const struct zb_profile_draft *d, struct zb_profile *p,
         return zb_error_set(err, ZB_EINVAL,
                             "memory.M_W must be between 0 and M_B = %g, "
                             "got %g", p->m_b, p->m_w);
+    if (in_range(p->m_b, "memory.M_B", &p->m_b, err) < 0 ||
+        in_range(p->m_w, "memory.M_W", &p->m_w, err) < 0)
+        return ZB_EINVAL;
     p->mem_limit = zb_xmalloc((size_t)p->pp * sizeof(double));
     if (d->limit_kind == ZB_LIMIT_ARRAY && d->n_limits != p->pp)
         return zb_error_set(err, ZB_EINVAL,
@@ -283,11 +298,12 @@ int zb_profile_build(const struct zb_profile_draft *d, struct zb_profile *out,
                           "placement 'v' needs vpp = 2, got %d", p.vpp);
         goto fail;
     }
-    if (3.0 * p.pp * p.vpp * (double)p.microbatches > MAX_PASSES) {
+    if (3.0 * p.pp * p.vpp * (double)p.microbatches > ZB_MAX_PASSES) {
         rc = zb_error_set(err, ZB_EINVAL,
                           "pp*vpp*microbatches = %.0f is too large (at most "
-                          "%.0f passes)", (double)p.pp * p.vpp *
-                          p.microbatches, MAX_PASSES / 3);
+                          "%.0f, %d passes)", (double)p.pp * p.vpp *
+                          p.microbatches, floor(ZB_MAX_PASSES / 3.0),
+                          ZB_MAX_PASSES);
         goto fail;
     }
     if ((rc = build_times(d, &p, err)) < 0 ||
