@@ -60,42 +60,15 @@ static void order_with_warmup(const struct zb_profile *p,
     free(bwd);
 }
 
-/* Whether the order with this much extra warm-up runs (no deadlock). */
-static bool runs_with(const struct zb_profile *p, struct zb_schedule *s,
-                      int extra)
-{
-    order_with_warmup(p, s, extra);
-    return zb_sim_run(s, NULL) == 0;
-}
-
 void order_interleaved(const struct zb_profile *p, struct zb_schedule *s)
 {
-    const int total = p->microbatches * p->vpp;
-    int lo = 0, hi = 1;
-
-    if (p->microbatches % p->pp == 0) {
-        order_with_warmup(p, s, 0);
-        return;
+    /* Terminates: with the warm-up at every forward the order is GPipe's
+     * per chunk, which always runs. */
+    for (int extra = 0;; extra++) {
+        order_with_warmup(p, s, extra);
+        if (p->microbatches % p->pp == 0 || zb_sim_run(s, NULL) == 0)
+            return;
     }
-    if (runs_with(p, s, 0))
-        return;
-    /* The least extra warm-up that runs, found in O(log m) simulations
-     * (a step at a time took minutes at a million passes): double until
-     * one runs, then bisect. Terminates: with the warm-up at every
-     * forward (extra = total) the order is GPipe's per chunk, which
-     * always runs. */
-    while (hi < total && !runs_with(p, s, hi)) {
-        lo = hi;
-        hi = hi * 2 < total ? hi * 2 : total;
-    }
-    while (hi - lo > 1) {
-        int mid = lo + (hi - lo) / 2;
-        if (runs_with(p, s, mid))
-            hi = mid;
-        else
-            lo = mid;
-    }
-    order_with_warmup(p, s, hi);
 }
 
 static int gen_interleaved(const struct zb_profile *p,
