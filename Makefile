@@ -10,6 +10,8 @@
 #                   -> docs/bench*.md, then the solver's slow test grids,
 #                   whole (tools/bench_solver_check.c)
 #   make regen      rewrite the golden files under tests/data
+#   make memcheck   valgrind memcheck over the CLI's main paths
+#   make fuzz       libFuzzer targets (clang) for FUZZ_SECONDS each
 #   make clean
 
 SAN ?= 0
@@ -47,7 +49,7 @@ TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 TEST_RUNNER := $(BUILD)/tests/unit/run
 
-.PHONY: all test test-unit test-cli bench regen clean
+.PHONY: all test test-unit test-cli bench regen clean memcheck
 all: $(ZBSCHED)
 
 # Objects depend on the flags they were built with (git's GIT-CFLAGS).
@@ -116,6 +118,9 @@ bench: $(BENCH) $(BENCH_QUALITY) $(SOLVER_CHECK) $(ZBSCHED)
 
 regen: $(ZBSCHED)
 	$(Q)bash tools/regen.sh $(ZBSCHED)
+
+memcheck: $(ZBSCHED)
+	$(Q)bash tools/memcheck.sh $(ZBSCHED)
 
 clean:
 	rm -rf build build-san $(BUILD)
