@@ -19,6 +19,12 @@ ifeq ($(SAN),1)
 BUILD ?= build-san
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
             -fno-omit-frame-pointer
+else ifeq ($(SAN),fuzz)
+# The library as libFuzzer wants it (make fuzz sets this): clang only.
+BUILD ?= build-fuzz
+CC := clang
+SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined \
+            -fno-sanitize-recover=all -fno-omit-frame-pointer
 else
 BUILD ?= build
 SANFLAGS :=
@@ -122,8 +128,28 @@ regen: $(ZBSCHED)
 memcheck: $(ZBSCHED)
 	$(Q)bash tools/memcheck.sh $(ZBSCHED)
 
+# libFuzzer targets (tests/fuzz/fuzz_*.c): `make fuzz` builds them with
+# clang under build-fuzz and runs each for FUZZ_SECONDS from its seed
+# corpus and dictionary (tools/fuzz.sh); no clang: a note, not a failure.
+FUZZ_SECONDS ?= 60
+FUZZ_NAMES := profile schedule torch_csv trace
+FUZZ_BINS := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
+.PHONY: fuzz fuzz-run
+fuzz:
+	$(Q)if command -v clang >/dev/null; then \
+	    $(MAKE) --no-print-directory SAN=fuzz fuzz-run; \
+	else echo "fuzz: clang is missing; skipped (tools/deps.sh --fuzz)"; fi
+
+fuzz-run: $(FUZZ_BINS)
+	$(Q)bash tools/fuzz.sh $(BUILD)/fuzz $(FUZZ_SECONDS) $(FUZZ_NAMES)
+
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(LIBS)
+
 clean:
-	rm -rf build build-san $(BUILD)
+	rm -rf build build-san build-fuzz $(BUILD)
 
 SHELL := /bin/bash
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(CLI_OBJ:.o=.d) \
