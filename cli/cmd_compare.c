@@ -217,7 +217,7 @@ static int run(const struct cli_args *a)
 static const struct cli_opt opts[] = {
     { "json", 0, NULL, "one JSON object per row instead of the table" },
     { "mem-sweep", 0, "FROM:TO:STEP", "best cost and bound against the "
-      "memory limit\ninstead (e.g. 1p:2p:0.25p)" },
+      "memory limit\ninstead (e.g. 1p:2p:0.25p; at most 1000 points)" },
     { "quiet", 'q', NULL, "no progress lines (compare prints none "
                           "anyway)" },
     { NULL, 0, NULL, NULL },

@@ -114,13 +114,13 @@ static int temp_create(const char *path, struct zb_error *err)
         return zb_error_set(err, ZB_EIO, "cannot write '%s': path too long",
                             path);
     guard_begin();
-    have_pending = 1;
     if ((fd = mkstemp(pending)) < 0) {
         int e = errno;
         guard_end();
         return zb_error_set(err, ZB_EIO, "cannot create '%s': %s", path,
                             strerror(e));
     }
+    have_pending = 1;       /* only now does the name hold our file */
     /* mkstemp makes it 0600; an output file gets the usual mode. */
     mode_t mask = umask(0);
     umask(mask);

@@ -18,7 +18,8 @@ int zb_io_slurp(const char *path, char **out, struct zb_error *err);
 
 /* Write len bytes to path atomically ("-" = stdout): into a new file
  * beside it (O_EXCL, unpredictable name, removed on SIGINT, SIGTERM and
- * SIGHUP), then renamed over it. A device or FIFO is written in place. */
+ * SIGHUP), then renamed over it. A device or FIFO is written in place.
+ * One write at a time: the signal handler knows a single temporary file. */
 int zb_io_write_file(const char *path, const char *data, size_t len,
                      struct zb_error *err);
 
