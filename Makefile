@@ -10,6 +10,8 @@
 #                   -> docs/bench*.md, then the solver's slow test grids,
 #                   whole (tools/bench_solver_check.c)
 #   make regen      rewrite the golden files under tests/data
+#   make memcheck   valgrind memcheck over the CLI's main paths
+#   make fuzz       libFuzzer targets (clang) for FUZZ_SECONDS each
 #   make clean
 
 SAN ?= 0
@@ -17,6 +19,12 @@ ifeq ($(SAN),1)
 BUILD ?= build-san
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
             -fno-omit-frame-pointer
+else ifeq ($(SAN),fuzz)
+# The library as libFuzzer wants it (make fuzz sets this): clang only.
+BUILD ?= build-fuzz
+CC := clang
+SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined \
+            -fno-sanitize-recover=all -fno-omit-frame-pointer
 else
 BUILD ?= build
 SANFLAGS :=
@@ -47,7 +55,7 @@ TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 TEST_RUNNER := $(BUILD)/tests/unit/run
 
-.PHONY: all test test-unit test-cli bench regen clean
+.PHONY: all test test-unit test-cli bench regen clean memcheck
 all: $(ZBSCHED)
 
 # Objects depend on the flags they were built with (git's GIT-CFLAGS).
@@ -117,8 +125,31 @@ bench: $(BENCH) $(BENCH_QUALITY) $(SOLVER_CHECK) $(ZBSCHED)
 regen: $(ZBSCHED)
 	$(Q)bash tools/regen.sh $(ZBSCHED)
 
+memcheck: $(ZBSCHED)
+	$(Q)bash tools/memcheck.sh $(ZBSCHED)
+
+# libFuzzer targets (tests/fuzz/fuzz_*.c): `make fuzz` builds them with
+# clang under build-fuzz and runs each for FUZZ_SECONDS from its seed
+# corpus and dictionary (tools/fuzz.sh); no clang: a note, not a failure.
+FUZZ_SECONDS ?= 60
+FUZZ_NAMES := profile schedule torch_csv trace
+FUZZ_BINS := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
+.PHONY: fuzz fuzz-run
+fuzz:
+	$(Q)if command -v clang >/dev/null; then \
+	    $(MAKE) --no-print-directory SAN=fuzz fuzz-run; \
+	else echo "fuzz: clang is missing; skipped (tools/deps.sh --fuzz)"; fi
+
+fuzz-run: $(FUZZ_BINS)
+	$(Q)bash tools/fuzz.sh $(BUILD)/fuzz $(FUZZ_SECONDS) $(FUZZ_NAMES)
+
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(LIBS)
+
 clean:
-	rm -rf build build-san $(BUILD)
+	rm -rf build build-san build-fuzz $(BUILD)
 
 SHELL := /bin/bash
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(CLI_OBJ:.o=.d) \

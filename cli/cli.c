@@ -14,11 +14,20 @@
 #include "zbsched/sim.h"
 #include "zbsched/validate.h"
 
-/* One line on stderr: "zbsched: " prefix message. */
+/* One line on stderr: "zbsched: " prefix message. Messages quote file
+ * contents and names: control characters are shown as \xNN, so that
+ * none reaches the terminal. */
 static void say(const char *prefix, const char *fmt, va_list ap)
 {
+    char msg[2 * ZB_ERROR_MSG_MAX];
+
+    vsnprintf(msg, sizeof(msg), fmt, ap);
     fprintf(stderr, "zbsched: %s", prefix);
-    vfprintf(stderr, fmt, ap);
+    for (const unsigned char *c = (const unsigned char *)msg; *c; c++)
+        if (*c < 0x20 || *c == 0x7f)
+            fprintf(stderr, "\\x%02x", *c);
+        else
+            fputc(*c, stderr);
     fputc('\n', stderr);
 }
 

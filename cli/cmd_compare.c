@@ -183,10 +183,15 @@ static int compare(const struct zb_profile_draft *d,
     return CLI_OK;
 }
 
+/* Each point of a sweep runs zb (and the solver): more than this is a
+ * typo (1e17:2e17:1 would never end). */
+#define MAX_SWEEP_POINTS 1000
+
 /* "1p:2p:0.25p": from, to, step; a trailing p means times 1F1B's
- * activation peak, as in --mem-limit. */
+ * activation peak, as in --mem-limit. Sets *points, the count of limits
+ * from FROM to TO. */
 static int parse_sweep(const char *spec, const struct zb_profile *p,
-                       double v[3])
+                       double v[3], int *points)
 {
     char *copy = zb_xstrdup(spec), *tok, *save = NULL;
     int n = 0;
@@ -206,11 +211,19 @@ static int parse_sweep(const char *spec, const struct zb_profile *p,
         n++;
     }
     free(copy);
-    if (n != 3 || tok || !(v[0] > 0) || !(v[2] > 0) || v[1] < v[0]) {
+    if (n != 3 || tok || !(v[0] > 0) || !(v[2] > 0) || v[1] < v[0] ||
+        !isfinite(v[1])) {
         cli_error("compare: --mem-sweep wants FROM:TO:STEP with FROM <= TO "
                   "and STEP > 0 (e.g. 1p:2p:0.25p), got '%s'", spec);
         return CLI_USAGE;
     }
+    double count = floor((v[1] - v[0]) / v[2] + 1e-9) + 1;
+    if (count > MAX_SWEEP_POINTS) {
+        cli_error("compare: --mem-sweep '%s' has %.0f points (at most %d)",
+                  spec, count, MAX_SWEEP_POINTS);
+        return CLI_USAGE;
+    }
+    *points = (int)count;
     return CLI_OK;
 }
 
@@ -220,16 +233,16 @@ static int mem_sweep(struct zb_profile *prof, const char *spec,
                      const struct zb_options *opt)
 {
     double v[3];
-    int rc;
+    int rc, points;
 
-    if ((rc = parse_sweep(spec, prof, v)) != CLI_OK)
+    if ((rc = parse_sweep(spec, prof, v, &points)) != CLI_OK)
         return rc;
     printf("%10s %12s %12s %12s %8s  %s\n", "limit", "zb", "ilp", "bound",
            "gap", "status");
-    for (double lim = v[0]; lim <= v[1] * (1 + 1e-9); lim += v[2]) {
+    for (int k = 0; k < points; k++) {
         struct zb_schedule zb, ilp;
         struct zb_error err = { 0 };
-        double best, bound;
+        double best, bound, lim = v[0] + k * v[2];
 
         for (int r = 0; r < prof->pp; r++)
             prof->mem_limit[r] = lim;
@@ -288,7 +301,7 @@ static int run(const struct cli_args *a)
 static const struct cli_opt opts[] = {
     { "json", 0, NULL, "one JSON object per row instead of the table" },
     { "mem-sweep", 0, "FROM:TO:STEP", "best cost and bound against the "
-      "memory limit\ninstead (e.g. 1p:2p:0.25p)" },
+      "memory limit\ninstead (e.g. 1p:2p:0.25p; at most 1000 points)" },
     { "quiet", 'q', NULL, "no progress lines (compare prints none "
                           "anyway)" },
     { NULL, 0, NULL, NULL },

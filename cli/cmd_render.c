@@ -140,9 +140,12 @@ static int draw(const struct cli_args *a, struct render *v, int width)
 {
     const char *out = cli_get(a, "output");
     bool ascii = cli_has(a, "ascii");
+    struct zb_error err = { 0 };
 
     if (!out && cli_has(a, "trace") && !ascii)
         return CLI_OK;
+    if (zb_render_check(v->panels, v->npanels, &err) < 0)
+        return cli_fail(&err);
     return write_text(out ? out : "-",
                       ascii ? zb_render_ascii(v->panels, v->npanels, width)
                             : zb_render_svg(v->panels, v->npanels, width));

@@ -3,6 +3,7 @@
  * write cli/cmd_foo.c with its row `cmd_foo` (name, function, summary,
  * arguments, options), declare it in commands.h, list it here, and test
  * it in tests/cli. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
@@ -38,7 +39,22 @@ static int help(int argc, char **argv)
     return CLI_OK;
 }
 
-int main(int argc, char **argv)
+/* Output is buffered: a full disk or closed pipe shows only when stdout
+ * is flushed and closed, so a command's success waits for that. */
+static int close_stdout(int rc)
+{
+    errno = 0;
+    if ((fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0) &&
+        rc == CLI_OK) {
+        /* A failed command has said why already. */
+        cli_error("cannot write to stdout: %s",
+                  errno ? strerror(errno) : "write error");
+        return CLI_FAIL;
+    }
+    return rc;
+}
+
+static int run(int argc, char **argv)
 {
     const struct cli_command *cmd;
     struct cli_args a;
@@ -59,4 +75,9 @@ int main(int argc, char **argv)
     if (rc == CLI_HELP)
         return CLI_OK;
     return rc == CLI_OK ? cmd->run(&a) : rc;
+}
+
+int main(int argc, char **argv)
+{
+    return close_stdout(run(argc, argv));
 }

@@ -1,5 +1,6 @@
 /* report.c - measures as text and JSON (see report.h). */
 #include <math.h>
+#include "cli.h"
 #include "report.h"
 #include "zbsched/json.h"
 
@@ -65,11 +66,16 @@ void report_measures(FILE *out, const struct zb_schedule *s)
                 p->mem_limit[r]);
 }
 
+/* Numbers put_num() wrote as null since the last report: JSON has no
+ * infinity or NaN, and a script should hear that a value is missing. */
+static int nonfinite;
+
 /* "key": number, through the one JSON spelling (json.h). */
 static void put_num(FILE *out, const char *sep, const char *key, double v)
 {
     fprintf(out, "%s\"%s\": ", sep, key);
     zb_json_fput_num(out, v);
+    nonfinite += !isfinite(v);
 }
 
 void report_measures_json(FILE *out, const struct zb_schedule *s)
@@ -98,6 +104,10 @@ void report_measures_json(FILE *out, const struct zb_schedule *s)
         fputc('}', out);
     }
     fprintf(out, "]}\n");
+    if (nonfinite)
+        cli_warn("%s: %d measures are not finite numbers, written as null",
+                 s->name, nonfinite);
+    nonfinite = 0;
 }
 
 /* {"schedule": name, "error": msg}: a row that could not be made. */

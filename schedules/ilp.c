@@ -9,6 +9,7 @@
 #include "best.h"
 #include "improve.h"
 #include "zbsched/generator.h"
+#include "zbsched/io.h"
 #include "zbsched/sim.h"
 #include "zbsched/solver.h"
 #include "zbsched/xalloc.h"
@@ -41,6 +42,21 @@ static bool searched_choice(const struct best_candidates *c,
     return true;
 }
 
+/* --export-lp goes through a temporary file like every other output. */
+struct lp_export {
+    const struct zb_profile *p;
+    const struct zb_options *opt;
+    const struct zb_schedule *warm;
+    int nwarm;
+};
+
+static int write_lp(const char *tmp, void *ctx, struct zb_error *err)
+{
+    const struct lp_export *x = ctx;
+
+    return zb_ilp_export_lp(x->p, x->opt, x->warm, x->nwarm, tmp, err);
+}
+
 static int gen_ilp(const struct zb_profile *p, const struct zb_options *opt,
                    struct zb_schedule *s, struct zb_error *err)
 {
@@ -57,8 +73,10 @@ static int gen_ilp(const struct zb_profile *p, const struct zb_options *opt,
         warm[nwarm++] = c.s[i];
     if ((have_choice = searched_choice(&c, p, opt, &choice)))
         warm[nwarm++] = choice;
-    if (opt->export_lp)
-        rc = zb_ilp_export_lp(p, opt, warm, nwarm, opt->export_lp, err);
+    if (opt->export_lp) {
+        struct lp_export x = { p, opt, warm, nwarm };
+        rc = zb_io_write_with(opt->export_lp, write_lp, &x, err);
+    }
     if (rc == 0)
         rc = zb_ilp_solve(p, opt, warm, nwarm, s, err);
     if (have_choice)

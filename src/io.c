@@ -1,6 +1,14 @@
 /* io.c - whole-file reads and atomic writes: a failed command never leaves
- * a half-written regular file behind (temporary file, then rename). */
+ * a half-written regular file behind (temporary file, then rename).
+ *
+ * Reads stop at ZB_IO_MAX_INPUT bytes, so /dev/zero or a runaway file is an
+ * error instead of an exhausted memory. The temporary file is created with
+ * O_EXCL under an unpredictable name (mkstemp) in the target's folder, so
+ * the rename stays on one file system and no other user can plant a link
+ * there first; SIGINT, SIGTERM and SIGHUP while it exists remove it. */
 #include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,14 +30,25 @@ int zb_io_slurp(const char *path, char **out, struct zb_error *err)
     buf = zb_xmalloc(cap);
     while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
         len += n;
-        if (cap - len - 1 == 0)
-            buf = zb_xrealloc(buf, cap *= 2);
+        if (len > ZB_IO_MAX_INPUT)
+            break;
+        if (cap - len - 1 == 0) {
+            /* Room for one byte past the limit, to see it is passed. */
+            cap = cap * 2 > ZB_IO_MAX_INPUT + 2 ? ZB_IO_MAX_INPUT + 2
+                                                : cap * 2;
+            buf = zb_xrealloc(buf, cap);
+        }
     }
-    if (ferror(f)) {
+    if (ferror(f) || len > ZB_IO_MAX_INPUT) {
         int e = errno;
+        bool big = !ferror(f);
         free(buf);
         if (f != stdin)
             fclose(f);
+        if (big)
+            return zb_error_set(err, ZB_EIO, "input is larger than %d MiB "
+                                "(the limit of every reader)",
+                                ZB_IO_MAX_INPUT >> 20);
         return zb_error_set(err, ZB_EIO, "cannot read '%s': %s", path,
                             strerror(e));
     }
@@ -44,6 +63,87 @@ int zb_io_slurp(const char *path, char **out, struct zb_error *err)
     return 0;
 }
 
+/* ---- Temporary files removed on a signal ---------------------------- */
+
+/* The one temporary file that exists now (a command writes one output at
+ * a time); the handler may only read it, hence a fixed array. */
+static char pending[4096];
+static volatile sig_atomic_t have_pending;
+static const int cleanup_signals[] = { SIGINT, SIGTERM, SIGHUP };
+static struct sigaction saved[3];
+
+static void remove_pending(int sig)
+{
+    if (have_pending)
+        unlink(pending);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void guard_begin(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = remove_pending;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 3; i++) {
+        sigaction(cleanup_signals[i], NULL, &saved[i]);
+        /* A signal the caller ignores (nohup) stays ignored. */
+        if (saved[i].sa_handler != SIG_IGN)
+            sigaction(cleanup_signals[i], &sa, NULL);
+    }
+}
+
+static void guard_end(void)
+{
+    have_pending = 0;
+    for (int i = 0; i < 3; i++)
+        sigaction(cleanup_signals[i], &saved[i], NULL);
+}
+
+/* "DIR/.NAME.XXXXXX" beside path, created and opened: returns the fd. */
+static int temp_create(const char *path, struct zb_error *err)
+{
+    const char *slash = strrchr(path, '/');
+    int dir_len = slash ? (int)(slash - path + 1) : 0;
+    int fd;
+
+    if (snprintf(pending, sizeof(pending), "%.*s.%s.XXXXXX", dir_len, path,
+                 path + dir_len) >= (int)sizeof(pending))
+        return zb_error_set(err, ZB_EIO, "cannot write '%s': path too long",
+                            path);
+    guard_begin();
+    if ((fd = mkstemp(pending)) < 0) {
+        int e = errno;
+        guard_end();
+        return zb_error_set(err, ZB_EIO, "cannot create '%s': %s", path,
+                            strerror(e));
+    }
+    have_pending = 1;       /* only now does the name hold our file */
+    /* mkstemp makes it 0600; an output file gets the usual mode. */
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
+    return fd;
+}
+
+/* Rename the temporary file over path (ok) or remove it; ends the guard. */
+static int temp_finish(const char *path, bool ok, int e, struct zb_error *err)
+{
+    if (ok && rename(pending, path) != 0) {
+        ok = false;
+        e = errno;
+    }
+    if (!ok)
+        unlink(pending);
+    guard_end();
+    return ok ? 0 : zb_error_set(err, ZB_EIO, "cannot write '%s': %s", path,
+                                 strerror(e));
+}
+
+/* ---- Writers -------------------------------------------------------- */
+
 static int write_stream(FILE *f, const char *name, const char *data,
                         size_t len, struct zb_error *err)
 {
@@ -53,22 +153,26 @@ static int write_stream(FILE *f, const char *name, const char *data,
     return 0;
 }
 
+/* A device or pipe (/dev/null, /dev/stdout, a FIFO) is written in place:
+ * renaming a temporary file over it would replace it. */
+static bool in_place(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+}
+
 int zb_io_write_file(const char *path, const char *data, size_t len,
                      struct zb_error *err)
 {
-    char *tmp;
     FILE *f;
-    int ok;
-
-    struct stat st;
+    int fd, e = 0;
+    bool ok;
 
     if (!strcmp(path, "-"))
         return write_stream(stdout, "stdout", data, len, err);
-    /* A device or pipe (/dev/null, /dev/stdout, a FIFO) is written in
-     * place: renaming a temporary file over it would replace it. */
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        f = fopen(path, "wb");
-        if (!f)
+    if (in_place(path)) {
+        if (!(f = fopen(path, "wb")))
             return zb_error_set(err, ZB_EIO, "cannot open '%s': %s", path,
                                 strerror(errno));
         int rc = write_stream(f, path, data, len, err);
@@ -77,24 +181,40 @@ int zb_io_write_file(const char *path, const char *data, size_t len,
                            strerror(errno))
             : rc;
     }
-    tmp = zb_xmalloc(strlen(path) + 16);
-    sprintf(tmp, "%s.tmp%ld", path, (long)getpid());
-    f = fopen(tmp, "wb");
-    if (!f) {
-        int e = errno;
-        free(tmp);
-        return zb_error_set(err, ZB_EIO, "cannot create '%s': %s", path,
-                            strerror(e));
+    if ((fd = temp_create(path, err)) < 0)
+        return fd;
+    if (!(f = fdopen(fd, "wb"))) {
+        e = errno;
+        close(fd);
+        return temp_finish(path, false, e, err);
     }
-    ok = fwrite(data, 1, len, f) == len;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        int e = errno;
-        remove(tmp);
-        free(tmp);
-        return zb_error_set(err, ZB_EIO, "cannot write '%s': %s", path,
-                            strerror(e));
+    ok = fwrite(data, 1, len, f) == len && fflush(f) == 0;
+    if (!ok)
+        e = errno;
+    if (fclose(f) != 0 && ok) {
+        ok = false;
+        e = errno;
     }
-    free(tmp);
-    return 0;
+    return temp_finish(path, ok, e, err);
+}
+
+int zb_io_write_with(const char *path,
+                     int (*write)(const char *tmp, void *ctx,
+                                  struct zb_error *err),
+                     void *ctx, struct zb_error *err)
+{
+    int fd, rc;
+
+    if (in_place(path))
+        return write(path, ctx, err);
+    if ((fd = temp_create(path, err)) < 0)
+        return fd;
+    close(fd);
+    rc = write(pending, ctx, err);
+    if (rc < 0) {
+        unlink(pending);
+        guard_end();
+        return rc;
+    }
+    return temp_finish(path, true, 0, err);
 }

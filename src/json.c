@@ -141,6 +141,7 @@ static int p_stages(const cJSON *it, struct zb_profile_draft *d,
     if (!cJSON_IsArray(it))
         return zb_error_set(err, ZB_EPARSE, "stages must be an array");
     d->n_stages = cJSON_GetArraySize(it);
+    free(d->stages);        /* a repeated key: the last one counts */
     d->stages = zb_xcalloc((size_t)d->n_stages + 1, sizeof(*d->stages));
     cJSON_ArrayForEach(st, it) {
         struct zb_opt *dst[3] = { &d->stages[i].f, &d->stages[i].b,
@@ -196,6 +197,7 @@ static int p_limit(const cJSON *it, struct zb_profile_draft *d,
                             "memory.limit must be a number or an array");
     d->limit_kind = ZB_LIMIT_ARRAY;
     d->n_limits = cJSON_GetArraySize(it);
+    free(d->limits);        /* a repeated key: the last one counts */
     d->limits = zb_xcalloc((size_t)d->n_limits + 1, sizeof(double));
     cJSON_ArrayForEach(x, it) {
         if (cJSON_IsNull(x)) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "json_util.h"
+#include "zbsched/pass.h"
 #include "zbsched/timeline.h"
 #include "zbsched/xalloc.h"
 
@@ -65,6 +66,9 @@ static int add(struct reader *rd, const char *what, int rank,
     if (!(end >= start))
         return zb_error_set(rd->err, ZB_EPARSE, "%s: needs a start and an "
                             "end not before it", what);
+    if (!isfinite(end))
+        return zb_error_set(rd->err, ZB_EPARSE, "%s: its end is not a "
+                            "finite number", what);
     if (cJSON_GetObjectItemCaseSensitive(desc, "iter") &&
         json_get_int(desc, "iter", &rec.iter) < 0)
         return zb_error_set(rd->err, ZB_EPARSE, "%s: \"iter\" must be an "
@@ -140,18 +144,20 @@ static int by_start(const void *a, const void *b)
     return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* Keep one iteration, convert to profile units from the earliest start,
- * and sort each rank by start. Returns how many ops it kept. */
-static int build(const struct reader *rd, double us_per_unit, int iter,
+/* Keep one iteration (*iterp; -1: the last, which it then names),
+ * convert to profile units from the earliest start, and sort each rank by
+ * start. Returns how many ops it kept. */
+static int build(const struct reader *rd, double us_per_unit, int *iterp,
                  struct zb_timeline *out)
 {
     double t0 = INFINITY;
-    int kept = 0;
+    int kept = 0, iter = *iterp;
 
     if (iter < 0)
         for (int i = 0; i < rd->n; i++)
             if (rd->recs[i].iter > iter)
                 iter = rd->recs[i].iter;
+    *iterp = iter;
     for (int i = 0; i < rd->n; i++)
         if (rd->recs[i].iter == iter)
             t0 = fmin(t0, rd->recs[i].op.start);
@@ -169,6 +175,47 @@ static int build(const struct reader *rd, double us_per_unit, int iter,
             qsort(out->ranks[r].ops, (size_t)out->ranks[r].n,
                   sizeof(struct zb_op), by_start);
     return kept;
+}
+
+/* What a run can do: finite times, each pass once, and one op at a time
+ * on a rank. A realized file is checked like a schedule, so a broken or
+ * edited trace is an error instead of a picture of nonsense. */
+static int check_timeline(const struct zb_profile *p,
+                          const struct zb_timeline *t, int iter,
+                          struct zb_error *err)
+{
+    char *seen = zb_xcalloc((size_t)zb_pass_count(p), 1);
+    int rc = 0;
+
+    for (int r = 0; r < t->pp && rc == 0; r++)
+        for (int i = 0; i < t->ranks[r].n && rc == 0; i++) {
+            const struct zb_op *op = &t->ranks[r].ops[i], *prev = op - 1;
+            const char *kind = zb_op_kind_name(op->kind);
+            enum zb_pass k = zb_pass_of(op->kind);
+            long at = zb_pass_index(p, k, op->stage, op->mb);
+            bool dup = seen[at]++ ||
+                       (op->kind == ZB_OP_BW &&
+                        seen[zb_pass_index(p, ZB_PASS_W, op->stage,
+                                           op->mb)]++);
+
+            if (!isfinite(op->start) || !isfinite(op->end))
+                rc = zb_error_set(err, ZB_EPARSE, "rank %d: %s stage %d mb "
+                                  "%d: times out of range in profile units",
+                                  r, kind, op->stage, op->mb);
+            else if (dup)
+                rc = zb_error_set(err, ZB_EPARSE, "rank %d: %s stage %d mb "
+                                  "%d ran twice in iteration %d", r, kind,
+                                  op->stage, op->mb, iter);
+            else if (i > 0 && op->start < prev->end -
+                                  1e-9 * fmax(1, fabs(prev->end)))
+                rc = zb_error_set(err, ZB_EPARSE, "rank %d: %s stage %d mb "
+                                  "%d starts at %g, before %s stage %d mb "
+                                  "%d ends (%g)", r, kind, op->stage, op->mb,
+                                  op->start, zb_op_kind_name(prev->kind),
+                                  prev->stage, prev->mb, prev->end);
+        }
+    free(seen);
+    return rc;
 }
 
 int zb_timeline_parse(const char *text, const struct zb_profile *p,
@@ -200,8 +247,10 @@ int zb_timeline_parse(const char *text, const struct zb_profile *p,
     if (rc == 0 && rd.n == 0)
         rc = zb_error_set(err, ZB_EPARSE, "no compute ops (F, B, W, BW) "
                           "found");
-    if (rc == 0 && build(&rd, us_per_unit, iter, out) == 0)
+    if (rc == 0 && build(&rd, us_per_unit, &iter, out) == 0)
         rc = zb_error_set(err, ZB_EPARSE, "no ops of iteration %d", iter);
+    if (rc == 0)
+        rc = check_timeline(p, out, iter, err);
     cJSON_Delete(root);
     free(rd.recs);
     return rc;

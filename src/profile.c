@@ -13,10 +13,10 @@
 #include "zbsched/xalloc.h"
 
 /* Guards against allocations no real pipeline needs (and against typos
- * such as --mb 1e9): checked with a clear message instead of an abort. */
+ * such as --mb 1e9): checked with a clear message instead of an abort.
+ * The pass cap is profile.h's ZB_MAX_PASSES. */
 #define MAX_RANKS 4096
 #define MAX_VPP 64
-#define MAX_PASSES 50000000.0
 
 void zb_profile_draft_init(struct zb_profile_draft *d)
 {
@@ -163,6 +163,19 @@ static int get_count(const struct zb_opt *o, const char *field, int dflt,
     return 0;
 }
 
+/* A time or memory size that is not 0 lies within ZB_VALUE_MIN and
+ * ZB_VALUE_MAX (profile.h says why). */
+static int in_range(double v, const char *field, double *out,
+                    struct zb_error *err)
+{
+    if (v != 0 && (v < ZB_VALUE_MIN || v > ZB_VALUE_MAX))
+        return zb_error_set(err, ZB_EINVAL, "%s = %g is out of range (0 or "
+                            "%g to %g)", field, v, ZB_VALUE_MIN,
+                            ZB_VALUE_MAX);
+    *out = v;
+    return 0;
+}
+
 /* A time: finite, and > 0 (F, B) or >= 0 (W, comm: a W-free stage or a
  * shared-memory link are real cases; an F or B of zero is a profiling
  * mistake). */
@@ -175,8 +188,7 @@ static int get_time(const struct zb_opt *o, double dflt, bool positive,
         return zb_error_set(err, ZB_EINVAL,
                             "%s must be a finite number %s 0, got %g",
                             field, positive ? ">" : ">=", v);
-    *out = v;
-    return 0;
+    return in_range(v, field, out, err);
 }
 
 /* Per stage (chunk) times; per rank, entry r of "stages" is rank r's and
@@ -198,6 +210,7 @@ static int build_times(const struct zb_profile_draft *d, struct zb_profile *p,
     if (d->fb.set &&
         (rc = get_time(&d->fb, 0, true, "time.FB", &p->fb, err)) < 0)
         return rc;
+    p->fb /= split;
     for (int k = 0; k < 3; k++)
         if (d->time_given && !common[k]->set)
             return zb_error_set(err, ZB_EINVAL, "time.%s is missing",
@@ -254,6 +267,9 @@ static int build_memory(const struct zb_profile_draft *d, struct zb_profile *p,
         return zb_error_set(err, ZB_EINVAL,
                             "memory.M_W must be a finite number >= 0, "
                             "got %g", p->m_w);
+    if (in_range(p->m_b, "memory.M_B", &p->m_b, err) < 0 ||
+        in_range(p->m_w, "memory.M_W", &p->m_w, err) < 0)
+        return ZB_EINVAL;
     if (d->per_rank) {
         p->m_b /= p->vpp;
         p->m_w /= p->vpp;
@@ -314,11 +330,12 @@ int zb_profile_build(const struct zb_profile_draft *d, struct zb_profile *out,
                           "placement 'v' needs vpp = 2, got %d", p.vpp);
         goto fail;
     }
-    if (3.0 * p.pp * p.vpp * (double)p.microbatches > MAX_PASSES) {
+    if (3.0 * p.pp * p.vpp * (double)p.microbatches > ZB_MAX_PASSES) {
         rc = zb_error_set(err, ZB_EINVAL,
                           "pp*vpp*microbatches = %.0f is too large (at most "
-                          "%.0f passes)", (double)p.pp * p.vpp *
-                          p.microbatches, MAX_PASSES / 3);
+                          "%.0f, %d passes)", (double)p.pp * p.vpp *
+                          p.microbatches, floor(ZB_MAX_PASSES / 3.0),
+                          ZB_MAX_PASSES);
         goto fail;
     }
     if ((rc = build_times(d, &p, err)) < 0 ||

@@ -140,14 +140,19 @@ char *zb_render_ascii(const struct zb_panel *panels, int n, int width)
         const struct zb_panel *pn = &panels[k];
         const struct zb_profile *p = &pn->s->profile;
         double peak = 0;
+        struct strbuf label;    /* a file name: control characters seen */
 
+        sb_init(&label);
+        if (pn->label)
+            sb_add_visible(&label, pn->label);
         for (int r = 0; r < p->pp; r++)
             peak = fmax(peak, pn->m->ranks[r].peak_memory);
         add_line(&sb, width, "%s%s%s%s: p %d, vpp %d, m %d, cost %.6g, "
                  "bubble_ratio %.4f, peak memory %.6g", pn->s->name,
-                 pn->label ? " (" : "", pn->label ? pn->label : "",
-                 pn->label ? ")" : "", p->pp, p->vpp, p->microbatches,
-                 pn->m->cost, pn->m->bubble_ratio, peak);
+                 pn->label ? " (" : "", label.buf, pn->label ? ")" : "",
+                 p->pp, p->vpp, p->microbatches, pn->m->cost,
+                 pn->m->bubble_ratio, peak);
+        sb_release(&label);
         for (int r = 0; r < p->pp; r++) {
             const struct zb_rank_measures *rm = &pn->m->ranks[r];
             fill_cells(&pn->ranks[r], dt, cols, cells);

@@ -56,10 +56,15 @@ static bool is_light(struct rgb c)
     return 0.299 * c.r + 0.587 * c.g + 0.114 * c.b > 150;
 }
 
-/* Text content and attribute values: names come from user files. */
-static void add_escaped(struct strbuf *sb, const char *s)
+/* Text content and attribute values: names come from user files (and
+ * control characters, which XML cannot hold, come out as \xNN). */
+static void add_escaped(struct strbuf *sb, const char *text)
 {
-    for (; *s; s++)
+    struct strbuf vis;
+
+    sb_init(&vis);
+    sb_add_visible(&vis, text);
+    for (const char *s = vis.buf; *s; s++)
         switch (*s) {
         case '&': sb_addf(sb, "&amp;"); break;
         case '<': sb_addf(sb, "&lt;"); break;
@@ -67,6 +72,7 @@ static void add_escaped(struct strbuf *sb, const char *s)
         case '"': sb_addf(sb, "&quot;"); break;
         default: sb_addf(sb, "%c", *s);
         }
+    sb_release(&vis);
 }
 
 struct chart {
@@ -84,8 +90,11 @@ static double xpos(const struct chart *c, double t)
 static double tick_step(double tmax)
 {
     double raw = tmax / 10, mag = pow(10, floor(log10(raw))), f = raw / mag;
+    double step = (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
 
-    return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
+    /* One tick rather than an endless loop on an axis zb_render_check()
+     * refuses. */
+    return step > 0 && isfinite(step) ? step : fmax(tmax, 1);
 }
 
 static void draw_grid(struct chart *c, double y0, double y1)
@@ -159,8 +168,11 @@ static void draw_header(struct chart *c, const struct zb_panel *pn, double y)
     sb_addf(&c->sb, "<text x=\"%d\" y=\"%.1f\" font-size=\"14\" "
             "font-weight=\"bold\">", 8, y + 16);
     add_escaped(&c->sb, pn->s->name);
-    if (pn->label)
-        sb_addf(&c->sb, " (%s)", pn->label);
+    if (pn->label) {
+        sb_addf(&c->sb, " (");
+        add_escaped(&c->sb, pn->label);
+        sb_addf(&c->sb, ")");
+    }
     sb_addf(&c->sb, "</text>\n<text x=\"%d\" y=\"%.1f\" font-size=\"12\" "
             "fill=\"#333\">p %d, vpp %d, m %d, placement %s | cost %.6g, "
             "bubble_ratio %.4f, makespan %.6g, peak memory %.6g</text>\n",

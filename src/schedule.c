@@ -3,14 +3,33 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "strbuf.h"
 #include "zbsched/schedule.h"
 #include "zbsched/xalloc.h"
+
+/* Names come from files and flags and end up in terminals, JSON and SVG:
+ * control characters and stray bytes are kept visible as \xNN (strbuf.h),
+ * and a name cut to fit is cut between UTF-8 sequences. */
+static void set_name(char *dst, size_t cap, const char *name)
+{
+    struct strbuf sb;
+    size_t n;
+
+    sb_init(&sb);
+    sb_add_visible(&sb, name);
+    n = sb.len < cap - 1 ? sb.len : cap - 1;
+    while (n < sb.len && n > 0 && ((unsigned char)sb.buf[n] & 0xc0) == 0x80)
+        n--;
+    memcpy(dst, sb.buf, n);
+    dst[n] = '\0';
+    sb_release(&sb);
+}
 
 int zb_schedule_init(struct zb_schedule *s, const char *name,
                      const struct zb_profile *prof)
 {
     memset(s, 0, sizeof(*s));
-    snprintf(s->name, sizeof(s->name), "%s", name);
+    set_name(s->name, sizeof(s->name), name);
     zb_profile_copy(&s->profile, prof);
     s->ranks = zb_xcalloc((size_t)prof->pp, sizeof(*s->ranks));
     s->predicted.ranks = zb_xcalloc((size_t)prof->pp,

@@ -1,6 +1,7 @@
 /* strbuf.c - growable string (see strbuf.h). */
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "strbuf.h"
@@ -49,19 +50,64 @@ void sb_add_num(struct strbuf *sb, double v)
     sb_addf(sb, "%s", tmp);
 }
 
+/* Length of the well-formed UTF-8 sequence at s (1 to 4), 0 if the bytes
+ * there are not one (RFC 3629: no overlong forms, nothing past U+10FFFF,
+ * no surrogates). */
+static int utf8_len(const unsigned char *s)
+{
+    int n = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] <= 0xdf ? 2
+          : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+          : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+
+    for (int i = 1; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
+        (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
+        return 0;
+    return n;
+}
+
+/* A byte that is a control character or not UTF-8: each writer below
+ * spells it escaped, so no name reaches a terminal, JSON or SVG raw. */
+static bool escaped_byte(const unsigned char *s, int *len)
+{
+    *len = utf8_len(s);
+    if (*len == 0 || s[0] < 0x20 || s[0] == 0x7f) {
+        *len = 1;
+        return true;
+    }
+    return false;
+}
+
 void sb_add_str(struct strbuf *sb, const char *s)
 {
+    const unsigned char *u = (const unsigned char *)s;
+    int len;
+
     sb_addf(sb, "\"");
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            sb_addf(sb, "\\%c", ch);
-        else if (ch < 0x20)
-            sb_addf(sb, "\\u%04x", ch);
+    for (; *u; u += len) {
+        bool esc = escaped_byte(u, &len);
+        if (*u == '"' || *u == '\\')
+            sb_addf(sb, "\\%c", *u);
+        else if (esc)
+            sb_addf(sb, "\\u%04x", *u);   /* a stray byte as Latin-1 */
         else
-            sb_addf(sb, "%c", ch);
+            sb_addf(sb, "%.*s", len, (const char *)u);
     }
     sb_addf(sb, "\"");
+}
+
+void sb_add_visible(struct strbuf *sb, const char *s)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    int len;
+
+    for (; *u; u += len)
+        if (escaped_byte(u, &len))
+            sb_addf(sb, "\\x%02x", *u);
+        else
+            sb_addf(sb, "%.*s", len, (const char *)u);
 }
 
 char *sb_detach(struct strbuf *sb)

@@ -15,9 +15,13 @@ void sb_addf(struct strbuf *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* The JSON spelling of values (json.h): the shortest "%.15g"/"%.17g" text
  * that reads back as v, null for NaN and infinity, which JSON cannot
- * hold; s quoted, with ", \\ and control characters escaped. */
+ * hold; s quoted, with ", \\, control characters and bytes that are not
+ * UTF-8 escaped (\u00XX). */
 void sb_add_num(struct strbuf *sb, double v);
 void sb_add_str(struct strbuf *sb, const char *s);
+/* s for people (terminals, SVG text): control characters and bytes that
+ * are not UTF-8 written as \xNN. */
+void sb_add_visible(struct strbuf *sb, const char *s);
 /* Hand over the buffer (caller frees); sb is empty afterwards. */
 char *sb_detach(struct strbuf *sb);
 void sb_release(struct strbuf *sb);

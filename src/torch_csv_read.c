@@ -174,7 +174,9 @@ static int parse_cell(struct parser *ps, char *cell)
 static char *next_field(const char **s)
 {
     const char *p = *s;
-    size_t cap = strlen(p) + 1, n = 0;
+    /* An unquoted field ends at the next comma or newline; measuring only
+     * that keeps a file of many cells linear. */
+    size_t cap = (*p == '"' ? strlen(p) : strcspn(p, ",\n")) + 1, n = 0;
     char *f = zb_xmalloc(cap);
 
     if (*p == '"') {
@@ -352,6 +354,14 @@ int zb_torch_csv_parse(const char *text, struct zb_torch_csv *out,
     if (out->stages % out->pp) {
         rc = zb_error_set(err, ZB_EPARSE, "%d stages do not divide among "
                           "%d ranks", out->stages, out->pp);
+        goto done;
+    }
+    /* check_passes() counts every pass in a table: the profile's cap
+     * first, so a small file cannot ask for a huge one. */
+    if (3.0 * out->stages * out->microbatches > ZB_MAX_PASSES) {
+        rc = zb_error_set(err, ZB_EPARSE, "%d stages by %d microbatches is "
+                          "too large (at most %d passes)", out->stages,
+                          out->microbatches, ZB_MAX_PASSES);
         goto done;
     }
     out->vpp = out->stages / out->pp;

@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# deps.sh - install the Debian packages zbsched needs, if any are missing.
-# As root it runs apt-get; otherwise it prints the command to run.
+# deps.sh [--fuzz] - install the Debian packages zbsched needs, if any are
+# missing; --fuzz: only what `make fuzz` needs (clang and its libFuzzer
+# runtime), which the default build does not. As root it runs apt-get;
+# otherwise it prints the command to run.
 set -eu
-packages=(build-essential pkg-config libglpk-dev glpk-utils libcjson-dev
-          libcriterion-dev libopenmpi-dev openmpi-bin libopenblas-dev
-          librsvg2-bin libxml2-utils jq)
+if [ "${1:-}" = --fuzz ]; then
+    packages=(clang libclang-rt-dev)
+else
+    packages=(build-essential pkg-config libglpk-dev glpk-utils libcjson-dev
+              libcriterion-dev libopenmpi-dev openmpi-bin libopenblas-dev
+              librsvg2-bin libxml2-utils jq)
+fi
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -11,6 +11,18 @@
 #include <stdbool.h>
 #include "zbsched/error.h"
 
+/* At most this many passes (3*pp*vpp*microbatches): the largest schedule
+ * that generates in seconds (zb at pp 512, 650 microbatches: 18 s) and
+ * whose file (about 150 bytes a pass) reads back under io.h's input
+ * limit. */
+#define ZB_MAX_PASSES 1000000
+
+/* Times and memory sizes are 0 or within this range: sums over every pass
+ * stay finite (no inf in a cost), and ratios, pictures and tick steps made
+ * from them stay normal numbers (a denormal time drew no axis). */
+#define ZB_VALUE_MIN 1e-9
+#define ZB_VALUE_MAX 1e12
+
 enum zb_placement {
     ZB_PLACEMENT_LOOP,  /* stage s on rank s % p (Megatron interleaving) */
     ZB_PLACEMENT_V      /* chunk 0 of rank r is stage r, chunk 1 is 2p-1-r */

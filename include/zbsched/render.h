@@ -25,6 +25,12 @@ struct zb_panel {
 #define ZB_SVG_MIN_WIDTH 400
 char *zb_render_svg(const struct zb_panel *panels, int n, int width);
 
+/* 0 when the panels can be drawn: finite times and an axis end of 0 or
+ * within a range the tick steps and columns can divide (one-line reason
+ * otherwise). Both renderers assume it. */
+int zb_render_check(const struct zb_panel *panels, int n,
+                    struct zb_error *err);
+
 /* Terminal picture: per panel a header line and one line per rank, each
  * at most `width` columns (at least ZB_ASCII_MIN_WIDTH). */
 #define ZB_ASCII_MIN_WIDTH 40

@@ -107,7 +107,8 @@ run "$ZBSCHED" generate --pp 1 --mb 4 -q
 expect_status 0 "p = 1"
 run "$ZBSCHED" generate --pp 8 --mb 3 -q
 expect_status 0 "m < p"
-run "$ZBSCHED" generate --pp 4 --mb 100000 --schedule 1f1b -q -o "$TMP/big.json"
+# The largest shape accepted (profile.h, ZB_MAX_PASSES).
+run "$ZBSCHED" generate --pp 4 --mb 83333 --schedule 1f1b -q -o "$TMP/big.json"
 expect_status 0 "huge m"
 # An output that is not a regular file is written in place, not replaced.
 mkfifo "$TMP/fifo"

@@ -204,7 +204,7 @@ Test(profile, rejects_bad_counts_and_shapes)
                  "pp must be at most 4096, got 100000");
     assert_error("{\"pp\": 4000, \"microbatches\": 100000}", NULL,
                  "pp*vpp*microbatches = 400000000 is too large (at most "
-                 "16666667 passes)");
+                 "333333, 1000000 passes)");
 }
 
 Test(profile, rejects_a_limit_below_one_microbatch)

@@ -397,6 +397,20 @@ Test(render, timeline_rejects_what_the_schedule_cannot_have)
         { "{\"schedule\": 1}", "neither a trace (\"traceEvents\") nor a "
           "report (\"ranks\")" },
         { "[{", "malformed JSON near byte 2" },
+        { "[{\"ph\": \"X\", \"pid\": 0, \"tid\": 0, \"ts\": 1e308,"
+          " \"dur\": 1e308, \"args\": {\"op\": \"F\", \"stage\": 0,"
+          " \"mb\": 0}}]", "event 0: its end is not a finite number" },
+        { "[{\"ph\": \"X\", \"pid\": 0, \"tid\": 0, \"ts\": 0, \"dur\": 1,"
+          " \"args\": {\"op\": \"F\", \"stage\": 0, \"mb\": 0}},"
+          " {\"ph\": \"X\", \"pid\": 0, \"tid\": 0, \"ts\": 5, \"dur\": 1,"
+          " \"args\": {\"op\": \"F\", \"stage\": 0, \"mb\": 0}}]",
+          "rank 0: F stage 0 mb 0 ran twice in iteration 0" },
+        { "[{\"ph\": \"X\", \"pid\": 0, \"tid\": 0, \"ts\": 0, \"dur\": 2,"
+          " \"args\": {\"op\": \"F\", \"stage\": 0, \"mb\": 0}},"
+          " {\"ph\": \"X\", \"pid\": 0, \"tid\": 0, \"ts\": 1, \"dur\": 1,"
+          " \"args\": {\"op\": \"B\", \"stage\": 0, \"mb\": 0}}]",
+          "rank 0: B stage 0 mb 0 starts at 1, before F stage 0 mb 0 ends "
+          "(2)" },
     };
     struct shape sh = unit_shape(2, 1);
     struct zb_profile p;

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Robustness (issue 13): hostile or runaway input gets one clear line and a
+# non-zero exit before it exhausts time or memory; outputs are atomic and a
+# failed stdout is an error; JSON, terminal text and SVG stay valid.
+. "$(dirname "$0")/../lib/tap.sh"
+
+# Each run here must end quickly: a hang is a failure, not a stuck suite.
+t() { timeout 60 "$@"; }
+
+# ---- Limits -------------------------------------------------------------
+run t "$ZBSCHED" generate --pp 4 --mb 8 --f 5e-324 --b 5e-324 --w 0
+expect_status 1 "denormal time"
+expect_err "time.F = 4.94066e-324 is out of range (0 or 1e-09 to 1e+12)"
+expect_err_lines 1
+
+run t "$ZBSCHED" generate --pp 4 --mb 8 --f 1e307 --b 1e307 --w 1e307
+expect_status 1 "time that overflows a sum"
+expect_err "time.F = 1e+307 is out of range"
+
+run t "$ZBSCHED" generate --pp 4 --mb 8 --m-b 1e300
+expect_status 1 "memory out of range"
+expect_err "memory.M_B = 1e+300 is out of range"
+
+run t "$ZBSCHED" generate --pp 512 --mb 32000 -q
+expect_status 1 "pass cap"
+expect_err "pp*vpp*microbatches = 16384000 is too large (at most 333333,"
+
+run t "$ZBSCHED" compare --pp 4 --mb 8 --mem-sweep 1e17:2e17:1
+expect_status 2 "sweep point cap"
+expect_err "--mem-sweep '1e17:2e17:1' has 100000000000000000 points (at"
+
+run t "$ZBSCHED" eval /dev/zero
+expect_status 1 "endless input"
+expect_err "zbsched: '/dev/zero': input is larger than 256 MiB"
+expect_err_lines 1
+
+# A small CSV that names a huge microbatch asks for no huge table.
+printf '0F999999\n' >"$TMP/huge.csv"
+run t "$ZBSCHED" import --from torch-csv "$TMP/huge.csv"
+expect_status 1 "torch csv pass cap"
+expect_err "1 stages by 1000000 microbatches is too large"
+
+# ---- Safe writes --------------------------------------------------------
+run "$ZBSCHED" generate --pp 4 --mb 8 -q -o "$TMP/out.json"
+expect_status 0 "generate -o"
+ls -A "$TMP" | grep -q '^\.out\.json\.' && fail "temporary file left"
+# The temporary file is created, never opened through a planted name.
+if command -v strace >/dev/null; then
+    strace -f -e trace=openat -o "$TMP/strace" \
+        "$ZBSCHED" generate --pp 4 --mb 8 -q -o "$TMP/out.json"
+    grep -E "\.out\.json\.[A-Za-z0-9]{6}\".*O_CREAT\|O_EXCL" "$TMP/strace" \
+        >/dev/null && ok "temporary file made with O_EXCL, random name" ||
+        fail "temporary file: $(grep out.json "$TMP/strace")"
+else
+    skip "temporary file made with O_EXCL" "no strace"
+fi
+
+run "$ZBSCHED" generate --pp 2 --mb 2 --schedule ilp --time-limit 1 -q \
+    --export-lp "$TMP/m.lp" -o "$TMP/ilp.json"
+expect_status 0 "export-lp"
+grep -q '^Minimize' "$TMP/m.lp" || fail "export-lp wrote no LP model"
+ls -A "$TMP" | grep -q '^\.m\.lp\.' && fail "export-lp left its temp file"
+mkdir "$TMP/ro" && chmod 555 "$TMP/ro"
+if [ "$(id -u)" -ne 0 ]; then
+    run "$ZBSCHED" generate --pp 4 --mb 8 -q -o "$TMP/ro/x.json"
+    expect_status 1 "unwritable folder"
+    expect_err "cannot create '$TMP/ro/x.json'"
+else
+    skip "unwritable folder" "root writes anywhere"
+fi
+
+for cmd in "eval $TMP/out.json" "eval --json $TMP/out.json" "validate \
+$TMP/out.json" "list" "compare --pp 2 --mb 2 --time-limit 0"; do
+    run $ZBSCHED $cmd
+    [ "$status" -eq 0 ] || fail "$cmd works"
+    "$ZBSCHED" $cmd >/dev/full 2>"$ERR"
+    status=$?
+    expect_status 1 "$cmd >/dev/full"
+    expect_err "cannot write to stdout: No space left on device"
+done
+
+# ---- Valid JSON, text and SVG -------------------------------------------
+jq '.schedule = "evil\u001b[2J\u0007\nname"' "$TMP/out.json" >"$TMP/evil.json"
+run "$ZBSCHED" eval "$TMP/evil.json"
+expect_status 0 "control characters in a name"
+expect_out 'schedule evil\x1b[2J\x07\x0aname: pp 4'
+if grep -q $'\x1b' "$OUT"; then fail "an escape reached the terminal"; fi
+run "$ZBSCHED" eval --json "$TMP/evil.json"
+jq -e '.schedule == "evil\\x1b[2J\\x07\\x0aname"' "$OUT" >/dev/null ||
+    fail "eval --json: name not valid JSON"
+run "$ZBSCHED" render "$TMP/evil.json" -o "$TMP/evil.svg"
+expect_status 0 "render evil name"
+xmllint --noout "$TMP/evil.svg" 2>/dev/null || fail "SVG with the name broke"
+printf '{"format": "zbsched-schedule", "version": 1, "schedule": "\\u0000",' \
+    >"$TMP/nul.json"
+run "$ZBSCHED" eval "$TMP/nul.json"
+expect_status 1 "truncated file"
+run "$ZBSCHED" compare --pp 4 --mb 8 --time-limit 0 --json
+expect_status 0 "compare --json"
+jq -e -s 'length > 3' "$OUT" >/dev/null || fail "compare --json parses"
+
+# A repeated key: the last one counts (and the first is freed: memcheck).
+printf '{"pp": 2, "stages": [{"F": 1, "B": 1, "W": 1}], "stages": [{"F": 2,
+ "B": 2, "W": 1}, {"F": 2, "B": 2, "W": 1}], "memory": {"limit": [9],
+ "limit": [8, 8]}}' >"$TMP/dup.json"
+run "$ZBSCHED" generate --profile "$TMP/dup.json" --mb 4 -q
+expect_status 0 "repeated profile keys"
+jq -e '.profile.time.F == 2 and .profile.memory.limit == 8' "$OUT" \
+    >/dev/null || fail "the last repeated key counts"
+
+# ---- Realized traces checked on read ------------------------------------
+"$ZBSCHED" generate --pp 4 --mb 8 --schedule zb-h1 -q -o "$TMP/h1.json"
+"$ZBSCHED" render "$TMP/h1.json" --trace "$TMP/tr.json"
+X='.traceEvents[] | select(.ph == "X" and .tid == 0 and .pid == 0'
+jq "(.traceEvents += [$X)][0:1])" "$TMP/tr.json" >"$TMP/dup.tr.json"
+run "$ZBSCHED" render "$TMP/h1.json" --realized "$TMP/dup.tr.json" --ascii
+expect_status 1 "duplicated event"
+expect_err "rank 0: F stage 0 mb 0 ran twice in iteration 0"
+expect_err_lines 1
+jq "($X and .args.mb == 1 and .args.op == \"F\") | .ts) |= 1600" \
+    "$TMP/tr.json" >"$TMP/ov.json"
+run "$ZBSCHED" render "$TMP/h1.json" --realized "$TMP/ov.json" --ascii
+expect_status 1 "overlapping events"
+expect_err "rank 0: F stage 0 mb 2 starts at 2, before F stage 0 mb 1 ends"
+jq "($X and .args.mb == 1) | .ts, .dur) |= 1e308" "$TMP/tr.json" \
+    >"$TMP/inf.json"
+run "$ZBSCHED" render "$TMP/h1.json" --realized "$TMP/inf.json" --ascii
+expect_status 1 "overflowing event"
+expect_err "its end is not a finite number"
+jq "($X and .args.mb == 7 and .args.op == \"W\") | .ts) |= 1e300" \
+    "$TMP/tr.json" >"$TMP/far.json"
+run "$ZBSCHED" render "$TMP/h1.json" --realized "$TMP/far.json" --ascii
+expect_status 1 "a scale that cannot be drawn"
+expect_err "cannot be drawn (its end must lie between 1e-09 and 1e+18)"
+
+done_testing
