@@ -112,7 +112,28 @@
  * 0) is q's first B; before it only F's ran, at most k, so at least
  * mv - k of q's F's (each at least q's shortest F) run in the interval,
  * and so does q's back window. Then B(bot, m-1) goes on down to lo and
- * W(lo, m-1) follows. */
+ * W(lo, m-1) follows.
+ *
+ * 7. Memory turn: sections 3 and 5 coupled through the B's that memory
+ * forces before q's last F. Pick rank q with lo_q >= lo; F(lo_q, 0)
+ * starts no earlier than fwd(lo -> lo_q), and every pass of q starts
+ * after it. Let nB B's and nW W's of q end before its last F, F(hi_q,
+ * m-1), starts: memory there needs m v M_B - nB (M_B - M_W) - nW M_W <=
+ * limit_q, with nW <= nB <= mv - v. Two bounds on the end E of B(lo_q,
+ * m-1), from F(lo_q, 0) start:
+ *   X1 = m sum (F + B) + nW W + idle_q: q runs every F and every B (each
+ *        B of q precedes B(lo_q, m-1)), the nW W's and all its section-1
+ *        idle in that interval (section 3);
+ *   X2 = m sum F - F_hi + nB B + nW W + pre-idle_q, up to the start of
+ *        the last F, then F(hi_q, m-1) up to the last stage and back
+ *        down to B(lo_q, m-1) (section 5).
+ * Each B and W counts at q's shortest. Sections 3 and 5 each take the
+ * (nB, nW) that suits them; here one pair must serve both: many B's
+ * before the last F delay it, few force W's. So E >= min over feasible
+ * pairs of max(X1, X2); then B(lo_q, m-1) goes on down to lo and W(lo,
+ * m-1) ends r's span. In V placement at 1F1B's memory a middle rank
+ * must free memory before its last forwards, and the B's that do it sit
+ * on the turn of every rank below. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -373,6 +394,69 @@ static double backward_turn(const struct zb_profile *p,
     return best;
 }
 
+/* Section 7 for rank q: the least over memory-feasible (nB, nW) of
+ * max(X1, X2), from q's first pass to the end of B(lo_q, m-1). sb: as
+ * in forward_turn; pre_idle: q's idle before its last F; idle: all of
+ * q's section-1 idle. */
+static double memory_turn(const struct zb_profile *p, int q,
+                          const struct rank_shape *rs, double pre_idle,
+                          double idle, const double *sf, const double *sb)
+{
+    const long total = (long)p->microbatches * p->vpp;
+    const double m = p->microbatches, limit = p->mem_limit[q];
+    double fs = 0, bs = 0, best = INFINITY, need, chain;
+
+    for (int c = 0; c < p->vpp; c++) {
+        const struct zb_stage_times *t =
+            &p->stage[zb_profile_rank_stage(p, q, c)];
+        fs += m * t->f;
+        bs += m * t->b;
+    }
+    /* F(hi_q, m-1) start up to the last stage and down to B(lo_q). */
+    chain = sf[rs->hi] + sb[rs->lo];
+    need = isfinite(limit) ? total * p->m_b - limit : 0;
+    for (long nb = 0; nb <= total - p->vpp; nb++) {
+        double rest = need - nb * (p->m_b - p->m_w);
+        long nw = 0;
+        if (rest > 1e-12) {
+            if (p->m_w <= 0)
+                continue;
+            nw = (long)ceil(rest / p->m_w - 1e-9);
+        }
+        if (nw > nb)
+            continue;
+        double x1 = fs + bs + nw * rs->min_w + idle;
+        double x2 = fs - p->stage[rs->hi].f + nb * rs->min_b +
+                    nw * rs->min_w + pre_idle + chain;
+        best = fmin(best, fmax(x1, x2));
+        if (nw == 0)
+            break;          /* more B's only delay the last F */
+    }
+    return best;
+}
+
+/* Section 7 for rank r: fwd(lo -> lo_q), q's memory turn, then
+ * B(lo_q, m-1) down to B(lo, m-1) and W(lo, m-1), over ranks q with
+ * lo_q >= lo. */
+static double turn_from(const struct zb_profile *p,
+                        const struct rank_shape *rs, const double *turn,
+                        const double *sf, const double *sb)
+{
+    double best = 0;
+
+    for (int q = 0; q < p->pp; q++) {
+        int lo_q = zb_profile_rank_stage(p, q, 0);
+        for (int c = 1; c < p->vpp; c++)
+            if (zb_profile_rank_stage(p, q, c) < lo_q)
+                lo_q = zb_profile_rank_stage(p, q, c);
+        if (lo_q < rs->lo)
+            continue;
+        best = fmax(best, sf[rs->lo] - sf[lo_q] + turn[q] + sb[rs->lo] -
+                              sb[lo_q] + p->stage[rs->lo].w);
+    }
+    return best;
+}
+
 /* Back window (section 1): from the end of B(hi, m-1) to the start of
  * B(lo, m-1) the backward path through the stages between them; every
  * F and every B of hi is done, B(lo, m-1) and W(lo, m-1) are not, so
@@ -435,10 +519,10 @@ static int rank_bounds(const struct zb_profile *p, double *span,
                        double *start)
 {
     const int n = zb_profile_stages(p);
-    double *idle = malloc(((size_t)3 * p->pp + 2 * (size_t)n + 2) *
+    double *idle = malloc(((size_t)4 * p->pp + 2 * (size_t)n + 2) *
                           sizeof *idle);
-    double *pre = idle + p->pp, *post = pre + p->pp;
-    double *sf = post + p->pp, *sb = sf + n + 1;
+    double *pre = idle + p->pp, *post = pre + p->pp, *turn = post + p->pp;
+    double *sf = turn + p->pp, *sb = sf + n + 1;
     long total = (long)p->microbatches * p->vpp;
     struct rank_shape rs;
 
@@ -460,6 +544,9 @@ static int rank_bounds(const struct zb_profile *p, double *span,
                 f = fmin(f, p->stage[zb_profile_rank_stage(p, r, c)].f);
             post[r] += fmax(0, (double)total - k) * f;
         }
+        turn[r] = isfinite(idle[r])
+                      ? memory_turn(p, r, &rs, pre[r], idle[r], sf, sb)
+                      : INFINITY;
         if (isfinite(limit) && isfinite(idle[r]))
             pre[r] += forced_done(p, limit, rs.min_b, rs.min_w, total,
                                   p->vpp);
@@ -470,7 +557,8 @@ static int rank_bounds(const struct zb_profile *p, double *span,
         span[r] = isfinite(idle[r])
                       ? fmax(fmax(rs.work + idle[r],
                                   round_trip(p, &rs, idle)),
-                             fmax(memory_chain(p, r, &rs),
+                             fmax(fmax(memory_chain(p, r, &rs),
+                                       turn_from(p, &rs, turn, sf, sb)),
                                   fmax(forward_turn(p, &rs, pre, sf, sb),
                                        backward_turn(p, &rs, post, sf,
                                                      sb))))
