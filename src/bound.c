@@ -23,8 +23,12 @@
  * microbatch's F(lo) starts at t0 or later), so stage s fills at most
  * H - d_s of the window and in [t0, t0 + d_j] only the stages with
  * d_s < d_j run. The F work in the window is thus at most
- *   min(k * max F, sum_s min(a_s, H - d_s),
+ *   min(k * P, sum_s min(a_s, H - d_s),
  *       min_j [min(d_j, sum_{d_s < d_j} a_s) + H - d_j]),
+ * P = the largest mean F over r's first j stages (j = 1..v): an F of a
+ * stage runs only after the same microbatch's F of r's stages below it,
+ * so the k F's form columns, each the F's of one microbatch on a
+ * prefix of r's stages, and no column's mean exceeds P;
  * a_s = min(m, k) F_s, and the rest of H is idle. The last term alone,
  * gap = max over d_j <= H of (d_j - sum_{d_s < d_j} a_s), is idle that
  * comes before r's last F starts (F(hi, m-1) starts after t0 + d_j).
@@ -127,7 +131,9 @@
  *   X2 = m sum F - F_hi + nB B + nW W + pre-idle_q, up to the start of
  *        the last F, then F(hi_q, m-1) up to the last stage and back
  *        down to B(lo_q, m-1) (section 5).
- * Each B and W counts at q's shortest. Sections 3 and 5 each take the
+ * Each W counts at q's shortest; the B's, as B(s, i) follows B(s', i) on
+ * q's stages s' above s, form columns on suffixes of q's stages and
+ * count at the least mean of such a suffix. Sections 3 and 5 each take the
  * (nB, nW) that suits them; here one pair must serve both: many B's
  * before the last F delay it, few force W's. So E >= min over feasible
  * pairs of max(X1, X2); then B(lo_q, m-1) goes on down to lo and W(lo,
@@ -177,7 +183,7 @@ static double edge(const struct zb_profile *p, int s)
 struct rank_shape {
     int lo, hi;                 /* lowest and highest stage of the rank */
     double work;                /* busy time */
-    double max_f, max_b, max_w; /* longest pass of each kind on the rank */
+    double max_b, max_w;        /* longest B and W on the rank */
     double min_b, min_w;        /* shortest B and W on the rank */
 };
 
@@ -194,7 +200,6 @@ static void rank_shape(const struct zb_profile *p, int r,
         if (s > rs->hi)
             rs->hi = s;
         rs->work += p->microbatches * (t->f + t->b + t->w);
-        rs->max_f = fmax(rs->max_f, t->f);
         rs->max_b = fmax(rs->max_b, t->b);
         rs->max_w = fmax(rs->max_w, t->w);
         rs->min_b = fmin(rs->min_b, t->b);
@@ -249,8 +254,15 @@ static double head_fill(const struct zb_profile *p, int r,
                         double *gap)
 {
     const double per_stage = fmin(p->microbatches, k);
-    double fill = k * rs->max_f, sum = 0, before = 0, d = 0;
+    double fill = 0, sum = 0, before = 0, d = 0, prefix = 0;
+    int n = 0;
 
+    /* k F's in columns of prefixes of r's stages (section 1). */
+    for (int s = rs->lo; s <= rs->hi; s++)
+        if (zb_profile_stage_rank(p, s) == r) {
+            prefix += p->stage[s].f;
+            fill = fmax(fill, k * prefix / ++n);
+        }
     *gap = 0;
     /* r's stages by increasing stage, hence increasing release d. */
     for (int s = rs->lo; s <= rs->hi; d += p->stage[s].f + edge(p, s),
@@ -405,6 +417,7 @@ static double memory_turn(const struct zb_profile *p, int q,
     const long total = (long)p->microbatches * p->vpp;
     const double m = p->microbatches, limit = p->mem_limit[q];
     double fs = 0, bs = 0, best = INFINITY, need, chain;
+    double b = INFINITY, suffix = 0;
 
     for (int c = 0; c < p->vpp; c++) {
         const struct zb_stage_times *t =
@@ -412,6 +425,14 @@ static double memory_turn(const struct zb_profile *p, int q,
         fs += m * t->f;
         bs += m * t->b;
     }
+    /* A B of q's stage runs after the same microbatch's B of q's stages
+     * above it: nB B's form columns, each on a suffix of q's stages,
+     * so they take at least nB times the least suffix mean. */
+    for (int s = rs->hi, n = 1; s >= rs->lo; s--)
+        if (zb_profile_stage_rank(p, s) == q) {
+            suffix += p->stage[s].b;
+            b = fmin(b, suffix / n++);
+        }
     /* F(hi_q, m-1) start up to the last stage and down to B(lo_q). */
     chain = sf[rs->hi] + sb[rs->lo];
     need = isfinite(limit) ? total * p->m_b - limit : 0;
@@ -426,7 +447,7 @@ static double memory_turn(const struct zb_profile *p, int q,
         if (nw > nb)
             continue;
         double x1 = fs + bs + nw * rs->min_w + idle;
-        double x2 = fs - p->stage[rs->hi].f + nb * rs->min_b +
+        double x2 = fs - p->stage[rs->hi].f + nb * b +
                     nw * rs->min_w + pre_idle + chain;
         best = fmin(best, fmax(x1, x2));
         if (nw == 0)
