@@ -436,7 +436,9 @@ static double memory_turn(const struct zb_profile *p, int q,
     /* F(hi_q, m-1) start up to the last stage and down to B(lo_q). */
     chain = sf[rs->hi] + sb[rs->lo];
     need = isfinite(limit) ? total * p->m_b - limit : 0;
-    for (long nb = 0; nb <= total - p->vpp; nb++) {
+    /* Below need / M_B B's even as many W's free too little. */
+    for (long nb = need > 0 ? (long)(need / p->m_b) : 0;
+         nb <= total - p->vpp; nb++) {
         double rest = need - nb * (p->m_b - p->m_w);
         long nw = 0;
         if (rest > 1e-12) {
@@ -457,25 +459,33 @@ static double memory_turn(const struct zb_profile *p, int q,
 }
 
 /* Section 7 for rank r: fwd(lo -> lo_q), q's memory turn, then
- * B(lo_q, m-1) down to B(lo, m-1) and W(lo, m-1), over ranks q with
- * lo_q >= lo. */
+ * B(lo_q, m-1) down to B(lo, m-1) and W(lo, m-1), at best over ranks q
+ * with lo_q >= lo (fwd and bwd are differences of sf and sb). */
 static double turn_from(const struct zb_profile *p,
-                        const struct rank_shape *rs, const double *turn,
-                        const double *sf, const double *sb)
+                        const struct rank_shape *rs, const double *sf,
+                        const double *sb, const double *tail)
 {
-    double best = 0;
+    return sf[rs->lo] + sb[rs->lo] + tail[rs->lo] + p->stage[rs->lo].w;
+}
 
+/* tail[s]: the largest turn[q] - sf[lo_q] - sb[lo_q] over ranks q with
+ * lo_q >= s, so that turn_from() takes O(1) a rank. */
+static void turn_tails(const struct zb_profile *p, const double *turn,
+                       const double *sf, const double *sb, double *tail)
+{
+    const int n = zb_profile_stages(p);
+
+    for (int s = 0; s <= n; s++)
+        tail[s] = -INFINITY;
     for (int q = 0; q < p->pp; q++) {
         int lo_q = zb_profile_rank_stage(p, q, 0);
         for (int c = 1; c < p->vpp; c++)
             if (zb_profile_rank_stage(p, q, c) < lo_q)
                 lo_q = zb_profile_rank_stage(p, q, c);
-        if (lo_q < rs->lo)
-            continue;
-        best = fmax(best, sf[rs->lo] - sf[lo_q] + turn[q] + sb[rs->lo] -
-                              sb[lo_q] + p->stage[rs->lo].w);
+        tail[lo_q] = fmax(tail[lo_q], turn[q] - sf[lo_q] - sb[lo_q]);
     }
-    return best;
+    for (int s = n - 1; s >= 0; s--)
+        tail[s] = fmax(tail[s], tail[s + 1]);
 }
 
 /* Back window (section 1): from the end of B(hi, m-1) to the start of
@@ -540,10 +550,10 @@ static int rank_bounds(const struct zb_profile *p, double *span,
                        double *start)
 {
     const int n = zb_profile_stages(p);
-    double *idle = malloc(((size_t)4 * p->pp + 2 * (size_t)n + 2) *
+    double *idle = malloc(((size_t)4 * p->pp + 3 * (size_t)n + 3) *
                           sizeof *idle);
     double *pre = idle + p->pp, *post = pre + p->pp, *turn = post + p->pp;
-    double *sf = turn + p->pp, *sb = sf + n + 1;
+    double *sf = turn + p->pp, *sb = sf + n + 1, *tail = sb + n + 1;
     long total = (long)p->microbatches * p->vpp;
     struct rank_shape rs;
 
@@ -572,6 +582,7 @@ static int rank_bounds(const struct zb_profile *p, double *span,
             pre[r] += forced_done(p, limit, rs.min_b, rs.min_w, total,
                                   p->vpp);
     }
+    turn_tails(p, turn, sf, sb, tail);
     for (int r = 0; r < p->pp; r++) {
         rank_shape(p, r, &rs);
         start[r] = sum_f(p, 0, rs.lo - 1) + path_comm(p, 0, rs.lo);
@@ -579,7 +590,7 @@ static int rank_bounds(const struct zb_profile *p, double *span,
                       ? fmax(fmax(rs.work + idle[r],
                                   round_trip(p, &rs, idle)),
                              fmax(fmax(memory_chain(p, r, &rs),
-                                       turn_from(p, &rs, turn, sf, sb)),
+                                       turn_from(p, &rs, sf, sb, tail)),
                                   fmax(forward_turn(p, &rs, pre, sf, sb),
                                        backward_turn(p, &rs, post, sf,
                                                      sb))))
