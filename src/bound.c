@@ -23,8 +23,12 @@
  * microbatch's F(lo) starts at t0 or later), so stage s fills at most
  * H - d_s of the window and in [t0, t0 + d_j] only the stages with
  * d_s < d_j run. The F work in the window is thus at most
- *   min(k * max F, sum_s min(a_s, H - d_s),
+ *   min(k * P, sum_s min(a_s, H - d_s),
  *       min_j [min(d_j, sum_{d_s < d_j} a_s) + H - d_j]),
+ * P = the largest mean F over r's first j stages (j = 1..v): an F of a
+ * stage runs only after the same microbatch's F of r's stages below it,
+ * so the k F's form columns, each the F's of one microbatch on a
+ * prefix of r's stages, and no column's mean exceeds P;
  * a_s = min(m, k) F_s, and the rest of H is idle. The last term alone,
  * gap = max over d_j <= H of (d_j - sum_{d_s < d_j} a_s), is idle that
  * comes before r's last F starts (F(hi, m-1) starts after t0 + d_j).
@@ -112,7 +116,30 @@
  * 0) is q's first B; before it only F's ran, at most k, so at least
  * mv - k of q's F's (each at least q's shortest F) run in the interval,
  * and so does q's back window. Then B(bot, m-1) goes on down to lo and
- * W(lo, m-1) follows. */
+ * W(lo, m-1) follows.
+ *
+ * 7. Memory turn: sections 3 and 5 coupled through the B's that memory
+ * forces before q's last F. Pick rank q with lo_q >= lo; F(lo_q, 0)
+ * starts no earlier than fwd(lo -> lo_q), and every pass of q starts
+ * after it. Let nB B's and nW W's of q end before its last F, F(hi_q,
+ * m-1), starts: memory there needs m v M_B - nB (M_B - M_W) - nW M_W <=
+ * limit_q, with nW <= nB <= mv - v. Two bounds on the end E of B(lo_q,
+ * m-1), from F(lo_q, 0) start:
+ *   X1 = m sum (F + B) + nW W + idle_q: q runs every F and every B (each
+ *        B of q precedes B(lo_q, m-1)), the nW W's and all its section-1
+ *        idle in that interval (section 3);
+ *   X2 = m sum F - F_hi + nB B + nW W + pre-idle_q, up to the start of
+ *        the last F, then F(hi_q, m-1) up to the last stage and back
+ *        down to B(lo_q, m-1) (section 5).
+ * Each W counts at q's shortest; the B's, as B(s, i) follows B(s', i) on
+ * q's stages s' above s, form columns on suffixes of q's stages and
+ * count at the least mean of such a suffix. Sections 3 and 5 each take the
+ * (nB, nW) that suits them; here one pair must serve both: many B's
+ * before the last F delay it, few force W's. So E >= min over feasible
+ * pairs of max(X1, X2); then B(lo_q, m-1) goes on down to lo and W(lo,
+ * m-1) ends r's span. In V placement at 1F1B's memory a middle rank
+ * must free memory before its last forwards, and the B's that do it sit
+ * on the turn of every rank below. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -156,7 +183,7 @@ static double edge(const struct zb_profile *p, int s)
 struct rank_shape {
     int lo, hi;                 /* lowest and highest stage of the rank */
     double work;                /* busy time */
-    double max_f, max_b, max_w; /* longest pass of each kind on the rank */
+    double max_b, max_w;        /* longest B and W on the rank */
     double min_b, min_w;        /* shortest B and W on the rank */
 };
 
@@ -173,7 +200,6 @@ static void rank_shape(const struct zb_profile *p, int r,
         if (s > rs->hi)
             rs->hi = s;
         rs->work += p->microbatches * (t->f + t->b + t->w);
-        rs->max_f = fmax(rs->max_f, t->f);
         rs->max_b = fmax(rs->max_b, t->b);
         rs->max_w = fmax(rs->max_w, t->w);
         rs->min_b = fmin(rs->min_b, t->b);
@@ -234,8 +260,15 @@ static double head_fill(const struct zb_profile *p, int r,
                         double *gap)
 {
     const double per_stage = fmin(p->microbatches, k);
-    double fill = k * rs->max_f, sum = 0, before = 0, d = 0;
+    double fill = 0, sum = 0, before = 0, d = 0, prefix = 0;
+    int n = 0;
 
+    /* k F's in columns of prefixes of r's stages (section 1). */
+    for (int s = rs->lo; s <= rs->hi; s++)
+        if (zb_profile_stage_rank(p, s) == r) {
+            prefix += p->stage[s].f;
+            fill = fmax(fill, k * prefix / ++n);
+        }
     *gap = 0;
     /* r's stages by increasing stage, hence increasing release d. */
     for (int s = rs->lo; s <= rs->hi; d += p->stage[s].f + edge(p, s),
@@ -379,6 +412,88 @@ static double backward_turn(const struct zb_profile *p,
     return best;
 }
 
+/* Section 7 for rank q: the least over memory-feasible (nB, nW) of
+ * max(X1, X2), from q's first pass to the end of B(lo_q, m-1). sb: as
+ * in forward_turn; pre_idle: q's idle before its last F; idle: all of
+ * q's section-1 idle. */
+static double memory_turn(const struct zb_profile *p, int q,
+                          const struct rank_shape *rs, double pre_idle,
+                          double idle, const double *sf, const double *sb)
+{
+    const long total = (long)p->microbatches * p->vpp;
+    const double m = p->microbatches, limit = p->mem_limit[q];
+    double fs = 0, bs = 0, best = INFINITY, need, chain;
+    double b = INFINITY, suffix = 0;
+
+    for (int c = 0; c < p->vpp; c++) {
+        const struct zb_stage_times *t =
+            &p->stage[zb_profile_rank_stage(p, q, c)];
+        fs += m * t->f;
+        bs += m * t->b;
+    }
+    /* A B of q's stage runs after the same microbatch's B of q's stages
+     * above it: nB B's form columns, each on a suffix of q's stages,
+     * so they take at least nB times the least suffix mean. */
+    for (int s = rs->hi, n = 1; s >= rs->lo; s--)
+        if (zb_profile_stage_rank(p, s) == q) {
+            suffix += p->stage[s].b;
+            b = fmin(b, suffix / n++);
+        }
+    /* F(hi_q, m-1) start up to the last stage and down to B(lo_q). */
+    chain = sf[rs->hi] + sb[rs->lo];
+    need = isfinite(limit) ? total * p->m_b - limit : 0;
+    /* Below need / M_B B's even as many W's free too little. */
+    for (long nb = need > 0 ? (long)(need / p->m_b) : 0;
+         nb <= total - p->vpp; nb++) {
+        double rest = need - nb * (p->m_b - p->m_w);
+        long nw = 0;
+        if (rest > 1e-12) {
+            if (p->m_w <= 0)
+                continue;
+            nw = (long)ceil(rest / p->m_w - 1e-9);
+        }
+        if (nw > nb)
+            continue;
+        double x1 = fs + bs + nw * rs->min_w + idle;
+        double x2 = fs - p->stage[rs->hi].f + nb * b +
+                    nw * rs->min_w + pre_idle + chain;
+        best = fmin(best, fmax(x1, x2));
+        if (nw == 0)
+            break;          /* more B's only delay the last F */
+    }
+    return best;
+}
+
+/* Section 7 for rank r: fwd(lo -> lo_q), q's memory turn, then
+ * B(lo_q, m-1) down to B(lo, m-1) and W(lo, m-1), at best over ranks q
+ * with lo_q >= lo (fwd and bwd are differences of sf and sb). */
+static double turn_from(const struct zb_profile *p,
+                        const struct rank_shape *rs, const double *sf,
+                        const double *sb, const double *tail)
+{
+    return sf[rs->lo] + sb[rs->lo] + tail[rs->lo] + p->stage[rs->lo].w;
+}
+
+/* tail[s]: the largest turn[q] - sf[lo_q] - sb[lo_q] over ranks q with
+ * lo_q >= s, so that turn_from() takes O(1) a rank. */
+static void turn_tails(const struct zb_profile *p, const double *turn,
+                       const double *sf, const double *sb, double *tail)
+{
+    const int n = zb_profile_stages(p);
+
+    for (int s = 0; s <= n; s++)
+        tail[s] = -INFINITY;
+    for (int q = 0; q < p->pp; q++) {
+        int lo_q = zb_profile_rank_stage(p, q, 0);
+        for (int c = 1; c < p->vpp; c++)
+            if (zb_profile_rank_stage(p, q, c) < lo_q)
+                lo_q = zb_profile_rank_stage(p, q, c);
+        tail[lo_q] = fmax(tail[lo_q], turn[q] - sf[lo_q] - sb[lo_q]);
+    }
+    for (int s = n - 1; s >= 0; s--)
+        tail[s] = fmax(tail[s], tail[s + 1]);
+}
+
 /* Back window (section 1): from the end of B(hi, m-1) to the start of
  * B(lo, m-1) the backward path through the stages between them; every
  * F and every B of hi is done, B(lo, m-1) and W(lo, m-1) are not, so
@@ -441,10 +556,10 @@ static int rank_bounds(const struct zb_profile *p, double *span,
                        double *start)
 {
     const int n = zb_profile_stages(p);
-    double *idle = malloc(((size_t)3 * p->pp + 2 * (size_t)n + 2) *
+    double *idle = malloc(((size_t)4 * p->pp + 3 * (size_t)n + 3) *
                           sizeof *idle);
-    double *pre = idle + p->pp, *post = pre + p->pp;
-    double *sf = post + p->pp, *sb = sf + n + 1;
+    double *pre = idle + p->pp, *post = pre + p->pp, *turn = post + p->pp;
+    double *sf = turn + p->pp, *sb = sf + n + 1, *tail = sb + n + 1;
     long total = (long)p->microbatches * p->vpp;
     struct rank_shape rs;
 
@@ -466,17 +581,22 @@ static int rank_bounds(const struct zb_profile *p, double *span,
                 f = fmin(f, p->stage[zb_profile_rank_stage(p, r, c)].f);
             post[r] += fmax(0, (double)total - k) * f;
         }
+        turn[r] = isfinite(idle[r])
+                      ? memory_turn(p, r, &rs, pre[r], idle[r], sf, sb)
+                      : INFINITY;
         if (isfinite(limit) && isfinite(idle[r]))
             pre[r] += forced_done(p, limit, rs.min_b, rs.min_w, total,
                                   p->vpp);
     }
+    turn_tails(p, turn, sf, sb, tail);
     for (int r = 0; r < p->pp; r++) {
         rank_shape(p, r, &rs);
         start[r] = sum_f(p, 0, rs.lo - 1) + path_comm(p, 0, rs.lo);
         span[r] = isfinite(idle[r])
                       ? fmax(fmax(rs.work + idle[r],
                                   round_trip(p, &rs, idle)),
-                             fmax(memory_chain(p, r, &rs),
+                             fmax(fmax(memory_chain(p, r, &rs),
+                                       turn_from(p, &rs, sf, sb, tail)),
                                   fmax(forward_turn(p, &rs, pre, sf, sb),
                                        backward_turn(p, &rs, post, sf,
                                                      sb))))

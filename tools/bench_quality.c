@@ -393,6 +393,9 @@ static void print_gaps(const struct inst *in, uint64_t seed)
            "worst <= 2 %%: %.2f %%, %s.\n\n", 100 * med,
            med <= 0.005 ? "met" : "**not met**", 100 * worst,
            worst <= 0.02 ? "met" : "**not met**");
+    printf("Whether the bound or the schedule is weak on the largest "
+           "gaps, from small copies solved by the ILP: "
+           "[model.md](model.md), \"How tight the bound is\".\n\n");
     printf("The ten largest gaps (ratios before jitter; `bench_quality "
            "--profile K %llu > k.json` writes instance K's profile for "
            "`zbsched generate --profile k.json`):\n\n",

@@ -250,3 +250,52 @@ Test(bound, no_order_beats_the_lower_bound_at_low_limits)
 
     assert_never_beaten(fam, sizeof(fam) / sizeof(fam[0]), 13);
 }
+
+/* V placement at 1F1B's memory (2p chunk activations), m just above p:
+ * the middle rank must run B's and W's before its last forwards, and
+ * the memory turn (bound.c section 7) charges them to rank 0's span.
+ * The ILP, proving without the closed-form bound, finds the optimum;
+ * the bound may not exceed it, and on equal stages it meets it (sections
+ * 1-6 alone stay 0.6-0.9 % below); on unequal ones it is within 0.5 %
+ * (sections 1-6 without column means: 2.6 %). */
+Test(bound, memory_turn_meets_the_proven_optimum_in_v_at_1f1b_memory)
+{
+    static const struct shape cases[] = {
+        { 2, 2, 3, ZB_PLACEMENT_V, 0.5, 0.62, 0.24, 0.02, 1, 0.45, 4 },
+        { 2, 2, 4, ZB_PLACEMENT_V, 0.5, 0.62, 0.24, 0.02, 1, 0.45, 4 },
+        { 2, 2, 3, ZB_PLACEMENT_V, 0.5, 0.66, 0.32, 0.05, 1, 0.6, 4 },
+    };
+    /* Unequal stages (grid instance 61 of bench_quality scaled to p 2,
+     * m 3, M_W 0.45): the column means of sections 1 and 7 matter. */
+    static const struct zb_stage_times uneven[] = {
+        { 0.515, 0.638, 0.241 }, { 0.483, 0.621, 0.282 },
+        { 0.544, 0.610, 0.271 }, { 0.475, 0.595, 0.278 },
+    };
+    const size_t n = sizeof(cases) / sizeof(cases[0]);
+    struct zb_options o;
+
+    zb_options_init(&o);
+    o.time_limit = 60;
+    o.threads = 1;
+    o.independent = true;
+    for (size_t c = 0; c <= n; c++) {
+        struct zb_profile p;
+        struct zb_schedule s;
+        struct zb_error err = { 0 };
+        make_profile(&cases[c < n ? c : 0], &p);
+        for (int st = 0; c == n && st < 4; st++)
+            p.stage[st] = uneven[st];
+        cr_assert_eq(zb_generator_run(zb_generator_find("ilp"), &p, &o, &s,
+                                      &err), 0, "%s", err.msg);
+        cr_assert_str_eq(s.solver.status, "optimal", "case %zu", c);
+        cr_assert_leq(zb_bound_cost(&p), s.solver.objective * (1 + 1e-9),
+                      "case %zu: bound %g above the optimum %g", c,
+                      zb_bound_cost(&p), s.solver.objective);
+        cr_assert_geq(zb_bound_cost(&p), s.solver.objective *
+                                             (c < n ? 1 - 1e-9 : 0.995),
+                      "case %zu: bound %g below the optimum %g", c,
+                      zb_bound_cost(&p), s.solver.objective);
+        zb_schedule_release(&s);
+        zb_profile_release(&p);
+    }
+}
