@@ -4,13 +4,15 @@
  * limit; the `ilp` row is the solver under --time-limit (default 10 s, 0
  * leaves it out). --json prints one object per line for scripts and CI.
  * --mem-sweep A:B:STEP prints the frontier of best cost and bound against
- * the memory limit instead. */
+ * the memory limit instead. A profile with data parallelism (dp >= 2)
+ * gets the PP x ZeRO table of compare_dp.c. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 #include "commands.h"
+#include "compare_dp.h"
 #include "report.h"
 #include "zbsched/generator.h"
 #include "zbsched/xalloc.h"
@@ -193,8 +195,14 @@ static int run(const struct cli_args *a)
         (rc = cli_load_profile(a, NULL, &prof)) != CLI_OK)
         return rc;
     opt.progress = NULL;
-    if (cli_has(a, "mem-sweep"))
+    if (cli_has(a, "zero-all") && !zb_dp_active(&prof)) {
+        cli_error("compare: --zero-all needs data parallelism (--dp >= 2)");
+        rc = CLI_USAGE;
+    } else if (cli_has(a, "mem-sweep"))
         rc = mem_sweep(&prof, cli_get(a, "mem-sweep"), &opt);
+    else if (zb_dp_active(&prof))
+        rc = compare_dp(&prof, &opt, cli_has(a, "zero-all"),
+                        cli_has(a, "json"));
     else
         rc = compare(&prof, &opt, cli_has(a, "json"));
     zb_profile_release(&prof);
@@ -207,6 +215,7 @@ static const struct cli_opt opts[] = {
       "memory limit\ninstead (e.g. 1p:2p:0.25p)" },
     { "quiet", 'q', NULL, "no progress lines (compare prints none "
                           "anyway)" },
+    { "zero-all", 0, NULL, "with --dp >= 2: rows for ZeRO 0, 1, 2 and 3" },
     { NULL, 0, NULL, NULL },
 };
 
@@ -218,5 +227,8 @@ const struct cli_command cmd_compare = {
                 { "profile options", cli_profile_opts } },
     .notes = "The ilp row runs under --time-limit (10 s here; 0 leaves it "
              "out).\ngap: cost over the best proven lower bound of all "
-             "rows.\n",
+             "rows.\nWith --dp >= 2: one row per family and ZeRO stage "
+             "(step time,\nthe same after grouping each rank's "
+             "trailing W by stage, memory\nwith model state; no ilp "
+             "row; docs/zero.md).\n",
 };

@@ -1,9 +1,11 @@
 /* generate.c - the one pipeline every generator's output goes through:
- * generate (compute order) -> simulate -> lower -> validate. */
+ * generate (compute order) -> simulate -> lower -> place the data-parallel
+ * collectives (re-simulated) -> validate. */
 #include "zbsched/generator.h"
 #include "zbsched/lower.h"
 #include "zbsched/sim.h"
 #include "zbsched/validate.h"
+#include "zbsched/zero.h"
 
 int zb_generator_accepts(const struct zb_generator *g,
                          const struct zb_profile *prof, struct zb_error *err)
@@ -58,7 +60,9 @@ int zb_generator_run(const struct zb_generator *g,
     /* The simulation orders the compute ops in time for lowering; lowering
      * keeps those ops, their times and the measures as they are (comm ops
      * take no compute time), so there is nothing to re-time. */
-    if ((rc = zb_sim_run(out, err)) < 0 || (rc = zb_lower_run(out, err)) < 0)
+    if ((rc = zb_sim_run(out, err)) < 0 ||
+        (rc = zb_lower_run(out, err)) < 0 ||
+        (rc = zb_zero_place(out, err)) < 0)
         goto internal;
     join_solver_bound(out, opt);
     /* Whether a fixed family fits the limit is a property of the choice,

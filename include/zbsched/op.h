@@ -18,6 +18,11 @@ enum zb_op_kind {
     ZB_OP_SEND_B,   /* input gradient out of B at this rank's stage */
     ZB_OP_RECV_B,   /* output gradient into B at this rank's stage */
     ZB_OP_STEP,     /* optimizer step */
+    /* Data-parallel collectives (dp.h), on each rank's collective stream,
+     * naming a stage of the rank (mb -1): */
+    ZB_OP_REDUCE_GRAD, /* all-reduce or reduce-scatter of its gradients */
+    ZB_OP_UNSHARD,  /* ZeRO-3: all-gather its weights before its passes */
+    ZB_OP_RESHARD,  /* ZeRO-3: free the gathered weights after them */
     ZB_OP_KIND_COUNT
 };
 
@@ -46,6 +51,7 @@ const char *zb_op_kind_name(enum zb_op_kind k);
 int zb_op_kind_parse(const char *s, enum zb_op_kind *out);
 bool zb_op_is_compute(enum zb_op_kind k);
 bool zb_op_is_comm(enum zb_op_kind k);
+bool zb_op_is_collective(enum zb_op_kind k);
 
 /* Duration of a compute op under the profile (0 for others). */
 double zb_op_duration(const struct zb_profile *p, const struct zb_op *op);
@@ -53,7 +59,8 @@ double zb_op_duration(const struct zb_profile *p, const struct zb_op *op);
 /* Memory change of a compute op: F +M_B, B -(M_B-M_W), W -M_W, BW -M_B. */
 double zb_op_memory_delta(const struct zb_profile *p, enum zb_op_kind k);
 
-/* "F stage 3 mb 7", "SEND_B stage 2 mb 0 to 1", "STEP" into buf. */
+/* "F stage 3 mb 7", "SEND_B stage 2 mb 0 to 1", "UNSHARD stage 3",
+ * "STEP" into buf. */
 const char *zb_op_describe(const struct zb_op *op, char *buf, int size);
 
 #endif
