@@ -18,15 +18,6 @@ struct dp_row {
     bool fits;
 };
 
-static double max_total_memory(const struct zb_schedule *s)
-{
-    double m = 0;
-
-    for (int r = 0; r < s->profile.pp; r++)
-        m = fmax(m, s->predicted.ranks[r].total_memory);
-    return m;
-}
-
 /* Generate g under prof and measure it, as placed and W-grouped. */
 static int measure(const struct zb_generator *g, const struct zb_profile *prof,
                    const struct zb_options *opt, struct dp_row *row,
@@ -45,7 +36,7 @@ static int measure(const struct zb_generator *g, const struct zb_profile *prof,
         row->step_grouped = s.predicted.step_time;
         /* Grouping frees gradient buffers in another order: the memory
          * reported is the schedule's as grouped, what a user would run. */
-        row->memory = max_total_memory(&s);
+        row->memory = report_max_total_memory(&s);
     }
     zb_schedule_release(&s);
     return rc;

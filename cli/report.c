@@ -8,6 +8,15 @@ double report_max_peak(const struct zb_schedule *s)
     return zb_measures_max_peak(&s->predicted, s->profile.pp);
 }
 
+double report_max_total_memory(const struct zb_schedule *s)
+{
+    double peak = 0;
+
+    for (int r = 0; r < s->profile.pp; r++)
+        peak = fmax(peak, s->predicted.ranks[r].total_memory);
+    return peak;
+}
+
 double report_gap(const struct zb_measures *m)
 {
     return m->lower_bound > 0 ? m->cost / m->lower_bound - 1 : 0;
@@ -19,8 +28,13 @@ void report_summary(FILE *out, const struct zb_schedule *s)
     double gap = report_gap(m);
 
     fprintf(out, "%s: cost %.6g, bubble_ratio %.4f, makespan %.6g, peak "
-            "memory %.6g, lower bound %.6g (", s->name, m->cost,
-            m->bubble_ratio, m->makespan, report_max_peak(s), m->lower_bound);
+            "memory %.6g, ", s->name, m->cost, m->bubble_ratio, m->makespan,
+            report_max_peak(s));
+    if (zb_dp_active(&s->profile))
+        fprintf(out, "step time %.6g and memory %.6g with dp %d zero %d, ",
+                m->step_time, report_max_total_memory(s),
+                s->profile.dp.degree, s->profile.dp.zero);
+    fprintf(out, "lower bound %.6g (", m->lower_bound);
     if (gap < 1e-9)
         fprintf(out, "optimal)");
     else
@@ -31,6 +45,7 @@ void report_measures(FILE *out, const struct zb_schedule *s)
 {
     const struct zb_profile *p = &s->profile;
     const struct zb_measures *m = &s->predicted;
+    bool dp = zb_dp_active(p);
 
     fprintf(out, "schedule %s: pp %d, vpp %d, %d microbatches, placement "
             "%s\n", s->name, p->pp, p->vpp, p->microbatches,
@@ -41,12 +56,20 @@ void report_measures(FILE *out, const struct zb_schedule *s)
     fprintf(out, "lower_bound %.6g  gap %.2f%%  makespan_lower_bound %.6g  "
             "fits_memory %s\n", m->lower_bound, 100 * report_gap(m),
             m->makespan_bound, m->fits_memory ? "yes" : "no");
-    fprintf(out, "%4s %12s %12s %12s %12s\n", "rank", "busy", "span",
-            "peak_memory", "limit");
-    for (int r = 0; r < p->pp; r++)
-        fprintf(out, "%4d %12.6g %12.6g %12.6g %12.6g\n", r,
+    if (dp)
+        fprintf(out, "step_time %.6g  dp %d  zero %d (collectives "
+                "included; total_memory adds model state)\n", m->step_time,
+                p->dp.degree, p->dp.zero);
+    fprintf(out, "%4s %12s %12s %12s %12s%s\n", "rank", "busy", "span",
+            "peak_memory", "limit", dp ? "  total_memory" : "");
+    for (int r = 0; r < p->pp; r++) {
+        fprintf(out, "%4d %12.6g %12.6g %12.6g %12.6g", r,
                 m->ranks[r].busy, m->ranks[r].span, m->ranks[r].peak_memory,
                 p->mem_limit[r]);
+        if (dp)
+            fprintf(out, " %13.6g", m->ranks[r].total_memory);
+        fputc('\n', out);
+    }
 }
 
 /* "key": number, through the one JSON spelling (json.h). */
@@ -59,6 +82,7 @@ static void put_num(FILE *out, const char *sep, const char *key, double v)
 void report_measures_json(FILE *out, const struct zb_schedule *s)
 {
     const struct zb_measures *m = &s->predicted;
+    bool dp = zb_dp_active(&s->profile);
 
     fputs("{\"schedule\": ", out);
     zb_json_fput_str(out, s->name);
@@ -70,12 +94,16 @@ void report_measures_json(FILE *out, const struct zb_schedule *s)
     put_num(out, ", ", "gap", report_gap(m));
     put_num(out, ", ", "makespan_lower_bound", m->makespan_bound);
     put_num(out, ", ", "peak_memory", report_max_peak(s));
-    fprintf(out, ", \"fits_memory\": %s, \"ranks\": [",
-            m->fits_memory ? "true" : "false");
+    fprintf(out, ", \"fits_memory\": %s", m->fits_memory ? "true" : "false");
+    if (dp)
+        put_num(out, ", ", "step_time", m->step_time);
+    fputs(", \"ranks\": [", out);
     for (int r = 0; r < s->profile.pp; r++) {
         put_num(out, r ? ", {" : "{", "busy", m->ranks[r].busy);
         put_num(out, ", ", "span", m->ranks[r].span);
         put_num(out, ", ", "peak_memory", m->ranks[r].peak_memory);
+        if (dp)
+            put_num(out, ", ", "total_memory", m->ranks[r].total_memory);
         fputc('}', out);
     }
     fprintf(out, "]}\n");

@@ -9,6 +9,9 @@
 /* Largest peak memory over ranks. */
 double report_max_peak(const struct zb_schedule *s);
 
+/* Largest total_memory over ranks (data parallelism; else 0). */
+double report_max_total_memory(const struct zb_schedule *s);
+
 /* cost / lower_bound - 1 (0 when the bound is 0). */
 double report_gap(const struct zb_measures *m);
 

@@ -130,7 +130,9 @@ static void format_compute_comms(const struct zb_schedule *s,
 
         for (int i = 0; i < l->n; i++) {
             const struct zb_op *op = &l->ops[i];
-            if (op->kind == ZB_OP_STEP)
+            /* The writer places PyTorch's own REDUCE_GRAD below; our
+             * data-parallel collectives (zero.h) have no cell of theirs. */
+            if (op->kind == ZB_OP_STEP || zb_op_is_collective(op->kind))
                 continue;
             if (cells++)
                 sb_addf(sb, ",");
