@@ -132,19 +132,13 @@ int zb_dp_build(const struct zb_dp_draft *d, int nstages, struct zb_dp *out,
                       &params, err)) < 0)
         return rc;
     /* Given times stay NAN when absent: the bytes model applies. */
-    dp.all_reduce = d->all_reduce;
-    dp.reduce_scatter = d->reduce_scatter;
-    dp.all_gather = d->all_gather;
-    if ((!isnan(dp.all_reduce) &&
-         (rc = get_num(dp.all_reduce, 0, false, false,
-                       "data_parallel.all_reduce", &dp.all_reduce, err)) < 0) ||
-        (!isnan(dp.reduce_scatter) &&
-         (rc = get_num(dp.reduce_scatter, 0, false, false,
-                       "data_parallel.reduce_scatter", &dp.reduce_scatter,
-                       err)) < 0) ||
-        (!isnan(dp.all_gather) &&
-         (rc = get_num(dp.all_gather, 0, false, false,
-                       "data_parallel.all_gather", &dp.all_gather, err)) < 0))
+    if ((rc = get_num(d->all_reduce, NAN, false, false,
+                      "data_parallel.all_reduce", &dp.all_reduce, err)) < 0 ||
+        (rc = get_num(d->reduce_scatter, NAN, false, false,
+                      "data_parallel.reduce_scatter", &dp.reduce_scatter,
+                      err)) < 0 ||
+        (rc = get_num(d->all_gather, NAN, false, false,
+                      "data_parallel.all_gather", &dp.all_gather, err)) < 0)
         return rc;
     if (dp.zero > 0 && dp.degree < 2)
         return zb_error_set(err, ZB_EINVAL, "zero %d needs dp >= 2, got dp "

@@ -102,11 +102,12 @@ int zb_validate_collectives(const struct zb_schedule *s,
 {
     const struct zb_profile *p = &s->profile;
     int nstages = zb_profile_stages(p);
-    struct where *w = zb_xmalloc((size_t)nstages * sizeof(*w));
+    struct where *w;
     int rc = 0;
 
     if (!zb_dp_active(p))   /* check_shape() rejects any collective */
         return 0;
+    w = zb_xmalloc((size_t)nstages * sizeof(*w));
     for (int r = 0; r < p->pp && !rc; r++) {
         for (int st = 0; st < nstages; st++)
             w[st] = (struct where){ -1, -1, -1, -1, -1, -1 };

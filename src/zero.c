@@ -94,7 +94,7 @@ int zb_zero_place(struct zb_schedule *s, struct zb_error *err)
     return zb_sim_run(s, err);
 }
 
-/* ---- The W post-pass ---------------------------------------------------- */
+/* ---- The W post-pass ----------------------------------------------------- */
 
 /* Index where rank r's trailing W ops begin (STEP is last). */
 static int tail_start(const struct zb_op_list *l)
@@ -230,7 +230,7 @@ out:
     return rc;
 }
 
-/* ---- Measures -------------------------------------------------------------- */
+/* ---- Measures ----------------------------------------------------------- */
 
 /* Peak over rank r's list of activations plus model state. */
 static double rank_memory(const struct zb_schedule *s, int r, bool *seen_w)
