@@ -85,8 +85,9 @@ void zb_profile_draft_warn(struct zb_profile_draft *d, const char *fmt, ...)
 
 /* Apply a command-line override: name is the flag without dashes
  * ("pp", "vpp", "mb", "f", "b", "w", "comm", "m-b", "m-w", "mem-limit",
- * "placement", and dp.h's data-parallel flags), value its text. Returns ZB_EINVAL naming the flag on a
- * value that is not a number (or not "Np" for mem-limit). */
+ * "placement", and dp.h's data-parallel flags), value its text. Returns
+ * ZB_EINVAL naming the flag on a value that is not a number (or not "Np"
+ * for mem-limit). */
 int zb_profile_draft_set(struct zb_profile_draft *d, const char *name,
                          const char *value, struct zb_error *err);
 
