@@ -159,9 +159,9 @@ Test(zero, grouping_trailing_w_keeps_cost_and_shortens_the_step)
     assert_near(s.predicted.cost, cost, "cost %g -> %g", cost,
                 s.predicted.cost);
     cr_assert_leq(s.predicted.step_time, step + 1e-9);
-    /* Here it helps: as placed, a rank ran both chunks' reduces after
-     * its last W (50 + 2 x 3.06); grouped, one reduce (3.06) follows the
-     * last pass (51). */
+    /* Here it helps: as placed, rank 3's chunks finish their W at 50 and
+     * 51 and their reduces queue on its stream (50 + 2 x 3.06); grouped,
+     * one reduce (3.06) follows the last pass (51). */
     assert_near(step, 56.12, "as placed: %.17g", step);
     assert_near(s.predicted.makespan, 51, "makespan");
     assert_near(s.predicted.step_time, 51 + 3.06, "grouped: %.17g",
