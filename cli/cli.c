@@ -84,6 +84,13 @@ const struct cli_opt cli_profile_opts[] = {
     { "mem-limit", 0, "M|Np", "per-rank memory limit in M_B's unit, or Np: "
                               "N\ntimes 1F1B's activation peak (p times a "
                               "rank's M_B)" },
+    { "dp", 0, "D", "data-parallel replicas of each rank (1: none;\n"
+                    "docs/zero.md)" },
+    { "zero", 0, "0-3", "ZeRO stage with dp >= 2 (0)" },
+    { "params", 0, "N", "parameters of every stage (dp >= 2)" },
+    { "bandwidth", 0, "BYTES/T", "collective link bandwidth (unlimited)" },
+    { "latency", 0, "T", "collective latency per ring step (0)" },
+    { "prefetch", 0, "N", "ZeRO-3: UNSHARD N passes ahead (1)" },
     { NULL, 0, NULL, NULL },
 };
 

@@ -6,13 +6,15 @@
  * names no shape runs zb-v and the interleaved families in their own.
  * --json prints one object per line for scripts and CI. --mem-sweep
  * A:B:STEP prints the frontier of best cost and bound against the memory
- * limit instead. */
+ * limit instead. A profile with data parallelism (dp >= 2) gets the PP x
+ * ZeRO table of compare_dp.c. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 #include "commands.h"
+#include "compare_dp.h"
 #include "report.h"
 #include "zbsched/generator.h"
 #include "zbsched/xalloc.h"
@@ -275,6 +277,26 @@ static int mem_sweep(struct zb_profile *prof, const char *spec,
     return CLI_OK;
 }
 
+/* The table the options ask for: a memory sweep, PP x ZeRO rows with
+ * data parallelism, else every family side by side. A sweep sets prof's
+ * limits. */
+static int dispatch(const struct cli_args *a,
+                    const struct zb_profile_draft *d,
+                    struct zb_profile *prof, const struct zb_options *opt)
+{
+    bool dp = zb_dp_active(prof), json = cli_has(a, "json");
+
+    if (cli_has(a, "zero-all") && !dp) {
+        cli_error("compare: --zero-all needs data parallelism (--dp >= 2)");
+        return CLI_USAGE;
+    }
+    if (cli_has(a, "mem-sweep"))
+        return mem_sweep(prof, cli_get(a, "mem-sweep"), opt);
+    if (dp)
+        return compare_dp(prof, opt, cli_has(a, "zero-all"), json);
+    return compare(d, prof, opt, json);
+}
+
 static int run(const struct cli_args *a)
 {
     struct zb_profile_draft d;
@@ -287,12 +309,8 @@ static int run(const struct cli_args *a)
         (rc = cli_load_draft(a, NULL, &d)) != CLI_OK)
         return rc;
     opt.progress = NULL;
-    if ((rc = cli_build_profile(&d, NULL, &prof)) == CLI_OK) {
-        if (cli_has(a, "mem-sweep"))
-            rc = mem_sweep(&prof, cli_get(a, "mem-sweep"), &opt);
-        else
-            rc = compare(&d, &prof, &opt, cli_has(a, "json"));
-    }
+    if ((rc = cli_build_profile(&d, NULL, &prof)) == CLI_OK)
+        rc = dispatch(a, &d, &prof, &opt);
     zb_profile_release(&prof);
     zb_profile_draft_release(&d);
     return rc;
@@ -304,6 +322,7 @@ static const struct cli_opt opts[] = {
       "memory limit\ninstead (e.g. 1p:2p:0.25p; at most 1000 points)" },
     { "quiet", 'q', NULL, "no progress lines (compare prints none "
                           "anyway)" },
+    { "zero-all", 0, NULL, "with --dp >= 2: rows for ZeRO 0, 1, 2 and 3" },
     { NULL, 0, NULL, NULL },
 };
 
@@ -319,5 +338,9 @@ const struct cli_command cmd_compare = {
              "\"rank\") and no --placement or --vpp, zb-v,\ninterleaved "
              "and interleaved-zb run in their own shape on the same "
              "model.\nx1f1b: peak memory over 1F1B's activation peak "
-             "(1p).\n",
+             "(1p).\n"
+             "With --dp >= 2: one row per family and ZeRO stage "
+             "(step time,\nthe same after grouping each rank's "
+             "trailing W by stage, memory\nwith model state; no ilp "
+             "row; docs/zero.md).\n",
 };

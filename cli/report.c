@@ -14,14 +14,25 @@ double report_peak_vs_1f1b(const struct zb_schedule *s)
     return report_max_peak(s) / zb_profile_1f1b_peak(&s->profile);
 }
 
-/* Each F allocates M_B and nothing is allocated twice, so no schedule
- * holds more than all m microbatches' activations: m/p times 1F1B's. */
+/* Each F allocates M_B and a B at most M_W - M_B more, nothing twice, so
+ * no schedule holds more than all m microbatches' activations: m/p times
+ * 1F1B's, times M_W/M_B where that is above 1. */
 void report_no_limit(FILE *out, const char *who, const struct zb_profile *p)
 {
+    double most = (double)p->microbatches / p->pp * fmax(1, p->m_w / p->m_b);
+
     fprintf(out, "zbsched: no --mem-limit: %s may use up to %.3gx 1F1B's "
             "memory (all %d microbatches in flight); --mem-limit 1p keeps "
-            "it to 1F1B's\n", who,
-            (double)p->microbatches / p->pp, p->microbatches);
+            "it to 1F1B's\n", who, most, p->microbatches);
+}
+
+double report_max_total_memory(const struct zb_schedule *s)
+{
+    double peak = 0;
+
+    for (int r = 0; r < s->profile.pp; r++)
+        peak = fmax(peak, s->predicted.ranks[r].total_memory);
+    return peak;
 }
 
 double report_gap(const struct zb_measures *m)
@@ -35,9 +46,13 @@ void report_summary(FILE *out, const struct zb_schedule *s)
     double gap = report_gap(m);
 
     fprintf(out, "%s: cost %.6g, bubble_ratio %.4f, makespan %.6g, peak "
-            "memory %.6g = %.2fx 1F1B, lower bound %.6g (", s->name,
-            m->cost, m->bubble_ratio, m->makespan, report_max_peak(s),
-            report_peak_vs_1f1b(s), m->lower_bound);
+            "memory %.6g = %.2fx 1F1B, ", s->name, m->cost, m->bubble_ratio,
+            m->makespan, report_max_peak(s), report_peak_vs_1f1b(s));
+    if (zb_dp_active(&s->profile))
+        fprintf(out, "step time %.6g and memory %.6g with dp %d zero %d, ",
+                m->step_time, report_max_total_memory(s),
+                s->profile.dp.degree, s->profile.dp.zero);
+    fprintf(out, "lower bound %.6g (", m->lower_bound);
     if (gap < 1e-9)
         fprintf(out, "optimal)");
     else
@@ -48,6 +63,7 @@ void report_measures(FILE *out, const struct zb_schedule *s)
 {
     const struct zb_profile *p = &s->profile;
     const struct zb_measures *m = &s->predicted;
+    bool dp = zb_dp_active(p);
 
     fprintf(out, "schedule %s: pp %d, vpp %d, %d microbatches, placement "
             "%s\n", s->name, p->pp, p->vpp, p->microbatches,
@@ -58,12 +74,20 @@ void report_measures(FILE *out, const struct zb_schedule *s)
     fprintf(out, "lower_bound %.6g  gap %.2f%%  makespan_lower_bound %.6g  "
             "fits_memory %s\n", m->lower_bound, 100 * report_gap(m),
             m->makespan_bound, m->fits_memory ? "yes" : "no");
-    fprintf(out, "%4s %12s %12s %12s %12s\n", "rank", "busy", "span",
-            "peak_memory", "limit");
-    for (int r = 0; r < p->pp; r++)
-        fprintf(out, "%4d %12.6g %12.6g %12.6g %12.6g\n", r,
+    if (dp)
+        fprintf(out, "step_time %.6g  dp %d  zero %d (collectives "
+                "included; total_memory adds model state)\n", m->step_time,
+                p->dp.degree, p->dp.zero);
+    fprintf(out, "%4s %12s %12s %12s %12s%s\n", "rank", "busy", "span",
+            "peak_memory", "limit", dp ? "  total_memory" : "");
+    for (int r = 0; r < p->pp; r++) {
+        fprintf(out, "%4d %12.6g %12.6g %12.6g %12.6g", r,
                 m->ranks[r].busy, m->ranks[r].span, m->ranks[r].peak_memory,
                 p->mem_limit[r]);
+        if (dp)
+            fprintf(out, " %13.6g", m->ranks[r].total_memory);
+        fputc('\n', out);
+    }
 }
 
 /* Numbers put_num() wrote as null since the last report: JSON has no
@@ -81,6 +105,7 @@ static void put_num(FILE *out, const char *sep, const char *key, double v)
 void report_measures_json(FILE *out, const struct zb_schedule *s)
 {
     const struct zb_measures *m = &s->predicted;
+    bool dp = zb_dp_active(&s->profile);
 
     fputs("{\"schedule\": ", out);
     zb_json_fput_str(out, s->name);
@@ -95,12 +120,16 @@ void report_measures_json(FILE *out, const struct zb_schedule *s)
     put_num(out, ", ", "makespan_lower_bound", m->makespan_bound);
     put_num(out, ", ", "peak_memory", report_max_peak(s));
     put_num(out, ", ", "peak_vs_1f1b", report_peak_vs_1f1b(s));
-    fprintf(out, ", \"fits_memory\": %s, \"ranks\": [",
-            m->fits_memory ? "true" : "false");
+    fprintf(out, ", \"fits_memory\": %s", m->fits_memory ? "true" : "false");
+    if (dp)
+        put_num(out, ", ", "step_time", m->step_time);
+    fputs(", \"ranks\": [", out);
     for (int r = 0; r < s->profile.pp; r++) {
         put_num(out, r ? ", {" : "{", "busy", m->ranks[r].busy);
         put_num(out, ", ", "span", m->ranks[r].span);
         put_num(out, ", ", "peak_memory", m->ranks[r].peak_memory);
+        if (dp)
+            put_num(out, ", ", "total_memory", m->ranks[r].total_memory);
         fputc('}', out);
     }
     fprintf(out, "]}\n");

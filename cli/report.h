@@ -17,6 +17,9 @@ double report_peak_vs_1f1b(const struct zb_schedule *s);
  * line, newline-terminated): every microbatch in flight at worst. */
 void report_no_limit(FILE *out, const char *who, const struct zb_profile *p);
 
+/* Largest total_memory over ranks (data parallelism; else 0). */
+double report_max_total_memory(const struct zb_schedule *s);
+
 /* cost / lower_bound - 1 (0 when the bound is 0). */
 double report_gap(const struct zb_measures *m);
 

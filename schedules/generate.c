@@ -1,10 +1,12 @@
 /* generate.c - the one pipeline every generator's output goes through:
- * generate (compute order) -> simulate -> lower -> validate; and the
- * shape (placement, vpp) a family's profile is built in. */
+ * generate (compute order) -> simulate -> lower -> place the data-parallel
+ * collectives (re-simulated) -> validate; and the shape (placement, vpp) a
+ * family's profile is built in. */
 #include "zbsched/generator.h"
 #include "zbsched/lower.h"
 #include "zbsched/sim.h"
 #include "zbsched/validate.h"
+#include "zbsched/zero.h"
 
 /* The one wording of a shape g cannot serve, for a profile's values and
  * for the ones a user set (vpp is a double there: not yet checked). */
@@ -103,7 +105,9 @@ int zb_generator_run(const struct zb_generator *g,
     /* The simulation orders the compute ops in time for lowering; lowering
      * keeps those ops, their times and the measures as they are (comm ops
      * take no compute time), so there is nothing to re-time. */
-    if ((rc = zb_sim_run(out, err)) < 0 || (rc = zb_lower_run(out, err)) < 0)
+    if ((rc = zb_sim_run(out, err)) < 0 ||
+        (rc = zb_lower_run(out, err)) < 0 ||
+        (rc = zb_zero_place(out, err)) < 0)
         goto internal;
     join_solver_bound(out, opt);
     /* Whether a fixed family fits the limit is a property of the choice,

@@ -223,6 +223,85 @@ static int p_memory(const cJSON *it, struct zb_profile_draft *d,
     return parse_object(it, "memory", rules, d, err);
 }
 
+/* ---- Data parallelism (dp.h): "dp", "zero", "data_parallel" ------------ */
+
+static int want_double(const cJSON *item, const char *path, double *out,
+                       struct zb_error *err)
+{
+    if (!cJSON_IsNumber(item))
+        return zb_error_set(err, ZB_EPARSE, "%s must be a number", path);
+    *out = item->valuedouble;
+    return 0;
+}
+
+#define DP_FIELD(fn, path, field)                                           \
+    static int fn(const cJSON *it, struct zb_profile_draft *d,              \
+                  struct zb_error *err)                                     \
+    {                                                                       \
+        return want_double(it, path, &d->dp.field, err);                    \
+    }
+
+DP_FIELD(p_dp, "dp", degree)
+DP_FIELD(p_zero, "zero", zero)
+DP_FIELD(p_dp_bw, "data_parallel.bandwidth", bandwidth)
+DP_FIELD(p_dp_lat, "data_parallel.latency", latency)
+DP_FIELD(p_dp_unit, "data_parallel.bytes_per_unit", unit_bytes)
+DP_FIELD(p_dp_pre, "data_parallel.prefetch", prefetch)
+DP_FIELD(p_dp_ar, "data_parallel.all_reduce", all_reduce)
+DP_FIELD(p_dp_rs, "data_parallel.reduce_scatter", reduce_scatter)
+DP_FIELD(p_dp_ag, "data_parallel.all_gather", all_gather)
+DP_FIELD(p_dp_bw8, "data_parallel.bytes.weights", bytes_weight)
+DP_FIELD(p_dp_bg8, "data_parallel.bytes.grads", bytes_grad)
+DP_FIELD(p_dp_bo8, "data_parallel.bytes.optimizer", bytes_optim)
+
+/* One number for every stage, or an array of pp*vpp. */
+static int p_dp_params(const cJSON *it, struct zb_profile_draft *d,
+                       struct zb_error *err)
+{
+    const cJSON *x;
+    int i = 0;
+
+    if (cJSON_IsNumber(it))
+        return want_double(it, "data_parallel.params", &d->dp.params, err);
+    if (!cJSON_IsArray(it))
+        return zb_error_set(err, ZB_EPARSE, "data_parallel.params must be a "
+                            "number or an array");
+    free(d->dp.params_list);
+    d->dp.n_params = cJSON_GetArraySize(it);
+    d->dp.params_list = zb_xcalloc((size_t)d->dp.n_params + 1,
+                                   sizeof(double));
+    cJSON_ArrayForEach(x, it) {
+        char path[48];
+        snprintf(path, sizeof(path), "data_parallel.params[%d]", i);
+        if (want_double(x, path, &d->dp.params_list[i++], err) < 0)
+            return ZB_EPARSE;
+    }
+    return 0;
+}
+
+static int p_dp_bytes(const cJSON *it, struct zb_profile_draft *d,
+                      struct zb_error *err)
+{
+    static const struct key_rule rules[] = {
+        { "weights", p_dp_bw8 }, { "grads", p_dp_bg8 },
+        { "optimizer", p_dp_bo8 }, { NULL, NULL },
+    };
+    return parse_object(it, "data_parallel.bytes", rules, d, err);
+}
+
+static int p_data_parallel(const cJSON *it, struct zb_profile_draft *d,
+                           struct zb_error *err)
+{
+    static const struct key_rule rules[] = {
+        { "params", p_dp_params }, { "bandwidth", p_dp_bw },
+        { "latency", p_dp_lat }, { "bytes_per_unit", p_dp_unit },
+        { "prefetch", p_dp_pre }, { "bytes", p_dp_bytes },
+        { "all_reduce", p_dp_ar }, { "reduce_scatter", p_dp_rs },
+        { "all_gather", p_dp_ag }, { NULL, NULL },
+    };
+    return parse_object(it, "data_parallel", rules, d, err);
+}
+
 static const struct key_rule profile_rules[] = {
     { "pp", p_pp },
     { "vpp", p_vpp },
@@ -232,6 +311,9 @@ static const struct key_rule profile_rules[] = {
     { "time", p_time },
     { "stages", p_stages },
     { "memory", p_memory },
+    { "dp", p_dp },
+    { "zero", p_zero },
+    { "data_parallel", p_data_parallel },
     { NULL, NULL },
 };
 
@@ -267,7 +349,14 @@ static int parse_op(const cJSON *o, int r, int i, struct zb_op *op,
                             r, i, kind->valuestring);
     if (op->kind == ZB_OP_STEP)
         return 0;
-    if (json_get_int(o, "stage", &op->stage) < 0 || json_get_int(o, "mb", &op->mb) < 0)
+    if (zb_op_is_collective(op->kind)) {
+        /* A collective names a stage, not a microbatch. */
+        if (json_get_int(o, "stage", &op->stage) < 0)
+            return zb_error_set(err, ZB_EPARSE, "rank %d op %d (%s): "
+                                "\"stage\" must be an integer", r, i,
+                                kind->valuestring);
+    } else if (json_get_int(o, "stage", &op->stage) < 0 ||
+               json_get_int(o, "mb", &op->mb) < 0)
         return zb_error_set(err, ZB_EPARSE,
                             "rank %d op %d (%s): \"stage\" and \"mb\" must be "
                             "integers", r, i, kind->valuestring);
@@ -422,6 +511,60 @@ static void add_key_num(struct strbuf *sb, const char *key, double v)
     sb_add_num(sb, v);
 }
 
+/* ",\n  "dp": 4, "zero": 2, "data_parallel": {...}" (dp >= 2 only, so
+ * profiles without data parallelism are written as before). */
+static void add_dp(struct strbuf *sb, const struct zb_profile *p,
+                   const char *indent)
+{
+    const struct zb_dp *dp = &p->dp;
+    const int n = zb_profile_stages(p);
+    bool same = true;
+
+    for (int s = 1; s < n; s++)
+        if (dp->params[s] != dp->params[0])
+            same = false;
+    sb_addf(sb, ",\n%s  \"dp\": %d, \"zero\": %d,\n%s  \"data_parallel\": "
+            "{\"params\": ", indent, dp->degree, dp->zero, indent);
+    if (same) {
+        sb_add_num(sb, dp->params[0]);
+    } else {
+        sb_addf(sb, "[");
+        for (int s = 0; s < n; s++) {
+            sb_addf(sb, s ? ", " : "");
+            sb_add_num(sb, dp->params[s]);
+        }
+        sb_addf(sb, "]");
+    }
+    if (isfinite(dp->bandwidth)) {
+        sb_addf(sb, ", ");
+        add_key_num(sb, "bandwidth", dp->bandwidth);
+    }
+    sb_addf(sb, ", ");
+    add_key_num(sb, "latency", dp->latency);
+    sb_addf(sb, ",\n%s    ", indent);
+    add_key_num(sb, "bytes_per_unit", dp->unit_bytes);
+    sb_addf(sb, ", \"prefetch\": %d, \"bytes\": {", dp->prefetch);
+    add_key_num(sb, "weights", dp->bytes_weight);
+    sb_addf(sb, ", ");
+    add_key_num(sb, "grads", dp->bytes_grad);
+    sb_addf(sb, ", ");
+    add_key_num(sb, "optimizer", dp->bytes_optim);
+    sb_addf(sb, "}");
+    if (!isnan(dp->all_reduce)) {
+        sb_addf(sb, ", ");
+        add_key_num(sb, "all_reduce", dp->all_reduce);
+    }
+    if (!isnan(dp->reduce_scatter)) {
+        sb_addf(sb, ", ");
+        add_key_num(sb, "reduce_scatter", dp->reduce_scatter);
+    }
+    if (!isnan(dp->all_gather)) {
+        sb_addf(sb, ", ");
+        add_key_num(sb, "all_gather", dp->all_gather);
+    }
+    sb_addf(sb, "}");
+}
+
 static void add_profile(struct strbuf *sb, const struct zb_profile *p,
                         const char *indent)
 {
@@ -483,7 +626,10 @@ static void add_profile(struct strbuf *sb, const struct zb_profile *p,
             sb_addf(sb, "]");
         }
     }
-    sb_addf(sb, "}\n%s}", indent);
+    sb_addf(sb, "}");
+    if (zb_dp_active(p))
+        add_dp(sb, p, indent);
+    sb_addf(sb, "\n%s}", indent);
 }
 
 char *zb_json_format_profile(const struct zb_profile *p)
@@ -514,8 +660,13 @@ static void add_predicted(struct strbuf *sb, const struct zb_schedule *s)
                                ? m->cost / m->lower_bound - 1 : 0);
     sb_addf(sb, ", ");
     add_key_num(sb, "makespan_lower_bound", m->makespan_bound);
-    sb_addf(sb, ", \"fits_memory\": %s,\n    \"ranks\": [",
-            m->fits_memory ? "true" : "false");
+    sb_addf(sb, ", \"fits_memory\": %s,", m->fits_memory ? "true" : "false");
+    if (zb_dp_active(&s->profile)) {
+        sb_addf(sb, " ");
+        add_key_num(sb, "step_time", m->step_time);
+        sb_addf(sb, ",");
+    }
+    sb_addf(sb, "\n    \"ranks\": [");
     for (int r = 0; r < s->profile.pp; r++) {
         sb_addf(sb, "%s\n      {", r ? "," : "");
         add_key_num(sb, "busy", m->ranks[r].busy);
@@ -523,6 +674,10 @@ static void add_predicted(struct strbuf *sb, const struct zb_schedule *s)
         add_key_num(sb, "span", m->ranks[r].span);
         sb_addf(sb, ", ");
         add_key_num(sb, "peak_memory", m->ranks[r].peak_memory);
+        if (zb_dp_active(&s->profile)) {
+            sb_addf(sb, ", ");
+            add_key_num(sb, "total_memory", m->ranks[r].total_memory);
+        }
         sb_addf(sb, "}");
     }
     sb_addf(sb, "\n    ]\n  },\n");
@@ -536,7 +691,9 @@ static void add_op(struct strbuf *sb, const struct zb_schedule *s,
         if (s->post_validation)
             sb_addf(sb, ", \"post_validation\": true");
     } else {
-        sb_addf(sb, ", \"stage\": %d, \"mb\": %d", op->stage, op->mb);
+        sb_addf(sb, ", \"stage\": %d", op->stage);
+        if (!zb_op_is_collective(op->kind))
+            sb_addf(sb, ", \"mb\": %d", op->mb);
         if (op->kind == ZB_OP_FB)
             sb_addf(sb, ", \"b_stage\": %d, \"b_mb\": %d", op->b_stage,
                     op->b_mb);

@@ -29,7 +29,7 @@ void zb_measures_from_times(const struct zb_profile *p,
                             const struct zb_op_list *ranks,
                             struct zb_measures *ms)
 {
-    ms->lower_bound = ms->makespan_bound = 0;
+    ms->lower_bound = ms->makespan_bound = ms->step_time = 0;
     ms->fits_memory = true;
     for (int r = 0; r < p->pp; r++) {
         struct zb_rank_measures *rm = &ms->ranks[r];

@@ -11,7 +11,8 @@ static const char *const kind_names[ZB_OP_KIND_COUNT] = {
     [ZB_OP_FB] = "FB",
     [ZB_OP_SEND_F] = "SEND_F", [ZB_OP_RECV_F] = "RECV_F",
     [ZB_OP_SEND_B] = "SEND_B", [ZB_OP_RECV_B] = "RECV_B",
-    [ZB_OP_STEP] = "STEP",
+    [ZB_OP_STEP] = "STEP",         [ZB_OP_REDUCE_GRAD] = "REDUCE_GRAD",
+    [ZB_OP_UNSHARD] = "UNSHARD",   [ZB_OP_RESHARD] = "RESHARD",
 };
 
 void zb_op_list_push(struct zb_op_list *l, const struct zb_op *op)
@@ -59,6 +60,11 @@ bool zb_op_is_comm(enum zb_op_kind k)
     return k >= ZB_OP_SEND_F && k <= ZB_OP_RECV_B;
 }
 
+bool zb_op_is_collective(enum zb_op_kind k)
+{
+    return k >= ZB_OP_REDUCE_GRAD && k <= ZB_OP_RESHARD;
+}
+
 double zb_op_duration(const struct zb_profile *p, const struct zb_op *op)
 {
     const struct zb_stage_times *t = &p->stage[op->stage];
@@ -90,6 +96,9 @@ const char *zb_op_describe(const struct zb_op *op, char *buf, int size)
 {
     if (op->kind == ZB_OP_STEP)
         snprintf(buf, (size_t)size, "STEP");
+    else if (zb_op_is_collective(op->kind))
+        snprintf(buf, (size_t)size, "%s stage %d",
+                 zb_op_kind_name(op->kind), op->stage);
     else if (zb_op_is_comm(op->kind))
         snprintf(buf, (size_t)size, "%s stage %d mb %d %s %d",
                  zb_op_kind_name(op->kind), op->stage, op->mb,

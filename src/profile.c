@@ -22,6 +22,7 @@ void zb_profile_draft_init(struct zb_profile_draft *d)
 {
     memset(d, 0, sizeof(*d));
     d->limit_kind = ZB_LIMIT_NONE;
+    zb_dp_draft_init(&d->dp);
 }
 
 void zb_profile_draft_release(struct zb_profile_draft *d)
@@ -30,6 +31,7 @@ void zb_profile_draft_release(struct zb_profile_draft *d)
         return;
     free(d->stages);
     free(d->limits);
+    zb_dp_draft_release(&d->dp);
     d->stages = NULL;
     d->limits = NULL;
 }
@@ -138,6 +140,8 @@ int zb_profile_draft_set(struct zb_profile_draft *d, const char *name,
             d->flag_times[i - 3] = true;
         return 0;
     }
+    if (zb_dp_is_flag(name))
+        return zb_dp_draft_set(&d->dp, name, value, err);
     return zb_error_set(err, ZB_EINVAL, "unknown profile flag '--%s'", name);
 bad:
     return zb_error_set(err, ZB_EINVAL, "--%s: '%s' is not a number%s",
@@ -339,7 +343,8 @@ int zb_profile_build(const struct zb_profile_draft *d, struct zb_profile *out,
         goto fail;
     }
     if ((rc = build_times(d, &p, err)) < 0 ||
-        (rc = build_memory(d, &p, err)) < 0)
+        (rc = build_memory(d, &p, err)) < 0 ||
+        (rc = zb_dp_build(&d->dp, zb_profile_stages(&p), &p.dp, err)) < 0)
         goto fail;
     *out = p;
     return 0;
@@ -354,6 +359,7 @@ void zb_profile_release(struct zb_profile *p)
         return;
     free(p->stage);
     free(p->mem_limit);
+    zb_dp_release(&p->dp);
     p->stage = NULL;
     p->mem_limit = NULL;
 }
@@ -367,6 +373,7 @@ int zb_profile_copy(struct zb_profile *dst, const struct zb_profile *src)
     memcpy(dst->stage, src->stage, ns * sizeof(*dst->stage));
     dst->mem_limit = zb_xmalloc((size_t)src->pp * sizeof(double));
     memcpy(dst->mem_limit, src->mem_limit, (size_t)src->pp * sizeof(double));
+    zb_dp_copy(&dst->dp, &src->dp, (int)ns);
     return 0;
 }
 

@@ -7,7 +7,13 @@
  * rank). A min-heap of ranks keyed by the ready time of their next op pops
  * ops in nondecreasing start time, so the pop count (`seq`) is a
  * topological order of the whole schedule that follows time; lowering uses
- * it. Communication is assumed to overlap compute and not to contend. */
+ * it. Communication is assumed to overlap compute and not to contend.
+ *
+ * Data-parallel collectives (dp.h) run on one collective stream per rank:
+ * in list order, each starts when the rank has reached it (the end of the
+ * compute op before it) and the stream is free; a pass of a ZeRO-3 stage
+ * waits for its UNSHARD. The collectives do not contend with the
+ * pipeline's own transfers either (docs/zero.md). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +23,7 @@
 #include "zbsched/sim.h"
 #include "zbsched/validate.h"
 #include "zbsched/xalloc.h"
+#include "zbsched/zero.h"
 
 struct heap_item {
     double t;
@@ -30,6 +37,8 @@ struct sim {
     int *pos;                 /* per rank: index of its next op */
     double *clock;            /* per rank: when it is free */
     bool *queued;
+    double *coll_free;        /* per rank: when its collective stream is */
+    double *unsharded;        /* per stage: end of its UNSHARD (or 0) */
     struct heap_item *heap;
     int heap_n;
 };
@@ -88,7 +97,18 @@ static int op_deps(const struct zb_profile *p, const struct zb_op *op,
     return n;
 }
 
-/* Skip non-compute ops; queue the rank if its next compute op can start. */
+/* Time a collective that rank r has just reached. */
+static void run_collective(struct sim *m, int r, struct zb_op *op)
+{
+    op->start = fmax(m->clock[r], m->coll_free[r]);
+    op->end = op->start + zb_dp_op_time(m->p, op->kind, op->stage);
+    m->coll_free[r] = op->end;
+    if (op->kind == ZB_OP_UNSHARD)
+        m->unsharded[op->stage] = op->end;
+}
+
+/* Skip non-compute ops (timing collectives on the way); queue the rank if
+ * its next compute op can start. */
 static void try_queue(struct sim *m, int r)
 {
     const struct zb_op_list *l = &m->s->ranks[r];
@@ -98,12 +118,17 @@ static void try_queue(struct sim *m, int r)
 
     if (m->queued[r])
         return;
-    while (m->pos[r] < l->n && !zb_op_is_compute(l->ops[m->pos[r]].kind))
+    while (m->pos[r] < l->n && !zb_op_is_compute(l->ops[m->pos[r]].kind)) {
+        if (zb_op_is_collective(l->ops[m->pos[r]].kind))
+            run_collective(m, r, &l->ops[m->pos[r]]);
         m->pos[r]++;
+    }
     if (m->pos[r] == l->n)
         return;
     const struct zb_op *op = &l->ops[m->pos[r]];
-    ready = m->clock[r];
+    ready = fmax(m->clock[r], m->unsharded[op->stage]);
+    if (op->kind == ZB_OP_FB)
+        ready = fmax(ready, m->unsharded[op->b_stage]);
     n = op_deps(m->p, op, deps);
     for (int i = 0; i < n; i++) {
         double e = m->end[zb_pass_index(m->p, deps[i].pass, deps[i].stage,
@@ -193,6 +218,8 @@ int zb_sim_run(struct zb_schedule *s, struct zb_error *err)
     m.clock = zb_xcalloc((size_t)p->pp, sizeof(double));
     m.queued = zb_xcalloc((size_t)p->pp, sizeof(bool));
     m.heap = zb_xmalloc((size_t)p->pp * sizeof(*m.heap));
+    m.coll_free = zb_xcalloc((size_t)p->pp, sizeof(double));
+    m.unsharded = zb_xcalloc((size_t)zb_profile_stages(p), sizeof(double));
 
     for (int r = 0; r < p->pp; r++)
         try_queue(&m, r);
@@ -238,11 +265,15 @@ int zb_sim_run(struct zb_schedule *s, struct zb_error *err)
         }
     zb_measures_from_times(p, s->ranks, &s->predicted);
     set_bounds(s);
+    if (zb_dp_active(p))
+        zb_zero_measure(s);
 out:
     free(m.end);
     free(m.pos);
     free(m.clock);
     free(m.queued);
     free(m.heap);
+    free(m.coll_free);
+    free(m.unsharded);
     return rc;
 }

@@ -194,7 +194,9 @@ static void format_compute_comms(const struct zb_schedule *s,
         sb_init(&row);
         for (int i = 0; i < l->n; i++) {
             const struct zb_op *op = &l->ops[i];
-            if (op->kind == ZB_OP_STEP)
+            /* The writer places PyTorch's own REDUCE_GRAD below; our
+             * data-parallel collectives (zero.h) have no cell of theirs. */
+            if (op->kind == ZB_OP_STEP || zb_op_is_collective(op->kind))
                 continue;
             if (fsdp_due && op->kind != ZB_OP_SEND_F &&
                 op->kind != ZB_OP_SEND_B) {

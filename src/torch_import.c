@@ -5,6 +5,7 @@
 #include "zbsched/sim.h"
 #include "zbsched/torch.h"
 #include "zbsched/validate.h"
+#include "zbsched/zero.h"
 
 static int check_shape(const struct zb_torch_csv *c,
                        const struct zb_profile *p, struct zb_error *err)
@@ -40,6 +41,7 @@ int zb_torch_csv_schedule(const struct zb_torch_csv *c,
      * for lowering, which keeps their times. */
     if ((rc = zb_sim_run(out, err)) < 0 ||
         (!c->comms && (rc = zb_lower_run(out, err)) < 0) ||
+        (rc = zb_zero_place(out, err)) < 0 ||
         (rc = zb_validate_order(out, err)) < 0)
         goto fail;
     return 0;

@@ -9,12 +9,14 @@
  * deadlock,
  * proved by running the lists under rendezvous semantics (a SEND and its
  * RECV complete together, each blocks until the other is reached: the
- * strictest NCCL reading, so a pass here holds for any weaker one); memory
- * within each rank's limit. */
+ * strictest NCCL reading, so a pass here holds for any weaker one); the
+ * data-parallel collectives well placed (validate_dp.c); memory within
+ * each rank's limit. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "validate_dp.h"
 #include "zbsched/pass.h"
 #include "zbsched/validate.h"
 #include "zbsched/xalloc.h"
@@ -48,10 +50,13 @@ static int check_range(const struct zb_profile *p, int r, int i,
     int n = zb_op_split(op, part);
     char desc[96];
 
+    /* A collective names a whole stage (mb -1). */
+    bool any_mb = zb_op_is_collective(op->kind);
+
     for (int k = 0; k < n; k++) {
         const struct zb_op *x = &part[k];
-        if (x->stage < 0 || x->stage >= zb_profile_stages(p) || x->mb < 0 ||
-            x->mb >= p->microbatches)
+        if (x->stage < 0 || x->stage >= zb_profile_stages(p) ||
+            (!any_mb && (x->mb < 0 || x->mb >= p->microbatches)))
             return zb_error_set(err, ZB_EILLEGAL, "rank %d op %d (%s): stage "
                                 "or microbatch out of range", r, i,
                                 DESC(op));
@@ -104,6 +109,11 @@ static int check_shape(struct val *v)
             }
             if ((rc = check_range(p, r, i, op, v->err)) < 0)
                 return rc;
+            if (zb_op_is_collective(op->kind) && !zb_dp_active(p))
+                return zb_error_set(v->err, ZB_EILLEGAL,
+                                    "rank %d op %d (%s): a collective, but "
+                                    "the profile has no data parallelism "
+                                    "(dp < 2)", r, i, DESC(op));
             if (!zb_op_is_comm(op->kind))
                 continue;
             int ps = peer_stage(op);
@@ -193,6 +203,9 @@ static int check_order(struct val *v)
 
             switch (op->kind) {
             case ZB_OP_STEP:
+            case ZB_OP_REDUCE_GRAD:     /* checked by validate_dp.c */
+            case ZB_OP_UNSHARD:
+            case ZB_OP_RESHARD:
                 break;
             case ZB_OP_RECV_F:
                 stamp[zb_pass_index(p, ZB_PASS_F, op->stage - 1, op->mb)] =
@@ -429,7 +442,8 @@ int zb_validate_order(const struct zb_schedule *s, struct zb_error *err)
 
     if ((rc = check_shape(&v)) < 0 || (rc = check_once(&v)) < 0 ||
         (rc = check_pairing(&v)) < 0 || (rc = check_order(&v)) < 0 ||
-        (rc = check_deadlock(&v)) < 0)
+        (rc = check_deadlock(&v)) < 0 ||
+        (rc = zb_validate_collectives(s, err)) < 0)
         return rc;
     return 0;
 }

@@ -56,6 +56,13 @@ static int load(struct exec *x, struct zb_error *err)
                           x->p->pp);
         goto fail;
     }
+    /* Replaying p x d ranks is issue 14's item 5, not done yet. */
+    if (zb_dp_active(x->p)) {
+        rc = zb_error_set(err, ZB_EUNSUPPORTED, "the schedule has data "
+                          "parallelism (dp %d): zbexec replays dp 1 only",
+                          x->p->dp.degree);
+        goto fail;
+    }
     if (x->opt.nan_stage >= x->nstages ||
         x->opt.nan_mb >= x->p->microbatches) {
         rc = zb_error_set(err, ZB_EINVAL, "--inject-nan %d:%d: no such "

@@ -14,6 +14,8 @@ struct zb_rank_measures {
     double peak_memory; /* peak of the running memory sum */
     double first_start; /* start of the first pass */
     double last_end;    /* end of the last pass */
+    double total_memory; /* data parallelism: peak of activations plus
+                            model state (zero.h); else 0 */
 };
 
 struct zb_measures {
@@ -24,6 +26,8 @@ struct zb_measures {
     double lower_bound;       /* proven lower bound on cost (bound.c) */
     double makespan_bound;    /* proven lower bound on makespan */
     bool fits_memory;         /* every peak within its rank's limit */
+    double step_time;         /* data parallelism: end of the last pass or
+                                 collective - first start; else 0 */
     struct zb_rank_measures *ranks;  /* pp entries */
 };
 

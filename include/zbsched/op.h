@@ -20,6 +20,11 @@ enum zb_op_kind {
     ZB_OP_SEND_B,   /* input gradient out of B at this rank's stage */
     ZB_OP_RECV_B,   /* output gradient into B at this rank's stage */
     ZB_OP_STEP,     /* optimizer step */
+    /* Data-parallel collectives (dp.h), on each rank's collective stream,
+     * naming a stage of the rank (mb -1): */
+    ZB_OP_REDUCE_GRAD, /* all-reduce or reduce-scatter of its gradients */
+    ZB_OP_UNSHARD,  /* ZeRO-3: all-gather its weights before its passes */
+    ZB_OP_RESHARD,  /* ZeRO-3: free the gathered weights after them */
     ZB_OP_KIND_COUNT
 };
 
@@ -50,6 +55,7 @@ const char *zb_op_kind_name(enum zb_op_kind k);
 int zb_op_kind_parse(const char *s, enum zb_op_kind *out);
 bool zb_op_is_compute(enum zb_op_kind k);
 bool zb_op_is_comm(enum zb_op_kind k);
+bool zb_op_is_collective(enum zb_op_kind k);
 
 /* The single-pass ops an op performs, in the order it performs them:
  * FB -> its F, then its B (times, seq and peer copied); any other op ->
@@ -65,7 +71,7 @@ double zb_op_duration(const struct zb_profile *p, const struct zb_op *op);
  * FB the sum of its halves (+M_W; its peak is after the F: split it). */
 double zb_op_memory_delta(const struct zb_profile *p, enum zb_op_kind k);
 
-/* "F stage 3 mb 7", "SEND_B stage 2 mb 0 to 1", "STEP",
+/* "F stage 3 mb 7", "SEND_B stage 2 mb 0 to 1", "UNSHARD stage 3", "STEP",
  * "FB stage 1 mb 4 + B stage 6 mb 2" into buf. */
 const char *zb_op_describe(const struct zb_op *op, char *buf, int size);
 

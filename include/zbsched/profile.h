@@ -9,6 +9,7 @@
 #define ZBSCHED_PROFILE_H
 
 #include <stdbool.h>
+#include "zbsched/dp.h"
 #include "zbsched/error.h"
 
 /* At most this many passes (3*pp*vpp*microbatches): the largest schedule
@@ -49,6 +50,7 @@ struct zb_profile {
                                         allocates */
     double m_w;                      /* part of it W releases (B the rest) */
     double *mem_limit;               /* pp entries; INFINITY = unlimited */
+    struct zb_dp dp;                 /* data parallelism (dp.h) */
 };
 
 /* ---- Draft: what the user said, before checking -------------------- */
@@ -94,6 +96,7 @@ struct zb_profile_draft {
     double *limits;                      /* ARRAY */
     int n_limits;
     char warnings[ZB_DRAFT_WARN_MAX];    /* "unknown key 'x'; ..." or "" */
+    struct zb_dp_draft dp;               /* dp, zero, data_parallel */
 };
 
 void zb_profile_draft_init(struct zb_profile_draft *d);
@@ -105,9 +108,10 @@ void zb_profile_draft_warn(struct zb_profile_draft *d, const char *fmt, ...)
 
 /* Apply a command-line override: name is the flag without dashes
  * ("pp", "vpp", "mb", "f", "b", "w", "fb", "comm", "m-b", "m-w",
- * "mem-limit", "placement", "per"), value its text. Returns ZB_EINVAL
- * naming the flag on a value that is not a number (or not "Np" for
- * mem-limit, not a placement or rank|chunk for the others). */
+ * "mem-limit", "placement", "per", and dp.h's data-parallel flags), value
+ * its text. Returns ZB_EINVAL naming the flag on a value that is not a
+ * number (or not "Np" for mem-limit, not a placement or rank|chunk for
+ * the others). */
 int zb_profile_draft_set(struct zb_profile_draft *d, const char *name,
                          const char *value, struct zb_error *err);
 

@@ -8,7 +8,8 @@
 
 /* Time the compute ops (event-driven: a rank runs its ops in list order,
  * each starting when the rank is free and its inputs have arrived, comm
- * added on cross-rank edges) and fill s->predicted, lower bounds included.
+ * added on cross-rank edges) and the data-parallel collectives (zero.h),
+ * and fill s->predicted, lower bounds included.
  * Ops must pass zb_validate_ranges(); ZB_EILLEGAL if a pass waits on a
  * pass that never runs (cycle, missing). */
 int zb_sim_run(struct zb_schedule *s, struct zb_error *err);

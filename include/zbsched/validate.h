@@ -29,7 +29,8 @@ int zb_validate_shape(const struct zb_schedule *s, struct zb_error *err);
 
 /* Every rule but the memory limit: shape, passes exactly once, send/recv
  * pairing and order, every op after what it needs, no deadlock under
- * blocking semantics. For schedules that are well formed but may not fit
+ * blocking semantics, collectives as data parallelism needs them (none
+ * without it; docs/zero.md). For schedules that are well formed but may not fit
  * (fixed families, `eval` of any file). */
 int zb_validate_order(const struct zb_schedule *s, struct zb_error *err);
 

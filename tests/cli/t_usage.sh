@@ -6,13 +6,14 @@
 . "$(dirname "$0")/../lib/tap.sh"
 
 # The options of each command's rows (cli/cmd_*.c, cli.c's shared lists).
-profile="profile pp vpp mb placement per f b w fb comm m-b m-w mem-limit"
+profile="profile pp vpp mb placement per f b w fb comm m-b m-w mem-limit
+         dp zero params bandwidth latency prefetch"
 search="effort time-limit gap objective"
 declare -A want=(
     [generate]="schedule output quiet export-lp $search $profile"
     [eval]="json"
     [validate]=""
-    [compare]="json mem-sweep quiet $search $profile"
+    [compare]="json mem-sweep quiet zero-all $search $profile"
     [frontier]="json svg effort $profile"
     [list]=""
     [render]="output ascii width trace unit compare realized iter"

@@ -1,0 +1,36 @@
+/* zero.h - placing the data-parallel collectives in a lowered schedule
+ * and measuring the step they end (docs/zero.md).
+ *
+ * Placement, per rank and stage: REDUCE_GRAD right after the stage's last
+ * W (or BW); for ZeRO-3 an UNSHARD `prefetch` compute passes before the
+ * stage's first pass and a RESHARD right after its last. The simulator
+ * (sim.h) times the collectives on one collective stream per rank. */
+#ifndef ZBSCHED_ZERO_H
+#define ZBSCHED_ZERO_H
+
+#include "zbsched/error.h"
+#include "zbsched/schedule.h"
+
+/* Drop every collective op (undoes zb_zero_place()). */
+void zb_zero_strip(struct zb_schedule *s);
+
+/* Insert the collectives into a lowered schedule (any already there are
+ * replaced) and re-simulate it. Nothing to do without data parallelism.
+ * Errors: those of zb_sim_run(). */
+int zb_zero_place(struct zb_schedule *s, struct zb_error *err);
+
+/* The post-pass that finishes stages' last W earlier: on each rank, the
+ * W ops that end its list (no pass after them depends on them) are
+ * grouped by stage in the order of chunks that ends the rank's step
+ * soonest, so one stage's REDUCE_GRAD overlaps the other stages' Ws. The
+ * rank's compute ends as before; tried for vpp 2 to 4 (with one chunk
+ * there is nothing to reorder). Then zb_zero_place(). */
+int zb_zero_group_tail_w(struct zb_schedule *s, struct zb_error *err);
+
+/* After a simulation of a schedule with data parallelism: step_time
+ * (the last compute op or collective minus the first start) and each
+ * rank's total_memory (activations plus model state, dp.h). Called by
+ * zb_sim_run(). */
+void zb_zero_measure(struct zb_schedule *s);
+
+#endif

@@ -1,0 +1,267 @@
+/* dp.c - data parallelism with ZeRO: the profile keys (checked here, like
+ * every other profile value in profile.c), the ring cost of collectives
+ * and the memory each ZeRO stage leaves on a rank (see dp.h). */
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include "zbsched/dp.h"
+#include "zbsched/op.h"
+#include "zbsched/profile.h"
+#include "zbsched/xalloc.h"
+
+void zb_dp_draft_init(struct zb_dp_draft *d)
+{
+    memset(d, 0, sizeof(*d));
+    d->degree = d->zero = d->bandwidth = d->latency = NAN;
+    d->unit_bytes = d->prefetch = NAN;
+    d->bytes_weight = d->bytes_grad = d->bytes_optim = NAN;
+    d->all_reduce = d->reduce_scatter = d->all_gather = NAN;
+    d->params = NAN;
+}
+
+void zb_dp_draft_release(struct zb_dp_draft *d)
+{
+    if (!d)
+        return;
+    free(d->params_list);
+    d->params_list = NULL;
+}
+
+static const struct {
+    const char *flag;
+    size_t offset;
+} flags[] = {
+    { "dp", offsetof(struct zb_dp_draft, degree) },
+    { "zero", offsetof(struct zb_dp_draft, zero) },
+    { "params", offsetof(struct zb_dp_draft, params) },
+    { "bandwidth", offsetof(struct zb_dp_draft, bandwidth) },
+    { "latency", offsetof(struct zb_dp_draft, latency) },
+    { "prefetch", offsetof(struct zb_dp_draft, prefetch) },
+};
+#define NFLAGS (sizeof(flags) / sizeof(flags[0]))
+
+bool zb_dp_is_flag(const char *name)
+{
+    for (size_t i = 0; i < NFLAGS; i++)
+        if (!strcmp(name, flags[i].flag))
+            return true;
+    return false;
+}
+
+int zb_dp_draft_set(struct zb_dp_draft *d, const char *name,
+                    const char *value, struct zb_error *err)
+{
+    for (size_t i = 0; i < NFLAGS; i++) {
+        char *end;
+        double v;
+        if (strcmp(name, flags[i].flag))
+            continue;
+        v = strtod(value, &end);
+        if (!*value || *end || isnan(v))
+            return zb_error_set(err, ZB_EINVAL, "--%s: '%s' is not a number",
+                                name, value);
+        *(double *)((char *)d + flags[i].offset) = v;
+        if (!strcmp(name, "params")) {
+            free(d->params_list);   /* the flag overrides a per-stage list */
+            d->params_list = NULL;
+            d->n_params = 0;
+        }
+        return 0;
+    }
+    return zb_error_set(err, ZB_EINVAL, "unknown profile flag '--%s'", name);
+}
+
+/* A whole number in [lo, hi], or dflt when not given. */
+static int get_int(double v, int dflt, int lo, int hi, const char *key,
+                   int *out, struct zb_error *err)
+{
+    if (isnan(v)) {
+        *out = dflt;
+        return 0;
+    }
+    if (!isfinite(v) || v != floor(v) || v < lo || v > hi)
+        return zb_error_set(err, ZB_EINVAL, "%s must be an integer from %d "
+                            "to %d, got %g", key, lo, hi, v);
+    *out = (int)v;
+    return 0;
+}
+
+/* A number >= 0 (> 0 when positive; INFINITY allowed when inf_ok). */
+static int get_num(double v, double dflt, bool positive, bool inf_ok,
+                   const char *key, double *out, struct zb_error *err)
+{
+    if (isnan(v)) {
+        *out = dflt;
+        return 0;
+    }
+    if (v < 0 || (positive && v == 0) || (!inf_ok && !isfinite(v)))
+        return zb_error_set(err, ZB_EINVAL, "%s must be a finite number %s "
+                            "0, got %g", key, positive ? ">" : ">=", v);
+    *out = v;
+    return 0;
+}
+
+int zb_dp_build(const struct zb_dp_draft *d, int nstages, struct zb_dp *out,
+                struct zb_error *err)
+{
+    struct zb_dp dp = { 0 };
+    double params = 0;
+    int rc;
+
+    if ((rc = get_int(d->degree, 1, 1, 1 << 20, "dp", &dp.degree, err)) < 0 ||
+        (rc = get_int(d->zero, 0, 0, 3, "zero", &dp.zero, err)) < 0 ||
+        (rc = get_int(d->prefetch, 1, 0, 1 << 20, "data_parallel.prefetch",
+                      &dp.prefetch, err)) < 0 ||
+        (rc = get_num(d->bandwidth, INFINITY, true, true,
+                      "data_parallel.bandwidth", &dp.bandwidth, err)) < 0 ||
+        (rc = get_num(d->latency, 0, false, false, "data_parallel.latency",
+                      &dp.latency, err)) < 0 ||
+        (rc = get_num(d->unit_bytes, 1, true, false,
+                      "data_parallel.bytes_per_unit", &dp.unit_bytes,
+                      err)) < 0 ||
+        (rc = get_num(d->bytes_weight, ZB_DP_BYTES_WEIGHT, false, false,
+                      "data_parallel.bytes.weights", &dp.bytes_weight,
+                      err)) < 0 ||
+        (rc = get_num(d->bytes_grad, ZB_DP_BYTES_GRAD, false, false,
+                      "data_parallel.bytes.grads", &dp.bytes_grad, err)) < 0 ||
+        (rc = get_num(d->bytes_optim, ZB_DP_BYTES_OPTIM, false, false,
+                      "data_parallel.bytes.optimizer", &dp.bytes_optim,
+                      err)) < 0 ||
+        (rc = get_num(d->params, 0, false, false, "data_parallel.params",
+                      &params, err)) < 0)
+        return rc;
+    /* Given times stay NAN when absent: the bytes model applies. */
+    if ((rc = get_num(d->all_reduce, NAN, false, false,
+                      "data_parallel.all_reduce", &dp.all_reduce, err)) < 0 ||
+        (rc = get_num(d->reduce_scatter, NAN, false, false,
+                      "data_parallel.reduce_scatter", &dp.reduce_scatter,
+                      err)) < 0 ||
+        (rc = get_num(d->all_gather, NAN, false, false,
+                      "data_parallel.all_gather", &dp.all_gather, err)) < 0)
+        return rc;
+    if (dp.zero > 0 && dp.degree < 2)
+        return zb_error_set(err, ZB_EINVAL, "zero %d needs dp >= 2, got dp "
+                            "%d", dp.zero, dp.degree);
+    if (d->params_list && d->n_params != nstages)
+        return zb_error_set(err, ZB_EINVAL, "data_parallel.params has %d "
+                            "entries, expected pp*vpp = %d", d->n_params,
+                            nstages);
+    if (dp.degree < 2) {
+        *out = dp;
+        return 0;
+    }
+    dp.params = zb_xmalloc((size_t)nstages * sizeof(double));
+    for (int s = 0; s < nstages; s++) {
+        double v = d->params_list ? d->params_list[s] : params;
+        if (!isfinite(v) || v < 0) {
+            free(dp.params);
+            return zb_error_set(err, ZB_EINVAL, "data_parallel.params[%d] "
+                                "must be a finite number >= 0, got %g", s, v);
+        }
+        dp.params[s] = v;
+    }
+    *out = dp;
+    return 0;
+}
+
+void zb_dp_release(struct zb_dp *dp)
+{
+    if (!dp)
+        return;
+    free(dp->params);
+    dp->params = NULL;
+}
+
+void zb_dp_copy(struct zb_dp *dst, const struct zb_dp *src, int nstages)
+{
+    *dst = *src;
+    if (!src->params)
+        return;
+    dst->params = zb_xmalloc((size_t)nstages * sizeof(double));
+    memcpy(dst->params, src->params, (size_t)nstages * sizeof(double));
+}
+
+bool zb_dp_active(const struct zb_profile *p)
+{
+    return p->dp.degree >= 2;
+}
+
+/* ---- Collectives ------------------------------------------------------ */
+
+double zb_dp_ring_half(const struct zb_dp *dp, double bytes)
+{
+    double d = dp->degree;
+
+    return d < 2 ? 0 : (d - 1) * (dp->latency + bytes / (d * dp->bandwidth));
+}
+
+double zb_dp_ring_all_reduce(const struct zb_dp *dp, double bytes)
+{
+    return 2 * zb_dp_ring_half(dp, bytes);
+}
+
+static double given_or(double given, double model)
+{
+    return isnan(given) ? model : given;
+}
+
+double zb_dp_op_time(const struct zb_profile *p, int kind, int stage)
+{
+    const struct zb_dp *dp = &p->dp;
+    double grads, weights, gather;
+
+    if (!dp->params)
+        return 0;
+    grads = dp->params[stage] * dp->bytes_grad;
+    weights = dp->params[stage] * dp->bytes_weight;
+    gather = given_or(dp->all_gather, zb_dp_ring_half(dp, weights));
+    switch (kind) {
+    case ZB_OP_UNSHARD:
+        return gather;
+    case ZB_OP_REDUCE_GRAD:
+        if (dp->zero == 0)
+            return given_or(dp->all_reduce, zb_dp_ring_all_reduce(dp, grads));
+        return given_or(dp->reduce_scatter, zb_dp_ring_half(dp, grads)) +
+               (dp->zero < 3 ? gather : 0);
+    default:
+        return 0;
+    }
+}
+
+/* ---- Memory ------------------------------------------------------------ */
+
+static double param_units(const struct zb_profile *p, int stage,
+                          double bytes)
+{
+    return p->dp.params ? p->dp.params[stage] * bytes / p->dp.unit_bytes : 0;
+}
+
+double zb_dp_state_memory(const struct zb_profile *p, int stage)
+{
+    const struct zb_dp *dp = &p->dp;
+    double d = dp->degree;
+
+    return param_units(p, stage, dp->bytes_weight / (dp->zero >= 3 ? d : 1)) +
+           param_units(p, stage, dp->zero >= 2 ? 0 : dp->bytes_grad) +
+           param_units(p, stage, dp->bytes_optim / (dp->zero >= 1 ? d : 1));
+}
+
+double zb_dp_grad_buffer(const struct zb_profile *p, int stage)
+{
+    return p->dp.zero >= 2 ? param_units(p, stage, p->dp.bytes_grad) : 0;
+}
+
+double zb_dp_grad_shard(const struct zb_profile *p, int stage)
+{
+    return zb_dp_grad_buffer(p, stage) / p->dp.degree;
+}
+
+double zb_dp_gathered(const struct zb_profile *p, int stage)
+{
+    double d = p->dp.degree;
+
+    return p->dp.zero >= 3
+               ? param_units(p, stage, p->dp.bytes_weight * (d - 1) / d)
+               : 0;
+}
