@@ -3,8 +3,7 @@
  * Ctrl-C, progress, --export-lp) and hands the solver its warm start, the
  * orders `zb` chooses from (best.c) plus `zb`'s choice after local search
  * (improve.c), so the solver needs nothing from this directory and never
- * starts below `zb`. A profile too large for the integer program
- * (zb_ilp_searchable) gets the whole time limit as local search instead. */
+ * starts below `zb`. Ctrl-C (opt->interrupt) also ends the local search. */
 #include <stdlib.h>
 #include "best.h"
 #include "improve.h"
@@ -13,9 +12,8 @@
 #include "zbsched/solver.h"
 #include "zbsched/xalloc.h"
 
-/* `zb`'s choice among c, improved by the local search into *out (as zb
- * does, or for the whole time limit when the solver cannot search p).
- * False when no candidate fits. */
+/* `zb`'s choice among c, improved by the local search into *out, as zb
+ * does. False when no candidate fits. */
 static bool searched_choice(const struct best_candidates *c,
                             const struct zb_profile *p,
                             const struct zb_options *opt,
@@ -23,7 +21,8 @@ static bool searched_choice(const struct best_candidates *c,
 {
     struct best b;
     struct improve_opts io = { .seed = (unsigned)opt->seed,
-                               .threads = opt->threads };
+                               .threads = opt->threads,
+                               .interrupt = opt->interrupt };
 
     best_init(&b);
     for (int i = 0; i < c->n; i++)
@@ -32,9 +31,7 @@ static bool searched_choice(const struct best_candidates *c,
         return false;
     zb_schedule_init(out, "zb", p);
     zb_schedule_copy_order(out, b.sched);
-    io.effort = !zb_ilp_searchable(p) ? opt->time_limit
-              : opt->effort != 0 ? opt->effort
-              : improve_default_effort(p);
+    io.effort = opt->effort != 0 ? opt->effort : improve_default_effort(p);
     /* On a failure of the search the chosen order stays, timed. */
     if (io.effort <= 0 || improve_order(p, out, &io, NULL, NULL) < 0)
         zb_sim_run(out, NULL);

@@ -7,6 +7,7 @@
 #ifndef ZBSCHED_SOLVER_ILP_H
 #define ZBSCHED_SOLVER_ILP_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -95,6 +96,7 @@ void ilp_order_copy(struct ilp_order *dst, const struct ilp_order *src,
  * every pass's start time. */
 struct ilp_eval {
     double cost, makespan, obj;
+    double ends;            /* sum of every pass's end (tie-break) */
     double *t;              /* per pass: start; may be NULL */
 };
 
@@ -148,6 +150,13 @@ struct ilp_rel {
                                the index of the free pair */
     struct ilp_pair *free;
     int nfree;
+    /* Asked between rounds of propagation (one round takes up to a few
+     * hundred milliseconds at the largest searchable sizes): true
+     * abandons ilp_rel_prepare(), which returns false with `cancelled`
+     * set, proving nothing. NULL (ilp_rel_init's): never. */
+    bool (*cancel)(void *arg);
+    void *cancel_arg;
+    bool cancelled;
 };
 
 void ilp_rel_init(struct ilp_rel *rel, const struct ilp_inst *in);
@@ -167,7 +176,8 @@ void ilp_rel_fix_order(struct ilp_rel *rel, const struct ilp_order *o,
 
 /* Close the relation, derive start windows for objective <= horizon and
  * fix every order those windows forbid, until nothing changes; then list
- * the free pairs. Returns false when no schedule fits the horizon. */
+ * the free pairs. Returns false when no schedule fits the horizon, or
+ * when cancelled (rel->cancelled: no proof). */
 bool ilp_rel_prepare(struct ilp_rel *rel, double horizon);
 
 /* Whether the fixed relation says a runs before b. */
@@ -177,10 +187,11 @@ static inline bool ilp_rel_before(const struct ilp_rel *rel, int a, int b)
 }
 
 /* Largest objective value in [lo, hi) refuted by propagation (the
- * optimum lies above it), or lo; stops probing at the deadline
- * (bound_strong.c). */
+ * optimum lies above it), or lo; stops probing at the deadline or when
+ * *interrupt (may be NULL) is set (bound_strong.c). */
 double ilp_bound_strong(const struct ilp_inst *in, double lo, double hi,
-                        double deadline);
+                        double deadline,
+                        const volatile sig_atomic_t *interrupt);
 
 /* ---- GLPK model (ilp_model.c) ---------------------------------------- */
 

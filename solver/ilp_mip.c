@@ -122,8 +122,9 @@ static void callback(glp_tree *T, void *info)
     }
 }
 
-/* The root LP in slices, so that a stop request is seen within a second
- * (GLPK's simplex has no callback). */
+/* The root LP in slices, so that a stop request is seen within a quarter
+ * of a second (GLPK's simplex has no callback; each call goes on from the
+ * basis the last one left). */
 static int root_lp(glp_prob *P, struct ilp_shared *sh, double deadline)
 {
     glp_smcp smcp;
@@ -136,7 +137,7 @@ static int root_lp(glp_prob *P, struct ilp_shared *sh, double deadline)
         double left = deadline - ilp_now();
         if (left <= 0 || ilp_shared_done(sh))
             return GLP_ETMLIM;
-        smcp.tm_lim = (int)fmin(1000, fmax(1, left * 1000));
+        smcp.tm_lim = (int)fmin(250, fmax(1, left * 1000));
         rc = glp_simplex(P, &smcp);
         if (rc != GLP_ETMLIM)
             return rc;
