@@ -235,6 +235,11 @@ int ilp_model_write_lp(struct ilp_model *md, const char *path, double unit);
 void ilp_glpk_quiet(void);
 void ilp_glpk_done(void);
 
+/* GLPK's time limits (tm_lim) are milliseconds in an int: seconds
+ * converted and clamped to [1, INT_MAX] (a limit of 2147484 s or more
+ * would overflow; INT_MAX ms is 24.8 days, longer than any search). */
+int ilp_glpk_ms(double seconds);
+
 /* Run fn(arg) with GLPK's error hook armed and return what it returns; if
  * GLPK fails inside (an internal assertion, a bad call), the thread's
  * environment is freed, with every problem object in it, msg gets GLPK's

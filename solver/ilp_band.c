@@ -18,7 +18,6 @@
  * is kept for later windows to use. Memory: each rank's level entering
  * its piece is fixed, and one row per F bounds the level after it. */
 #include <glpk.h>
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -335,7 +334,7 @@ static int run_glpk(void *arg)
     build(b);
     glp_init_smcp(&smcp);
     smcp.msg_lev = GLP_MSG_OFF;
-    smcp.tm_lim = (int)fmin(INT_MAX, fmax(1, sa->seconds * 1000));
+    smcp.tm_lim = ilp_glpk_ms(sa->seconds);
     /* The best order's timing satisfies every row: a failure here is
      * GLPK's, and only this window is lost. */
     if (glp_simplex(b->P, &smcp) != 0 || glp_get_status(b->P) != GLP_OPT)

@@ -242,6 +242,36 @@ Test(solver, stops_at_once_when_interrupted_before_searching)
     zb_profile_release(&p);
 }
 
+static void interrupt_now(const struct zb_progress *pr, void *ctx)
+{
+    (void)pr;
+    *(volatile sig_atomic_t *)ctx = 1;
+}
+
+/* A limit whose milliseconds overflow an int (issue 13) reaches GLPK
+ * clamped; Ctrl-C during the search (here from the first progress report,
+ * after a second) returns the best order so far within a second. */
+Test(solver, huge_time_limit_runs_until_interrupted, .timeout = 120)
+{
+    volatile sig_atomic_t stop = 0;
+    struct zb_options o = quick(2147484);
+    struct zb_profile p;
+    struct zb_schedule s;
+
+    o.interrupt = &stop;
+    o.progress = interrupt_now;
+    o.progress_ctx = (void *)&stop;
+    hard_profile(&p);
+    solve(&p, &o, &s);
+    cr_assert_str_eq(s.solver.status, "interrupted");
+    cr_assert_gt(s.solver.seconds, 0.9);
+    /* Generous: the search stops within a second of the flag, on a
+     * loaded machine the warm start and progress may lag. */
+    cr_assert_lt(s.solver.seconds, 30, "took %g s", s.solver.seconds);
+    zb_schedule_release(&s);
+    zb_profile_release(&p);
+}
+
 struct calls {
     int n;
     double last;
