@@ -242,6 +242,34 @@ Test(solver, stops_at_once_when_interrupted_before_searching)
     zb_profile_release(&p);
 }
 
+/* Beyond zb_ilp_searchable() (600 passes a rank) the window search of
+ * ilp_band.c still beats `zb` here, within per-rank limits. */
+Test(solver, windows_improve_an_instance_too_large_for_the_model,
+     .timeout = 120)
+{
+    struct shape sh = { 4, 2, 100, ZB_PLACEMENT_V, 1.1, 1.3, 0.7, 0.13,
+                        1, 0.5, 4.8 };
+    const double limit[4] = { 4.8, 4.8, 5.2, 6 };
+    struct zb_options o = quick(2);
+    struct zb_profile p;
+    struct zb_schedule s, heur;
+
+    make_profile(&sh, &p);
+    memcpy(p.mem_limit, limit, sizeof(limit));
+    cr_assert(!zb_ilp_searchable(&p));
+    solve(&p, &o, &s);
+    gen("zb", &p, &heur);
+    cr_assert_str_eq(s.solver.status, "feasible");
+    cr_assert_lt(s.predicted.cost, heur.predicted.cost * (1 - 1e-9),
+                 "ilp %g, zb %g", s.predicted.cost, heur.predicted.cost);
+    for (int r = 0; r < 4; r++)
+        cr_assert_leq(s.predicted.ranks[r].peak_memory, limit[r] + 1e-9,
+                      "rank %d", r);
+    zb_schedule_release(&s);
+    zb_schedule_release(&heur);
+    zb_profile_release(&p);
+}
+
 static void interrupt_now(const struct zb_progress *pr, void *ctx)
 {
     (void)pr;
