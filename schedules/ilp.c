@@ -5,8 +5,8 @@
  * (improve.c), so the solver needs nothing from this directory and never
  * starts below `zb`. Ctrl-C (opt->interrupt) also ends the local search.
  * A profile too large for the full model (zb_ilp_searchable) gets part of
- * the time limit as local search, by the clock, the rest as the solver's
- * window search. */
+ * the time limit as more local search, by the clock, the rest as the
+ * solver's window search. */
 #include <stdlib.h>
 #include <time.h>
 #include "best.h"
@@ -30,16 +30,38 @@ static double now(void)
  * found nothing more after it; the windows keep the rest. */
 #define LARGE_LOCAL_SHARE 0.5
 
-/* `zb`'s choice among c, improved by the local search into *out: as zb
- * does (seconds < 0), or for `seconds` by the clock (at most 1e6, the
- * local search's limit). False when no candidate fits. */
+/* Go on with the local search from out's order until `until` (monotonic
+ * seconds) by the clock, or Ctrl-C; never worse. */
+static void search_more(const struct zb_profile *p,
+                        const struct zb_options *opt, double until,
+                        struct zb_schedule *out)
+{
+    struct deadline dl;
+    double seconds = until - now();
+    /* Work is counted in seconds of the reference machine, about as
+     * many as wall seconds: the clock stops it first under load. */
+    struct improve_opts io = { .seed = (unsigned)opt->seed + 1,
+                               .threads = opt->threads,
+                               .effort = seconds < 1e6 ? seconds : 1e6,
+                               .interrupt = &dl.flag };
+
+    if (seconds <= 0 || (opt->interrupt && *opt->interrupt))
+        return;
+    deadline_start(&dl, seconds, opt->interrupt);
+    if (improve_order(p, out, &io, NULL, NULL) < 0)
+        zb_sim_run(out, NULL);
+    deadline_stop(&dl);
+}
+
+/* `zb`'s choice among c, improved by the local search into *out as zb
+ * does (so never worse than zb), then further until `until` if that is
+ * not in the past. False when no candidate fits. */
 static bool searched_choice(const struct best_candidates *c,
                             const struct zb_profile *p,
-                            const struct zb_options *opt, double seconds,
+                            const struct zb_options *opt, double until,
                             struct zb_schedule *out)
 {
     struct best b;
-    struct deadline dl;
     struct improve_opts io = { .seed = (unsigned)opt->seed,
                                .threads = opt->threads,
                                .interrupt = opt->interrupt };
@@ -52,18 +74,10 @@ static bool searched_choice(const struct best_candidates *c,
     zb_schedule_init(out, "zb", p);
     zb_schedule_copy_order(out, b.sched);
     io.effort = opt->effort != 0 ? opt->effort : improve_default_effort(p);
-    if (seconds >= 0) {
-        /* Work is counted in seconds of the reference machine: as many
-         * as wall seconds, the clock stops it first under load. */
-        io.effort = seconds < 1e6 ? seconds : 1e6;
-        deadline_start(&dl, seconds, opt->interrupt);
-        io.interrupt = &dl.flag;
-    }
     /* On a failure of the search the chosen order stays, timed. */
     if (io.effort <= 0 || improve_order(p, out, &io, NULL, NULL) < 0)
         zb_sim_run(out, NULL);
-    if (seconds >= 0)
-        deadline_stop(&dl);
+    search_more(p, opt, until, out);
     return true;
 }
 
@@ -84,8 +98,8 @@ static int gen_ilp(const struct zb_profile *p, const struct zb_options *opt,
     for (int i = c.fixed; i < c.n; i++)
         warm[nwarm++] = c.s[i];
     if ((have_choice = searched_choice(&c, p, opt,
-                                       large ? LARGE_LOCAL_SHARE *
-                                               opt->time_limit : -1,
+                                       large ? t0 + LARGE_LOCAL_SHARE *
+                                                    opt->time_limit : 0,
                                        &choice)))
         warm[nwarm++] = choice;
     if (large) {
