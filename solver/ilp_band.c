@@ -44,15 +44,16 @@ struct band {
     int r0, nr;
     /* The model's data per window pass. */
     double *rel, *dl;
-    int *ycol;              /* nwin x nwin: column of "i before j" (0:
-                               fixed, order by fixed_before) */
+    int *ycol;              /* nwin x nwin: c > 0: "i before j" is
+                               column c; c < 0: it is 1 - column -c;
+                               0: fixed, as `before` says */
     bool *before;           /* nwin x nwin: fixed order */
     double *x;              /* GLPK column values, 1-based */
     glp_prob *P;
     bool injected;
 };
 
-/* ---- the window --------------------------------------------------------- */
+/* ---- the window -------------------------------------------------------- */
 
 /* Mark the passes of ranks r0..r0+nr-1 starting in [t0, t0+len). */
 static int mark(struct band *b, int r0, int nr, double t0, double len)
@@ -163,7 +164,7 @@ static void fixed_orders(struct band *b)
     free(by_t);
 }
 
-/* ---- the model ----------------------------------------------------------- */
+/* ---- the model --------------------------------------------------------- */
 
 static void add_row(glp_prob *P, int nz, const int *ja, const double *ar,
                     int type, double bnd)
@@ -416,7 +417,7 @@ static void solve_window(struct band *b, double seconds)
     free(b->x);
 }
 
-/* ---- the sweep ------------------------------------------------------------ */
+/* ---- the sweep --------------------------------------------------------- */
 
 static void refresh(struct band *b, long *version)
 {
