@@ -60,9 +60,12 @@ void best_candidates_collect(const struct zb_profile *p,
         keep(out, construct_v(p, &out->s[out->n], NULL), false);
     }
     out->fixed = out->n;
-    /* The fixed families as candidates: their order, timed. */
+    /* The fixed families as candidates: their order, timed. After
+     * Ctrl-C (ilp) the candidates so far must do. */
     for (int i = 0; zb_generators[i]; i++) {
         const struct zb_generator *g = zb_generators[i];
+        if (opt && opt->interrupt && *opt->interrupt)
+            break;
         if (g->memory_aware || zb_generator_accepts(g, p, NULL) < 0)
             continue;
         zb_schedule_init(&out->s[out->n], g->name, p);

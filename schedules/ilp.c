@@ -3,10 +3,14 @@
  * Ctrl-C, progress, --export-lp) and hands the solver its warm start, the
  * orders `zb` chooses from (best.c) plus `zb`'s choice after local search
  * (improve.c), so the solver needs nothing from this directory and never
- * starts below `zb`. A profile too large for the integer program
- * (zb_ilp_searchable) gets the whole time limit as local search instead. */
+ * starts below `zb`. Ctrl-C (opt->interrupt) also ends the local search.
+ * A profile too large for the full model (zb_ilp_searchable) gets part of
+ * the time limit as more local search, by the clock, the rest as the
+ * solver's window search. */
 #include <stdlib.h>
+#include <time.h>
 #include "best.h"
+#include "deadline.h"
 #include "improve.h"
 #include "zbsched/generator.h"
 #include "zbsched/io.h"
@@ -14,17 +18,54 @@
 #include "zbsched/solver.h"
 #include "zbsched/xalloc.h"
 
-/* `zb`'s choice among c, improved by the local search into *out (as zb
- * does, or for the whole time limit when the solver cannot search p).
- * False when no candidate fits. */
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Share of the time limit that the local search gets on a profile too
+ * large for the full model. Measured at p 16, vpp 2, m 100 (docs/ilp.md):
+ * the local search gains more per second there than the windows, which
+ * found nothing more after it; the windows keep the rest. */
+#define LARGE_LOCAL_SHARE 0.5
+
+/* Go on with the local search from out's order until `until` (monotonic
+ * seconds) by the clock, or Ctrl-C; never worse. */
+static void search_more(const struct zb_profile *p,
+                        const struct zb_options *opt, double until,
+                        struct zb_schedule *out)
+{
+    struct deadline dl;
+    double seconds = until - now();
+    /* Work is counted in seconds of the reference machine, about as
+     * many as wall seconds: the clock stops it first under load. */
+    struct improve_opts io = { .seed = (unsigned)opt->seed + 1,
+                               .threads = opt->threads,
+                               .effort = seconds < 1e6 ? seconds : 1e6,
+                               .interrupt = &dl.flag };
+
+    if (seconds <= 0 || (opt->interrupt && *opt->interrupt))
+        return;
+    deadline_start(&dl, seconds, opt->interrupt);
+    if (improve_order(p, out, &io, NULL, NULL) < 0)
+        zb_sim_run(out, NULL);
+    deadline_stop(&dl);
+}
+
+/* `zb`'s choice among c, improved by the local search into *out as zb
+ * does (so never worse than zb), then further until `until` if that is
+ * not in the past. False when no candidate fits. */
 static bool searched_choice(const struct best_candidates *c,
                             const struct zb_profile *p,
-                            const struct zb_options *opt,
+                            const struct zb_options *opt, double until,
                             struct zb_schedule *out)
 {
     struct best b;
     struct improve_opts io = { .seed = (unsigned)opt->seed,
-                               .threads = opt->threads };
+                               .threads = opt->threads,
+                               .interrupt = opt->interrupt };
 
     best_init(&b);
     for (int i = 0; i < c->n; i++)
@@ -33,12 +74,11 @@ static bool searched_choice(const struct best_candidates *c,
         return false;
     zb_schedule_init(out, "zb", p);
     zb_schedule_copy_order(out, b.sched);
-    io.effort = !zb_ilp_searchable(p) ? opt->time_limit
-              : opt->effort != 0 ? opt->effort
-              : improve_default_effort(p);
+    io.effort = opt->effort != 0 ? opt->effort : improve_default_effort(p);
     /* On a failure of the search the chosen order stays, timed. */
     if (io.effort <= 0 || improve_order(p, out, &io, NULL, NULL) < 0)
         zb_sim_run(out, NULL);
+    search_more(p, opt, until, out);
     return true;
 }
 
@@ -62,7 +102,9 @@ static int gen_ilp(const struct zb_profile *p, const struct zb_options *opt,
 {
     struct best_candidates c;
     struct zb_schedule *warm, choice;
-    bool have_choice;
+    struct zb_options left = *opt;
+    bool have_choice, large = !zb_ilp_searchable(p);
+    double t0 = now();
     int nwarm = 0, rc = 0;
 
     best_candidates_collect(p, opt, &c);
@@ -71,14 +113,22 @@ static int gen_ilp(const struct zb_profile *p, const struct zb_options *opt,
     warm = zb_xcalloc((size_t)c.n + 1, sizeof(*warm));
     for (int i = c.fixed; i < c.n; i++)
         warm[nwarm++] = c.s[i];
-    if ((have_choice = searched_choice(&c, p, opt, &choice)))
+    if ((have_choice = searched_choice(&c, p, opt,
+                                       large ? t0 + LARGE_LOCAL_SHARE *
+                                                    opt->time_limit : 0,
+                                       &choice)))
         warm[nwarm++] = choice;
+    if (large) {
+        left.time_limit -= now() - t0;
+        if (left.time_limit < 0)
+            left.time_limit = 0;
+    }
     if (opt->export_lp) {
-        struct lp_export x = { p, opt, warm, nwarm };
+        struct lp_export x = { p, &left, warm, nwarm };
         rc = zb_io_write_with(opt->export_lp, write_lp, &x, err);
     }
     if (rc == 0)
-        rc = zb_ilp_solve(p, opt, warm, nwarm, s, err);
+        rc = zb_ilp_solve(p, &left, warm, nwarm, s, err);
     if (have_choice)
         zb_schedule_release(&choice);
     free(warm);

@@ -58,6 +58,7 @@ struct chain {
     int path_n;
     long path_at;             /* `accepted` when the path was taken */
     long evals, accepted;
+    const volatile sig_atomic_t *interrupt;    /* improve_opts' */
     int rc;
     struct zb_error err;
 };
@@ -380,12 +381,18 @@ static void step(struct chain *c)
         save_best(c);
 }
 
+static bool interrupted(const struct chain *c)
+{
+    return c->interrupt && *c->interrupt;
+}
+
 /* One annealing run of `len` work units from the current order. */
 static void anneal(struct chain *c, long len)
 {
     c->cyc_at = c->st.work;
     c->cyc_len = len > 0 ? len : 1;
-    while (c->st.work < c->cyc_at + c->cyc_len && c->st.work < c->budget)
+    while (c->st.work < c->cyc_at + c->cyc_len && c->st.work < c->budget &&
+           !interrupted(c))
         step(c);
 }
 
@@ -405,7 +412,7 @@ static void anneal_all(struct chain *c)
     if (rest <= cycle / 8)
         return;
     k = rest / cycle > 1 ? rest / cycle : 1;
-    while (c->st.work < c->budget) {
+    while (c->st.work < c->budget && !interrupted(c)) {
         improve_load(&c->st, c->best);
         c->energy = energy(&c->st);
         c->path_at = -1;
@@ -544,6 +551,7 @@ int improve_order(const struct zb_profile *p, struct zb_schedule *s,
         ch[i].p = p;
         ch[i].in = s;
         ch[i].rng = splitmix(&x);
+        ch[i].interrupt = o->interrupt;
         ch[i].budget = o->effort > 0
             ? (long)(o->effort * IMPROVE_WORK_PER_SECOND) : 0;
     }

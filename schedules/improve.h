@@ -10,6 +10,7 @@
 #ifndef ZBSCHED_IMPROVE_H
 #define ZBSCHED_IMPROVE_H
 
+#include <signal.h>
 #include "zbsched/error.h"
 #include "zbsched/profile.h"
 #include "zbsched/schedule.h"
@@ -28,6 +29,9 @@ struct improve_opts {
     int threads;        /* 1 or 2: two chains (seeds derived from seed),
                            the better kept, run one after the other or on
                            two threads; the result is the same */
+    /* Nonzero stops the search within one move and keeps the best order
+     * so far (then the result depends on when it was set); NULL: never. */
+    const volatile sig_atomic_t *interrupt;
 };
 
 struct improve_stats {

@@ -11,23 +11,39 @@
 #include <math.h>
 #include "ilp.h"
 
-static bool refuted(const struct ilp_inst *in, double h)
+struct limit {
+    double deadline;
+    const volatile sig_atomic_t *interrupt;
+};
+
+static bool stop(void *arg)
+{
+    const struct limit *l = arg;
+    return ilp_now() >= l->deadline || (l->interrupt && *l->interrupt);
+}
+
+/* A cancelled probe refutes nothing. */
+static bool refuted(const struct ilp_inst *in, double h, struct limit *l)
 {
     struct ilp_rel rel;
     bool ok;
 
     ilp_rel_init(&rel, in);
+    rel.cancel = stop;
+    rel.cancel_arg = l;
     ilp_rel_fix_memory(&rel);
-    ok = ilp_rel_prepare(&rel, h);
+    ok = ilp_rel_prepare(&rel, h) || rel.cancelled;
     ilp_rel_release(&rel);
     return !ok;
 }
 
 double ilp_bound_strong(const struct ilp_inst *in, double lo, double hi,
-                        double deadline)
+                        double deadline,
+                        const volatile sig_atomic_t *interrupt)
 {
     /* Probes closer than the proofs' slack prove nothing new. */
     const double tol = 2 * ILP_TOL * fmax(1, hi);
+    struct limit l = { deadline, interrupt };
     double best = lo;
 
     /* The incumbent itself is never refuted; just below it often is,
@@ -35,11 +51,11 @@ double ilp_bound_strong(const struct ilp_inst *in, double lo, double hi,
     hi -= tol;
     if (hi <= lo)
         return lo;
-    if (refuted(in, hi))
+    if (refuted(in, hi, &l))
         return hi;
-    while (hi - lo > tol && ilp_now() < deadline) {
+    while (hi - lo > tol && !stop(&l)) {
         double mid = 0.5 * (lo + hi);
-        if (refuted(in, mid)) {
+        if (refuted(in, mid, &l)) {
             best = lo = mid;
         } else {
             hi = mid;

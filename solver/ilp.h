@@ -7,6 +7,7 @@
 #ifndef ZBSCHED_SOLVER_ILP_H
 #define ZBSCHED_SOLVER_ILP_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -95,6 +96,7 @@ void ilp_order_copy(struct ilp_order *dst, const struct ilp_order *src,
  * every pass's start time. */
 struct ilp_eval {
     double cost, makespan, obj;
+    double ends;            /* sum of every pass's end (tie-break) */
     double *t;              /* per pass: start; may be NULL */
 };
 
@@ -148,6 +150,13 @@ struct ilp_rel {
                                the index of the free pair */
     struct ilp_pair *free;
     int nfree;
+    /* Asked between rounds of propagation (one round takes up to a few
+     * hundred milliseconds at the largest searchable sizes): true
+     * abandons ilp_rel_prepare(), which returns false with `cancelled`
+     * set, proving nothing. NULL (ilp_rel_init's): never. */
+    bool (*cancel)(void *arg);
+    void *cancel_arg;
+    bool cancelled;
 };
 
 void ilp_rel_init(struct ilp_rel *rel, const struct ilp_inst *in);
@@ -167,7 +176,8 @@ void ilp_rel_fix_order(struct ilp_rel *rel, const struct ilp_order *o,
 
 /* Close the relation, derive start windows for objective <= horizon and
  * fix every order those windows forbid, until nothing changes; then list
- * the free pairs. Returns false when no schedule fits the horizon. */
+ * the free pairs. Returns false when no schedule fits the horizon, or
+ * when cancelled (rel->cancelled: no proof). */
 bool ilp_rel_prepare(struct ilp_rel *rel, double horizon);
 
 /* Whether the fixed relation says a runs before b. */
@@ -177,10 +187,11 @@ static inline bool ilp_rel_before(const struct ilp_rel *rel, int a, int b)
 }
 
 /* Largest objective value in [lo, hi) refuted by propagation (the
- * optimum lies above it), or lo; stops probing at the deadline
- * (bound_strong.c). */
+ * optimum lies above it), or lo; stops probing at the deadline or when
+ * *interrupt (may be NULL) is set (bound_strong.c). */
 double ilp_bound_strong(const struct ilp_inst *in, double lo, double hi,
-                        double deadline);
+                        double deadline,
+                        const volatile sig_atomic_t *interrupt);
 
 /* ---- GLPK model (ilp_model.c) ---------------------------------------- */
 
@@ -223,6 +234,11 @@ int ilp_model_write_lp(struct ilp_model *md, const char *path, double unit);
  * thread). quiet: no terminal output; done: free it (every object in it). */
 void ilp_glpk_quiet(void);
 void ilp_glpk_done(void);
+
+/* GLPK's time limits (tm_lim) are milliseconds in an int: seconds
+ * converted and clamped to [1, INT_MAX] (a limit of 2147484 s or more
+ * would overflow; INT_MAX ms is 24.8 days, longer than any search). */
+int ilp_glpk_ms(double seconds);
 
 /* Run fn(arg) with GLPK's error hook armed and return what it returns; if
  * GLPK fails inside (an internal assertion, a bad call), the thread's

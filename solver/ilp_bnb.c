@@ -11,6 +11,8 @@
 bool ilp_bnb_prepare(struct ilp_shared *sh, struct ilp_rel *rel)
 {
     ilp_rel_init(rel, sh->in);
+    rel->cancel = ilp_shared_cancel;
+    rel->cancel_arg = sh;
     ilp_rel_fix_memory(rel);
     /* The incumbent meets the horizon, so failing here would be a bug:
      * then only window search runs. */

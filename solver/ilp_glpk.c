@@ -8,6 +8,7 @@
  * the environment must be freed: every problem object of this thread goes
  * with it, so the caller must drop its models without touching them. */
 #include <glpk.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
@@ -41,6 +42,15 @@ void ilp_glpk_quiet(void)
 void ilp_glpk_done(void)
 {
     glp_free_env();
+}
+
+int ilp_glpk_ms(double seconds)
+{
+    double ms = seconds * 1000;
+
+    if (!(ms >= 1))             /* NaN too */
+        return 1;
+    return ms >= INT_MAX ? INT_MAX : (int)ms;
 }
 
 static void escape(void *info)

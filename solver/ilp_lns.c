@@ -85,6 +85,8 @@ static void solve_window(struct lns *ls, const struct window *w,
     if (mark(ls, w) < 2)
         return;
     ilp_rel_init(&rel, ls->in);
+    rel.cancel = ilp_shared_cancel;
+    rel.cancel_arg = sh;
     ilp_rel_fix_order(&rel, &ls->cur, ls->open);
     ilp_rel_fix_memory(&rel);
     /* The order meets its own objective as horizon, so failing to prepare

@@ -3,7 +3,6 @@
  * on are ours), better orders found come out to the shared state, and the
  * search stops early when the shared state says so. */
 #include <glpk.h>
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include "ilp_workers.h"
@@ -122,8 +121,9 @@ static void callback(glp_tree *T, void *info)
     }
 }
 
-/* The root LP in slices, so that a stop request is seen within a second
- * (GLPK's simplex has no callback). */
+/* The root LP in slices, so that a stop request is seen within a quarter
+ * of a second (GLPK's simplex has no callback; each call goes on from the
+ * basis the last one left). */
 static int root_lp(glp_prob *P, struct ilp_shared *sh, double deadline)
 {
     glp_smcp smcp;
@@ -136,7 +136,7 @@ static int root_lp(glp_prob *P, struct ilp_shared *sh, double deadline)
         double left = deadline - ilp_now();
         if (left <= 0 || ilp_shared_done(sh))
             return GLP_ETMLIM;
-        smcp.tm_lim = (int)fmin(1000, fmax(1, left * 1000));
+        smcp.tm_lim = ilp_glpk_ms(fmin(0.25, left));
         rc = glp_simplex(P, &smcp);
         if (rc != GLP_ETMLIM)
             return rc;
@@ -167,9 +167,7 @@ static int run_glpk(void *arg)
     iocp.presolve = GLP_OFF;
     iocp.cb_func = callback;
     iocp.cb_info = c;
-    /* Milliseconds in an int: a limit of weeks must not overflow. */
-    iocp.tm_lim = (int)fmin(INT_MAX,
-                            fmax(1, (c->deadline - ilp_now()) * 1000));
+    iocp.tm_lim = ilp_glpk_ms(c->deadline - ilp_now());
     st = glp_intopt(P, &iocp);
     c->res->nodes = c->nodes;
     c->res->bound = c->bound;

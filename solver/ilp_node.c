@@ -16,6 +16,8 @@ bool ilp_node_refuted(const struct ilp_model *md, glp_prob *P,
     bool ok;
 
     ilp_rel_init(&rel, base->in);
+    rel.cancel = base->cancel;
+    rel.cancel_arg = base->cancel_arg;
     for (int e = 0; e < base->nextra; e++)
         ilp_rel_add(&rel, base->extra[e].a, base->extra[e].b);
     for (int k = 0; k < base->nfree; k++) {
@@ -25,7 +27,7 @@ bool ilp_node_refuted(const struct ilp_model *md, glp_prob *P,
         else if (glp_get_col_ub(P, col_y + k) < 0.5)
             ilp_rel_add(&rel, pr->b, pr->a);
     }
-    ok = ilp_rel_prepare(&rel, horizon);
+    ok = ilp_rel_prepare(&rel, horizon) || rel.cancelled;
     ilp_rel_release(&rel);
     return !ok;
 }

@@ -65,6 +65,10 @@ int ilp_order_eval(const struct ilp_inst *in, const struct ilp_order *o,
                                                      : ev->makespan;
         if (!s.predicted.fits_memory)
             rc = ZB_ENOMEM_LIMIT;
+        ev->ends = 0;
+        for (int r = 0; r < in->p->pp; r++)
+            for (int i = 0; i < s.ranks[r].n; i++)
+                ev->ends += s.ranks[r].ops[i].end;
 
         for (int r = 0; ev->t && r < in->p->pp; r++)
             for (int i = 0; i < s.ranks[r].n; i++) {

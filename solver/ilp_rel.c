@@ -432,6 +432,10 @@ bool ilp_rel_prepare(struct ilp_rel *rel, double horizon)
     for (;;) {
         struct graph g;
         int added;
+        if (rel->cancel && rel->cancel(rel->cancel_arg)) {
+            rel->cancelled = true;
+            return false;
+        }
         graph_build(rel, &g);
         if (!close_rel(rel, &g) || !windows(rel, &g, tol)) {
             graph_release(&g);

@@ -24,8 +24,10 @@ static void *work(void *arg)
     ilp_glpk_quiet();
     if (w->full)
         ilp_bnb_run(w->sh, w->full);
-    else
+    else if (ilp_inst_searchable(w->sh->in))
         ilp_lns_run(w->sh, w->lane, w->lanes);
+    else
+        ilp_band_run(w->sh, w->lane, w->lanes);
     ilp_glpk_done();
     atomic_fetch_sub(w->running, 1);
     return NULL;
@@ -43,13 +45,13 @@ void ilp_search(struct ilp_shared *sh, const struct zb_options *opt)
 {
     const int nw = opt->threads;
     struct worker *w = zb_xcalloc((size_t)nw, sizeof(*w));
-    struct ilp_rel full;
+    struct ilp_rel full = { .reach = NULL };
     atomic_int running;
     double last = ilp_now();
     int started = 0;
     /* One worker proves when the full model is small enough to pay; the
      * others (all, when it is not) search windows. */
-    bool prove = ilp_bnb_prepare(sh, &full);
+    bool prove = ilp_inst_searchable(sh->in) && ilp_bnb_prepare(sh, &full);
 
     atomic_init(&running, 0);
     for (int i = 0; i < nw; i++) {

@@ -20,6 +20,7 @@ void ilp_shared_init(struct ilp_shared *sh, const struct ilp_inst *in,
     atomic_init(&sh->stop, 0);
     sh->t0 = ilp_now();
     sh->deadline = sh->t0;
+    sh->unit = 1;
 }
 
 void ilp_shared_release(struct ilp_shared *sh)
@@ -46,7 +47,9 @@ bool ilp_shared_offer(struct ilp_shared *sh, const struct ilp_order *o)
     if (ilp_order_eval(sh->in, o, &ev) < 0)
         return false;
     pthread_mutex_lock(&sh->lock);
-    if (ev.obj < sh->best_ev.obj * (1 - ILP_TOL)) {
+    if (ev.obj < sh->best_ev.obj * (1 - ILP_TOL) ||
+        (sh->tiebreak && ev.obj <= sh->best_ev.obj &&
+         ev.ends < sh->best_ev.ends - ILP_TOL * sh->best_ev.obj)) {
         ilp_order_copy(&sh->best, o, sh->in);
         sh->best_ev = ev;
         sh->version++;
@@ -107,6 +110,11 @@ bool ilp_shared_done(struct ilp_shared *sh)
     return false;
 }
 
+bool ilp_shared_cancel(void *sh)
+{
+    return ilp_shared_done(sh);
+}
+
 double ilp_shared_best(struct ilp_shared *sh)
 {
     double obj;
@@ -129,8 +137,9 @@ void ilp_shared_progress(struct ilp_shared *sh, struct zb_progress *pr)
 {
     pthread_mutex_lock(&sh->lock);
     *pr = (struct zb_progress){
-        .elapsed = ilp_now() - sh->t0, .objective = sh->best_ev.obj,
-        .bound = sh->bound, .nodes = sh->nodes,
+        .elapsed = ilp_now() - sh->t0,
+        .objective = sh->best_ev.obj * sh->unit,
+        .bound = sh->bound * sh->unit, .nodes = sh->nodes,
         .gap = sh->bound > 0 ? sh->best_ev.obj / sh->bound - 1 : INFINITY,
     };
     pthread_mutex_unlock(&sh->lock);

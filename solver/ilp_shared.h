@@ -21,9 +21,15 @@ struct ilp_shared {
     double gap;             /* stop within this relative gap */
     long nodes;
     double t0, deadline;    /* monotonic seconds */
+    double unit;            /* the profile's time per model unit
+                               (ilp_scale_profile): progress reports in
+                               the profile's unit */
     atomic_int stop;        /* read without the lock by the workers */
     const volatile sig_atomic_t *interrupt;   /* see solver.h */
     bool independent;       /* no closed-form bound (see solver.h) */
+    /* Also keep an order with the same objective and a lower sum of pass
+     * ends (the window search of large instances, ilp_band.c). */
+    bool tiebreak;
     char failure[ILP_GLPK_MSG_MAX];  /* first GLPK failure, or "" */
 };
 
@@ -31,7 +37,8 @@ void ilp_shared_init(struct ilp_shared *sh, const struct ilp_inst *in,
                      const struct ilp_order *start);
 void ilp_shared_release(struct ilp_shared *sh);
 
-/* Offer an order; kept if better than the best. Returns true if kept. */
+/* Offer an order; kept if better than the best (or, with tiebreak, as
+ * good with earlier ends). Returns true if kept. */
 bool ilp_shared_offer(struct ilp_shared *sh, const struct ilp_order *o);
 /* Raise the proven bound (capped at the best objective). */
 void ilp_shared_bound(struct ilp_shared *sh, double bound);
@@ -43,6 +50,8 @@ bool ilp_shared_fetch(struct ilp_shared *sh, struct ilp_order *o,
                       long *version);
 /* Stop requested, proven, out of time or interrupted. */
 bool ilp_shared_done(struct ilp_shared *sh);
+/* The same as a relation's cancel callback (arg: the blackboard). */
+bool ilp_shared_cancel(void *sh);
 double ilp_shared_best(struct ilp_shared *sh);
 double ilp_shared_lower(struct ilp_shared *sh);     /* the proven bound */
 /* A snapshot for the progress callback. */

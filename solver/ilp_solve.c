@@ -82,6 +82,8 @@ static void fill_info(struct zb_solver_info *info, struct ilp_shared *sh,
         status = "optimal";
         bound = obj;    /* equal within the proofs' slack */
     }
+    else if (sh->interrupt && *sh->interrupt)
+        status = "interrupted";
     else if (obj < warm_obj * (1 - ILP_TOL))
         status = "feasible";
     else
@@ -119,6 +121,7 @@ static void solve_order(const struct zb_profile *prof,
     sh.independent = opt->independent;
     sh.interrupt = opt->interrupt;
     sh.t0 = t0;
+    sh.unit = unit;
     sh.deadline = t0 + opt->time_limit;
     warm_obj = sh.best_ev.obj;
     /* A bound the heuristic meets proves it: no search at all. Else try
@@ -126,13 +129,14 @@ static void solve_order(const struct zb_profile *prof,
      * most; at p 8, m 32 it takes about a second). */
     if (!opt->independent)
         ilp_shared_bound(&sh, closed_bound(p, opt->objective));
-    if (ilp_inst_searchable(&in)) {
-        if (!opt->independent && !ilp_shared_done(&sh))
-            ilp_shared_bound(&sh, ilp_bound_strong(&in, sh.bound, warm_obj,
-                                                   t0 + 0.2 * opt->time_limit));
-        if (!ilp_shared_done(&sh))
-            ilp_search(&sh, opt);
-    }
+    /* Too large for the relation: window search only (ilp_band.c). */
+    sh.tiebreak = !ilp_inst_searchable(&in);
+    if (!sh.tiebreak && !opt->independent && !ilp_shared_done(&sh))
+        ilp_shared_bound(&sh, ilp_bound_strong(&in, sh.bound, warm_obj,
+                                               t0 + 0.2 * opt->time_limit,
+                                               opt->interrupt));
+    if (!ilp_shared_done(&sh))
+        ilp_search(&sh, opt);
     ilp_order_to_schedule(&sh.best, &in, s);
     fill_info(&s->solver, &sh, warm_obj, unit);
     ilp_shared_release(&sh);

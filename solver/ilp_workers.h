@@ -34,5 +34,9 @@ void ilp_bnb_run(struct ilp_shared *sh, struct ilp_rel *rel);
 /* Window large-neighbourhood search until stopped (ilp_lns.c); `lane` of
  * `lanes` workers takes every lanes-th window. */
 void ilp_lns_run(struct ilp_shared *sh, int lane, int lanes);
+/* The same for instances too large for the relation (ilp_band.c):
+ * windows solved as small models with everything outside fixed in time;
+ * needs sh->tiebreak. */
+void ilp_band_run(struct ilp_shared *sh, int lane, int lanes);
 
 #endif

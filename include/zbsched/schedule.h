@@ -20,7 +20,8 @@
 
 struct zb_solver_info {
     bool present;             /* only solver-made schedules carry it */
-    char status[ZB_SOLVER_STATUS_MAX]; /* optimal/feasible/heuristic/... */
+    char status[ZB_SOLVER_STATUS_MAX]; /* optimal/feasible/heuristic/
+                                          interrupted */
     double objective, bound, gap, seconds;
     long nodes;
     /* What weakened the search ("GLPK failed: ..."), or "". */

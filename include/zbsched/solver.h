@@ -28,17 +28,21 @@
  * worse. The order is not lowered: the generate pipeline (generator.h)
  * lowers and validates it like any generator's. s->solver.status is
  * "optimal" (proven, within a relative 3e-7), "feasible" (better than the
- * warm start, not proven) or "heuristic" (the warm start, nothing better
- * found); a search stopped by `gap` reports feasible or heuristic with
- * that gap. */
+ * warm start, not proven), "heuristic" (the warm start, nothing better
+ * found) or "interrupted" (opt->interrupt was set: the best order so far,
+ * within a second; the warm start itself may be cut short then); a search
+ * stopped by `gap` reports feasible or heuristic with that gap.
+ * Profiles beyond zb_ilp_searchable() get the window search of large
+ * instances only (docs/ilp.md). */
 int zb_ilp_solve(const struct zb_profile *p, const struct zb_options *opt,
                  const struct zb_schedule *warm, int nwarm,
                  struct zb_schedule *s, struct zb_error *err);
 
-/* Whether the integer program searches p at all: at most 8192 passes and
- * 512 on one rank (beyond, one propagation takes seconds and could not be
- * interrupted); otherwise zb_ilp_solve() returns the best warm start with
- * the closed-form bound. */
+/* Whether the full integer program can be built for p: at most 8192
+ * passes and 512 on one rank (beyond, one propagation takes seconds and
+ * its bitsets hundreds of megabytes); otherwise zb_ilp_solve() improves
+ * the best warm start by windows of the order solved as small models,
+ * with the closed-form bound. */
 bool zb_ilp_searchable(const struct zb_profile *p);
 
 /* The smallest limit under which rank r has any legal schedule: every

@@ -29,7 +29,7 @@ static void start_from(const char *name, const struct zb_profile *p,
 static void improve(const struct zb_profile *p, struct zb_schedule *s,
                     double effort, unsigned seed, int threads)
 {
-    struct improve_opts o = { effort, seed, threads };
+    struct improve_opts o = { effort, seed, threads, NULL };
     struct zb_error err = { 0 };
     cr_assert_eq(improve_order(p, s, &o, NULL, &err), 0, "%s", err.msg);
 }
@@ -208,7 +208,7 @@ Test(improve, rejects_bad_options_and_an_order_over_the_limit)
     struct shape sh = unit_shape(4, 8);
     struct zb_profile p;
     struct zb_schedule s;
-    struct improve_opts o = { 0.01, 1, 3 };
+    struct improve_opts o = { 0.01, 1, 3, NULL };
     struct zb_error err = { 0 };
 
     make_profile(&sh, &p);
@@ -227,7 +227,7 @@ Test(improve, zero_effort_returns_the_input_order_timed)
     struct shape sh = unit_shape(4, 8);
     struct zb_profile p;
     struct zb_schedule s, t;
-    struct improve_opts o = { 0, 1, 2 };
+    struct improve_opts o = { 0, 1, 2, NULL };
     struct improve_stats st;
 
     make_profile(&sh, &p);
@@ -238,6 +238,28 @@ Test(improve, zero_effort_returns_the_input_order_timed)
     cr_assert_eq(st.evals, 0);
     cr_assert_eq(st.chain, -1);
     assert_near(s.predicted.cost, t.predicted.cost, "timed");
+    zb_schedule_release(&s);
+    zb_schedule_release(&t);
+    zb_profile_release(&p);
+}
+
+/* Ctrl-C: a budget of a day stops at once with the input order, timed. */
+Test(improve, an_interrupt_stops_the_search_at_once, .timeout = 60)
+{
+    struct shape sh = unit_shape(4, 8);
+    struct zb_profile p;
+    struct zb_schedule s, t;
+    volatile sig_atomic_t stop = 1;
+    struct improve_opts o = { 86400, 1, 2, &stop };
+    struct improve_stats st;
+
+    make_profile(&sh, &p);
+    start_from("1f1b", &p, &s);
+    start_from("1f1b", &p, &t);
+    cr_assert_eq(improve_order(&p, &s, &o, &st, NULL), 0);
+    cr_assert(same_order(&s, &t));
+    cr_assert_eq(st.evals, 0);
+    assert_legal(&s);
     zb_schedule_release(&s);
     zb_schedule_release(&t);
     zb_profile_release(&p);

@@ -12,6 +12,8 @@
 #include "solver_grids.h"
 #include "zbsched/bound.h"
 #include "zbsched/generator.h"
+#include "zbsched/lower.h"
+#include "zbsched/sim.h"
 #include "zbsched/solver.h"
 
 /* Profile of ../shared/notes/ilp.md: M_B = 1, M_W = 0.5, limit = n * p. */
@@ -222,23 +224,90 @@ static void hard_profile(struct zb_profile *p)
     make_profile(&sh, p);
 }
 
-Test(solver, returns_the_heuristic_when_interrupted_before_searching)
+/* Ctrl-C before the search: the warm start is cut short too (no local
+ * search, no fixed families), and what there is comes back legal. */
+Test(solver, stops_at_once_when_interrupted_before_searching)
 {
     volatile sig_atomic_t stop = 1;
     struct zb_options o = quick(60);
     struct zb_profile p;
-    struct zb_schedule s, heur;
+    struct zb_schedule s;
 
     o.interrupt = &stop;
     hard_profile(&p);
     solve(&p, &o, &s);
-    gen("zb", &p, &heur);
-    cr_assert_str_eq(s.solver.status, "heuristic");
+    cr_assert_str_eq(s.solver.status, "interrupted");
     cr_assert_eq(s.solver.nodes, 0);
-    cr_assert_leq(s.predicted.cost, heur.predicted.cost + 1e-9);
     cr_assert_gt(s.solver.gap, 0);
+    cr_assert_lt(s.solver.seconds, 30, "took %g s", s.solver.seconds);
+    zb_schedule_release(&s);
+    zb_profile_release(&p);
+}
+
+/* Beyond zb_ilp_searchable() (600 passes a rank) the window search of
+ * ilp_band.c alone (the solver called directly, from zb's schedule, so
+ * no more local search) still beats `zb` here, within per-rank limits. */
+Test(solver, windows_improve_an_instance_too_large_for_the_model,
+     .timeout = 120)
+{
+    struct shape sh = { 4, 2, 100, ZB_PLACEMENT_V, 1.1, 1.3, 0.7, 0.13,
+                        1, 0.5, 4.8 };
+    const double limit[4] = { 4.8, 4.8, 5.2, 6 };
+    struct zb_options o = quick(4);
+    struct zb_profile p;
+    struct zb_schedule s, heur;
+    struct zb_error err = { 0 };
+
+    make_profile(&sh, &p);
+    memcpy(p.mem_limit, limit, sizeof(limit));
+    cr_assert(!zb_ilp_searchable(&p));
+    gen("zb", &p, &heur);
+    zb_schedule_init(&s, "ilp", &p);
+    cr_assert_eq(zb_ilp_solve(&p, &o, &heur, 1, &s, &err), 0, "%s",
+                 err.msg);
+    /* Lowered and validated as the pipeline does (memory included). */
+    cr_assert_eq(zb_sim_run(&s, &err), 0, "%s", err.msg);
+    cr_assert_eq(zb_lower_run(&s, &err), 0, "%s", err.msg);
+    cr_assert_eq(zb_validate_schedule(&s, &err), 0, "%s", err.msg);
+    cr_assert(s.predicted.fits_memory);
+    cr_assert_str_eq(s.solver.status, "feasible");
+    cr_assert_lt(s.predicted.cost, heur.predicted.cost * (1 - 1e-9),
+                 "ilp %g, zb %g", s.predicted.cost, heur.predicted.cost);
+    for (int r = 0; r < 4; r++)
+        cr_assert_leq(s.predicted.ranks[r].peak_memory, limit[r] + 1e-9,
+                      "rank %d", r);
     zb_schedule_release(&s);
     zb_schedule_release(&heur);
+    zb_profile_release(&p);
+}
+
+static void interrupt_now(const struct zb_progress *pr, void *ctx)
+{
+    (void)pr;
+    *(volatile sig_atomic_t *)ctx = 1;
+}
+
+/* A limit whose milliseconds overflow an int (issue 13) reaches GLPK
+ * clamped; Ctrl-C during the search (here from the first progress report,
+ * after a second) returns the best order so far within a second. */
+Test(solver, huge_time_limit_runs_until_interrupted, .timeout = 120)
+{
+    volatile sig_atomic_t stop = 0;
+    struct zb_options o = quick(2147484);
+    struct zb_profile p;
+    struct zb_schedule s;
+
+    o.interrupt = &stop;
+    o.progress = interrupt_now;
+    o.progress_ctx = (void *)&stop;
+    hard_profile(&p);
+    solve(&p, &o, &s);
+    cr_assert_str_eq(s.solver.status, "interrupted");
+    cr_assert_gt(s.solver.seconds, 0.9);
+    /* Generous: the search stops within a second of the flag, on a
+     * loaded machine the warm start and progress may lag. */
+    cr_assert_lt(s.solver.seconds, 30, "took %g s", s.solver.seconds);
+    zb_schedule_release(&s);
     zb_profile_release(&p);
 }
 
