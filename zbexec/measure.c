@@ -200,7 +200,7 @@ int measure_report(struct exec *x, const char *check, struct zb_error *err)
     if (x->rank == 0)
         all = zb_xcalloc((size_t)P * x->opt.iters, sizeof(*all));
     rc = MPI_Gather(x->samples, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0,
-                    MPI_COMM_WORLD);
+                    x->comm);
     if (rc != MPI_SUCCESS)
         return exec_mpi_error(rc, "MPI_Gather", err);
     if (x->rank != 0)
