@@ -9,7 +9,8 @@
  * it; ZeRO-1/2 reduce-scatter it, step their shard and all-gather the
  * weights after the step; ZeRO-3 keeps only the weight shard between
  * steps, all-gathers the weights at UNSHARD, frees them at RESHARD and
- * reduce-scatters the gradient. Sums are MPI_SUM over the replicas. */
+ * reduce-scatters the gradient; ZeRO-2/3 free the full gradient buffer
+ * once it is reduced. Sums are MPI_SUM over the replicas. */
 #include <stdlib.h>
 #include "exec.h"
 #include "zbsched/xalloc.h"
@@ -248,6 +249,12 @@ int coll_drain(struct exec *x, struct zb_error *err)
         if ((rc = wait_req(x, &st->reduce_req, st->reduce_op, err)) < 0)
             return rc;
         st->reduced = false;    /* for the next iteration */
+        /* ZeRO-2/3 keep only the shard: the full buffer comes back with
+         * the stage's first W of the next step (pass.c). */
+        if (x->p->dp.zero >= 2) {
+            x->m->release(x->dev, st->g);
+            st->g = NULL;
+        }
     }
     return 0;
 }

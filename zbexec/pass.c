@@ -54,8 +54,11 @@ static void add_grad(struct exec *x, struct stage_state *st, const float *d)
 {
     /* The first microbatch is copied, not added to zero: 0 + (-0.0) would
      * differ in sign from the sequential run's copy. */
-    if (st->next_w == 0)
+    if (st->next_w == 0) {
+        if (!st->g)     /* ZeRO-2/3 freed it after the last reduce */
+            st->g = x->m->alloc(x->dev, x->nparam);
         x->m->copy(x->dev, st->g, d, x->nparam);
+    }
     else
         x->m->axpy(x->dev, st->g, 1.0f, d, x->nparam);
     st->next_w++;
