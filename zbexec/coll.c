@@ -11,6 +11,7 @@
  * steps, all-gathers the weights at UNSHARD, frees them at RESHARD and
  * reduce-scatters the gradient; ZeRO-2/3 free the full gradient buffer
  * once it is reduced. Sums are MPI_SUM over the replicas. */
+#include <limits.h>
 #include <stdlib.h>
 #include "exec.h"
 #include "zbsched/xalloc.h"
@@ -30,7 +31,11 @@ int coll_init(struct exec *x, struct zb_error *err)
     const size_t per = x->nparam / (size_t)x->dp,
                  extra = x->nparam % (size_t)x->dp;
 
-    (void)err;
+    /* MPI counts are int. */
+    if (x->dp > 1 && x->nparam > INT_MAX)
+        return zb_error_set(err, ZB_EUNSUPPORTED, "a stage of %zu "
+                            "parameters is beyond an MPI collective's int "
+                            "count", x->nparam);
     x->shard_n = zb_xcalloc((size_t)x->dp, sizeof(int));
     x->shard_off = zb_xcalloc((size_t)x->dp, sizeof(int));
     for (int r = 0, off = 0; r < x->dp; r++) {
