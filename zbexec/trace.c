@@ -156,6 +156,30 @@ static void comm_events(struct exec *x, int i)
          x->t[pass_op(x, dir, op->stage, op->mb)].start);
 }
 
+/* A collective as a message is drawn: its post, its time in flight (an
+ * async span: two stages' collectives may be in flight together) and the
+ * consumer's wait, if it waited. Async ids follow every transfer's. */
+static void collective_events(struct exec *x, int i)
+{
+    const struct zb_op *op = &x->ops->ops[i];
+    const struct op_time *t = &x->t[i];
+    const long transfers = 2L * x->opt.iters * 2 * x->nstages *
+                           x->p->microbatches;
+    const long id = transfers + ((long)x->iter * x->nstages + op->stage) * 3 +
+                    (op->kind - ZB_OP_REDUCE_GRAD);
+    char name[96], wait[112];
+
+    op_name(op, name, sizeof(name));
+    slice(x->trace, x, TID_COMM, name, "post", t->start, t->end, i);
+    if (op->kind == ZB_OP_RESHARD)
+        return;
+    async_span(x->trace, id, x->rank, name, t->start, t->done);
+    if (t->wait > 0) {
+        snprintf(wait, sizeof(wait), "wait %s", name);
+        slice(x->trace, x, TID_COMM, wait, "wait", t->wait, t->done, i);
+    }
+}
+
 void trace_iteration(struct exec *x)
 {
     char name[96];
@@ -177,10 +201,7 @@ void trace_iteration(struct exec *x)
         if (zb_op_is_comm(op->kind)) {
             comm_events(x, i);
         } else if (zb_op_is_collective(op->kind)) {
-            /* From its post to its completion, on the comm thread. */
-            op_name(op, name, sizeof(name));
-            slice(x->trace, x, TID_COMM, name, "collective", x->t[i].start,
-                  x->t[i].done, i);
+            collective_events(x, i);
         } else if (op->kind != ZB_OP_STEP) {
             op_name(op, name, sizeof(name));
             slice(x->trace, x, TID_COMPUTE, name, "compute", x->t[i].start,

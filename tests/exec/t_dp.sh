@@ -29,11 +29,22 @@ done
 # same decision from the global check.
 gen "$TMP/v.json" $DP --schedule zb-v --vpp 2 --placement v --zero 3
 zbexec 4 "$TMP/v.json" --check --model "$MODEL" --iters 3 --clip 0.5 \
-    --post-validation --inject-nan 1:5
+    --post-validation --inject-nan 1:5 --trace "$TMP/t.json"
 expect "check: zb-v, zero 3, NaN on replica 1, clipping, rollback" 0 \
     '^check: exact match'
 grep -q '^step 1: skipped, non-finite gradient (rolled back)' "$OUT" ||
     fail "the NaN on replica 1 skips the step on every replica"
+# The trace draws each collective's post and its time in flight (two
+# stages' collectives overlap: async spans, not slices of one thread).
+grep -q '"ph": "b", "id": [0-9]*, "name": "UNSHARD s3"' "$TMP/t.json" ||
+    fail "trace: UNSHARD s3 in flight"
+if command -v python3 >/dev/null 2>&1; then
+    expect_true "trace: with collectives, keeps every viewer's rules" \
+        python3 "$(dirname "$0")/../lib/trace_check.py" "$TMP/t.json"
+fi
+expect_true "trace: zbsched render draws it" \
+    "$ZBSCHED" render "$TMP/v.json" --realized "$TMP/t.json" \
+    -o "$TMP/realized.svg"
 
 # More replicas than two: MPI's reduction order is its own, so the check
 # allows the tolerance of the cuda backend.
