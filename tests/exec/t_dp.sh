@@ -62,9 +62,9 @@ grep -q '"dp": 2, "zero": 1,' "$TMP/r.json" || fail "report: dp and zero"
 
 # The wrong world size: one line naming p x d.
 zbexec 3 "$TMP/s.json" --model "$MODEL"
+want='pp 2 x dp 2 = 4 ranks but 3 processes were started: '
 expect "refused: 3 processes for p 2 x d 2" 1 \
-    'rank 0: .*pp 2 x dp 2 = 4 ranks but 3 processes were started: run it with mpirun -np 4$' \
-    "$ERR"
+    "rank 0: .*${want}run it with mpirun -np 4\$" "$ERR"
 [ "$(grep -c '^zbexec:' "$ERR")" -eq 1 ] || fail "the refusal is one line"
 zbexec 4 "$TMP/s.json" --synthetic
 expect "refused: --synthetic with dp 2" 1 'does not emulate' "$ERR"
@@ -80,7 +80,8 @@ zbexec 4 "$TMP/noreduce.json" --model "$MODEL" --no-validate
 expect "stopped: a stage without REDUCE_GRAD, at STEP" fail \
     'STEP: stage 0 has no REDUCE_GRAD' "$ERR"
 gen "$TMP/z3.json" $DP --schedule 1f1b --zero 3
-delete_line "$TMP/z3.json" "$(op_line "$TMP/z3.json" 1 '"UNSHARD", "stage": 1,')"
+delete_line "$TMP/z3.json" \
+    "$(op_line "$TMP/z3.json" 1 '"UNSHARD", "stage": 1,')"
 zbexec 4 "$TMP/z3.json" --model "$MODEL" --no-validate
 expect "stopped: ZeRO-3 pass without UNSHARD" fail \
     'runs on sharded weights' "$ERR"
