@@ -458,9 +458,17 @@ static int nccl_connect(struct exec *x, struct cuda_dev *d,
 
 static int cu_init(struct exec *x, struct zb_error *err)
 {
-    struct cuda_dev *d = (struct cuda_dev *)zb_xcalloc(1, sizeof(*d));
+    struct cuda_dev *d;
     int rc, ok;
 
+    /* Every rank refuses alike, before any collective setup. The
+     * collectives (coll.c) are MPI on host memory; a NCCL communicator
+     * per replica group is not written yet (docs/zbexec.md). */
+    if (x->dp > 1)
+        return zb_error_set(err, ZB_EUNSUPPORTED, "the cuda backend "
+                            "replays dp 1 only, the schedule has dp %d: "
+                            "use --backend cpu", x->dp);
+    d = (struct cuda_dev *)zb_xcalloc(1, sizeof(*d));
     x->dev = d;
     d->mpi = x->opt.transport && !strcmp(x->opt.transport, "mpi");
     rc = pick_device(x, d, err);

@@ -4,7 +4,8 @@
  * Receives and sends are posted where the list puts them (lowering puts
  * each receive at the global time of its send), a compute op waits only
  * for the receive it consumes, and STEP completes every send before the
- * optimizer runs. */
+ * optimizer runs. Data-parallel collectives (coll.c) are posted likewise
+ * and completed before their consumer. */
 #include <stdlib.h>
 #include <string.h>
 #include "exec.h"
@@ -33,8 +34,8 @@ static void reset(struct exec *x)
             if (!host)
                 host = zb_xmalloc((size_t)mbs * x->nact * sizeof(float));
             for (int mb = 0; mb < mbs; mb++)
-                mlp_data(&x->net, x->opt.seed, k == 1, x->iter, mb,
-                         host + (size_t)mb * x->nact);
+                mlp_data(&x->net, x->opt.seed, k == 1, x->iter,
+                         exec_global_mb(x, mb), host + (size_t)mb * x->nact);
             x->m->upload(x->dev, dst, host, (size_t)mbs * x->nact);
         }
     }
@@ -61,14 +62,17 @@ static int run_op(struct exec *x, int i, struct zb_error *err)
     int rc;
 
     watchdog_op(i, WD_RUN);
-    if ((rc = xfer_progress(x, err)) < 0)
+    if ((rc = xfer_progress(x, err)) < 0 ||
+        (rc = coll_progress(x, err)) < 0)
         return rc;
     if (zb_op_is_comm(op->kind))
         return xfer_post(x, i, err);
+    if (zb_op_is_collective(op->kind))
+        return coll_post(x, i, err);
     if ((rc = x->be->flush(x, err)) < 0)
         return rc;
     if (op->kind == ZB_OP_STEP) {
-        if ((rc = xfer_drain(x, err)) < 0)
+        if ((rc = xfer_drain(x, err)) < 0 || (rc = coll_drain(x, err)) < 0)
             return rc;
         return step_run(x, err);
     }

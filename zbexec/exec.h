@@ -235,6 +235,13 @@ struct stage_state {
     float *input;               /* stage 0: m microbatches of data */
     float *target;              /* last stage: m targets */
     float *loss;                /* last stage: m losses on the device */
+    /* Data parallelism (coll.c): this replica's shard of the reduced
+     * gradient (ZeRO >= 1) and of the weights (ZeRO-3, whose full w
+     * exists only from UNSHARD to RESHARD); the collectives in flight. */
+    float *gshard, *wshard;
+    MPI_Request reduce_req, unshard_req;
+    int reduce_op, unshard_op;  /* list index of the posting op */
+    bool reduced;               /* REDUCE_GRAD posted this iteration */
 };
 
 struct op_time {                /* host-clock ms since the run's epoch */
@@ -262,8 +269,17 @@ struct exec {
     const struct zb_executor *be;
     const struct zb_math *m;
     void *dev;                      /* backend state */
-    MPI_Comm comm;                  /* point-to-point (a dup of WORLD) */
-    int rank, nranks, nstages, iter;
+    /* World rank w = replica * pp + pipeline rank (docs/zbexec.md). */
+    MPI_Comm comm;                  /* point-to-point: this replica's
+                                       pipeline, ranks = pipeline ranks */
+    MPI_Comm dp_comm;               /* collectives: the dp replicas of this
+                                       pipeline rank (NULL when dp is 1) */
+    int rank;                       /* pipeline rank: the op list run */
+    int world, nranks;              /* world rank and size */
+    int dp, replica;                /* degree, this rank's replica */
+    int *shard_n, *shard_off;       /* dp entries: each replica's shard
+                                       of a stage's parameters */
+    int nstages, iter;
     bool post_validation;
     struct mlp net;
     size_t nact, nparam;
@@ -336,6 +352,37 @@ size_t xfer_floats(const struct exec *x);   /* header + payload */
  * header against m->hdr. */
 int xfer_wait(struct exec *x, struct xmsg *m, struct zb_error *err);
 
+/* Microbatch mb of this replica in the global batch (replica r runs
+ * r*m .. r*m+m-1), and the loss scale 1 / (dp m batch) that makes the
+ * sum of the replicas' gradients the mean over the global batch. */
+int exec_global_mb(const struct exec *x, int mb);
+float exec_loss_scale(const struct exec *x);
+
+/* ---- Data-parallel collectives (coll.c) ---------------------------------- */
+
+/* After exec_state_init: the shard sizes, and with ZeRO-3 each stage
+ * keeps only its weight shard (the first UNSHARD gathers). */
+int coll_init(struct exec *x, struct zb_error *err);
+/* REDUCE_GRAD, UNSHARD or RESHARD at op i, non-blocking. */
+int coll_post(struct exec *x, int i, struct zb_error *err);
+/* Before pass i on stage st: its UNSHARD completed (ZeRO-3). */
+int coll_before_pass(struct exec *x, int i, struct stage_state *st,
+                     struct zb_error *err);
+/* Drive MPI's progress on the collectives in flight. */
+int coll_progress(struct exec *x, struct zb_error *err);
+/* STEP: every REDUCE_GRAD ran and completed. */
+int coll_drain(struct exec *x, struct zb_error *err);
+/* The part of stage st that this rank's optimizer updates: weights,
+ * gradient, count and offset in the stage's parameters. */
+void coll_view(const struct exec *x, struct stage_state *st, float **w,
+               float **g, size_t *n, size_t *off);
+/* This replica's shard of stage st's reduced gradient (shard_n floats;
+ * the whole gradient without data parallelism). */
+const float *coll_grad_shard(const struct exec *x, struct stage_state *st,
+                             size_t *n);
+/* ZeRO-1/2 after the step: all-gather the updated weight shards. */
+int coll_gather_weights(struct exec *x, struct zb_error *err);
+
 /* ---- Optimizer step (step.c) and the reference (reference.c) ------------- */
 
 /* STEP: all passes ran, then the checked (and maybe rolled back) SGD. */
@@ -350,6 +397,10 @@ void step_inject(const struct exec *x, const struct zb_math *m, void *dev,
 void step_decide(const struct exec *x, const double *sums, const int *bad,
                  struct step_info *out, float *factor);
 void step_stats(const float *g, size_t n, double *sumsq, int *bad);
+/* A whole stage gradient's squared norm as the replicas compute it: the
+ * sum of their shards' (exec's shard_n), in replica order. */
+void step_stage_stats(const struct exec *x, const float *g, double *sumsq,
+                      int *bad);
 
 /* Every rank runs the whole model sequentially on the CPU and compares its
  * own stages; ZB_EILLEGAL with the first difference. */

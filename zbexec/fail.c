@@ -41,7 +41,7 @@ static const char *message(const struct zb_error *err)
 
 void exec_abort(const struct exec *x, const struct zb_error *err)
 {
-    exec_error(x->rank, "%s", message(err));
+    exec_error(x->world, "%s", message(err));
     MPI_Abort(MPI_COMM_WORLD, 1);
     exit(1);    /* MPI_Abort does not return; this keeps the contract */
 }

@@ -48,23 +48,31 @@ static int load(struct exec *x, struct zb_error *err)
         goto fail;
     x->p = &x->sched.profile;
     x->nstages = zb_profile_stages(x->p);
-    if (x->p->pp != x->nranks) {
-        rc = zb_error_set(err, ZB_EINVAL, "the schedule has pp %d but %d "
+    x->dp = zb_dp_active(x->p) ? x->p->dp.degree : 1;
+    if (x->p->pp * x->dp != x->nranks) {
+        char shape[64] = "";
+        if (x->dp > 1)
+            snprintf(shape, sizeof(shape), " x dp %d = %d ranks", x->dp,
+                     x->p->pp * x->dp);
+        rc = zb_error_set(err, ZB_EINVAL, "the schedule has pp %d%s but %d "
                           "process%s started: run it with mpirun -np %d",
-                          x->p->pp, x->nranks, x->nranks == 1 ? " was"
-                                                              : "es were",
-                          x->p->pp);
+                          x->p->pp, shape, x->nranks,
+                          x->nranks == 1 ? " was" : "es were",
+                          x->p->pp * x->dp);
         goto fail;
     }
-    /* Replaying p x d ranks is issue 14's item 5, not done yet. */
-    if (zb_dp_active(x->p)) {
-        rc = zb_error_set(err, ZB_EUNSUPPORTED, "the schedule has data "
-                          "parallelism (dp %d): zbexec replays dp 1 only",
-                          x->p->dp.degree);
+    /* World rank = replica * pp + pipeline rank (docs/zbexec.md). */
+    x->rank = x->world % x->p->pp;
+    x->replica = x->world / x->p->pp;
+    if (x->dp > 1 && x->opt.synthetic) {
+        rc = zb_error_set(err, ZB_EUNSUPPORTED, "--synthetic with dp %d: "
+                          "synthetic mode does not emulate the "
+                          "data-parallel collectives; run the model",
+                          x->dp);
         goto fail;
     }
     if (x->opt.nan_stage >= x->nstages ||
-        x->opt.nan_mb >= x->p->microbatches) {
+        x->opt.nan_mb >= x->p->microbatches * x->dp) {
         rc = zb_error_set(err, ZB_EINVAL, "--inject-nan %d:%d: no such "
                           "stage and microbatch", x->opt.nan_stage,
                           x->opt.nan_mb);
@@ -80,7 +88,7 @@ static int load(struct exec *x, struct zb_error *err)
     if ((rc = zb_sim_run(&x->sched, err)) < 0) {
         if (x->opt.validate)
             goto fail;
-        if (x->rank == 0)
+        if (x->world == 0)
             exec_warn(0, "no prediction: %s", err->msg);
         rc = 0;
     }
@@ -107,9 +115,12 @@ static void run(struct exec *x)
     x->iter = x->opt.iters - 1;
 }
 
-/* Everything after the replay; returns the exit status. */
+/* Everything after the replay; returns the exit status. The replicas
+ * run the same list: measures, profile and trace are replica 0's,
+ * gathered on its pipeline communicator (x->comm). */
 static int finish(struct exec *x)
 {
+    const bool first = x->replica == 0;
     struct zb_error err = { 0 };
     const char *check = NULL;
     int status = EXIT_OK, rc = 0;
@@ -117,7 +128,7 @@ static int finish(struct exec *x)
 
     if (x->opt.check) {
         rc = reference_check(x, &exact, &err);
-        if (exec_agree(x->rank, rc, &err) < 0) {
+        if (exec_agree(x->world, rc, &err) < 0) {
             check = "mismatch";
             status = EXIT_FAIL;
         } else {
@@ -125,20 +136,20 @@ static int finish(struct exec *x)
         }
     }
     if (x->opt.profile_out) {
-        rc = profile_write(x, &err);
-        if (exec_agree(x->rank, rc, &err) < 0)
+        rc = first ? profile_write(x, &err) : 0;
+        if (exec_agree(x->world, rc, &err) < 0)
             status = EXIT_FAIL;
     }
     if (x->opt.trace) {
-        rc = trace_write(x, &err);
-        if (exec_agree(x->rank, rc, &err) < 0)
+        rc = first ? trace_write(x, &err) : 0;
+        if (exec_agree(x->world, rc, &err) < 0)
             status = EXIT_FAIL;
     }
-    rc = measure_report(x, check, &err);
-    if (exec_agree(x->rank, rc, &err) < 0)
+    rc = first ? measure_report(x, check, &err) : 0;
+    if (exec_agree(x->world, rc, &err) < 0)
         status = EXIT_FAIL;
     rc = measure_check_limit(x, &err);
-    if (exec_agree(x->rank, rc, &err) < 0)
+    if (exec_agree(x->world, rc, &err) < 0)
         status = EXIT_FAIL;
     return status;
 }
@@ -149,37 +160,47 @@ static int start(struct exec *x, int argc, char **argv)
     int rc = opts_parse(argc, argv, &x->opt, &err);
 
     if (rc < 0) {
-        if (x->rank == 0)
+        if (x->world == 0)
             exec_error(0, "%s", err.msg);
         return EXIT_USAGE;
     }
     if (x->opt.help) {
-        if (x->rank == 0)
+        if (x->world == 0)
             opts_usage(stdout);
         return EXIT_OK;
     }
     rc = load(x, &err);
-    if (!rc && x->rank == 0 && x->opt.trace_predicted)
+    if (!rc && x->world == 0 && x->opt.trace_predicted)
         rc = trace_write_predicted(x, x->opt.trace_predicted, &err);
-    if (exec_agree(x->rank, rc, &err) < 0)
+    if (exec_agree(x->world, rc, &err) < 0)
         return EXIT_FAIL;
-    MPI_Comm_dup(MPI_COMM_WORLD, &x->comm);
+    /* Point-to-point within this replica's pipeline (ranks there are
+     * pipeline ranks); collectives among the replicas of this pipeline
+     * rank. With dp 1 the first is WORLD again, in the same order. */
+    MPI_Comm_split(MPI_COMM_WORLD, x->replica, x->rank, &x->comm);
     MPI_Comm_set_errhandler(x->comm, MPI_ERRORS_RETURN);
+    if (x->dp > 1) {
+        MPI_Comm_split(MPI_COMM_WORLD, x->rank, x->replica, &x->dp_comm);
+        MPI_Comm_set_errhandler(x->dp_comm, MPI_ERRORS_RETURN);
+    }
     /* The watchdog first: a backend's setup may wait on its peers (NCCL's
      * is collective), and a peer that failed there must not hang us. */
-    if (exec_agree(x->rank, watchdog_start(x, &err), &err) < 0)
+    if (exec_agree(x->world, watchdog_start(x, &err), &err) < 0)
         return EXIT_FAIL;
     watchdog_phase("starting the backend");
     rc = x->be->init(x, &err);
-    if (exec_agree(x->rank, rc, &err) < 0)
+    if (exec_agree(x->world, rc, &err) < 0)
         return EXIT_FAIL;
-    if (exec_agree(x->rank, exec_state_init(x, &err), &err) < 0)
+    rc = exec_state_init(x, &err);
+    if (!rc)
+        rc = coll_init(x, &err);
+    if (exec_agree(x->world, rc, &err) < 0)
         return EXIT_FAIL;
     if (x->opt.synthetic)
         prctl(PR_SET_TIMERSLACK, 1UL);   /* wake at the deadline, not 50us
                                             later */
     MPI_Barrier(MPI_COMM_WORLD);
-    x->epoch = exec_common_epoch(x->rank, x->nranks);
+    x->epoch = exec_common_epoch(x->world, x->nranks);
     return GO_ON;
 }
 
@@ -190,10 +211,12 @@ int main(int argc, char **argv)
 
     /* MPI_THREAD_MULTIPLE: the watchdog thread may call MPI_Abort. */
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &x.rank);
+    MPI_Comm_rank(MPI_COMM_WORLD, &x.world);
     MPI_Comm_size(MPI_COMM_WORLD, &x.nranks);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    x.comm = MPI_COMM_NULL;
+    x.rank = x.world;       /* until load() knows pp */
+    x.dp = 1;
+    x.comm = x.dp_comm = MPI_COMM_NULL;
     status = start(&x, argc, argv);
     if (status == GO_ON) {
         run(&x);
@@ -203,6 +226,8 @@ int main(int argc, char **argv)
     exec_release(&x);
     if (x.comm != MPI_COMM_NULL)
         MPI_Comm_free(&x.comm);
+    if (x.dp_comm != MPI_COMM_NULL)
+        MPI_Comm_free(&x.dp_comm);
     MPI_Finalize();
     return status;
 }

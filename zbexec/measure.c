@@ -117,9 +117,14 @@ static void print_header(const struct exec *x, const char *check)
 {
     const struct zb_profile *p = x->p;
 
-    printf("schedule %s: pp %d, vpp %d, %d microbatches, placement %s\n",
+    printf("schedule %s: pp %d, vpp %d, %d microbatches, placement %s",
            x->sched.name, p->pp, p->vpp, p->microbatches,
            zb_placement_name(p->placement));
+    /* The measures are replica 0's; the replicas run the same list. */
+    if (x->dp > 1)
+        printf(", dp %d, zero %d (measures of replica 0)", x->dp,
+               p->dp.zero);
+    printf("\n");
     if (x->opt.synthetic) {
         printf("run: backend %s, synthetic, %d iterations\n", x->be->name,
                x->opt.iters);
@@ -200,7 +205,7 @@ int measure_report(struct exec *x, const char *check, struct zb_error *err)
     if (x->rank == 0)
         all = zb_xcalloc((size_t)P * x->opt.iters, sizeof(*all));
     rc = MPI_Gather(x->samples, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0,
-                    MPI_COMM_WORLD);
+                    x->comm);
     if (rc != MPI_SUCCESS)
         return exec_mpi_error(rc, "MPI_Gather", err);
     if (x->rank != 0)

@@ -215,7 +215,9 @@ void opts_usage(FILE *out)
     fputs(
 "usage: mpirun -np P zbexec SCHEDULE.json [options]\n"
 "\n"
-"Replay a zbsched schedule, one process per rank (P = the schedule's pp).\n"
+"Replay a zbsched schedule, one process per rank: P = the schedule's pp,\n"
+"times its dp with data parallelism (world rank = replica * pp + pipeline\n"
+"rank; each replica trains its own microbatches).\n"
 "\n"
 "  --backend cpu|cuda     MPI + OpenBLAS (zbexec's only one) or NCCL +\n"
 "                         cuBLAS (zbexec-cuda's default)\n"

@@ -54,8 +54,11 @@ static void add_grad(struct exec *x, struct stage_state *st, const float *d)
 {
     /* The first microbatch is copied, not added to zero: 0 + (-0.0) would
      * differ in sign from the sequential run's copy. */
-    if (st->next_w == 0)
+    if (st->next_w == 0) {
+        if (!st->g)     /* ZeRO-2/3 freed it after the last reduce */
+            st->g = x->m->alloc(x->dev, x->nparam);
         x->m->copy(x->dev, st->g, d, x->nparam);
+    }
     else
         x->m->axpy(x->dev, st->g, 1.0f, d, x->nparam);
     st->next_w++;
@@ -103,7 +106,7 @@ static void backward_input(struct exec *x, struct stage_state *st, int mb,
     struct mb_state *b = &st->mbs[mb];
     const int L = x->net.layers, s = st->stage;
     const bool last = s == x->nstages - 1;
-    const float scale = 1.0f / ((float)x->p->microbatches * x->net.batch);
+    const float scale = exec_loss_scale(x);
     float *dx = s > 0 ? exec_alloc(x, HDR + x->nact, false) : NULL;
 
     /* B keeps every layer's dz for W and frees only the output: with two
@@ -130,7 +133,8 @@ static void backward_weight(struct exec *x, struct stage_state *st, int mb)
     mlp_backward_weight(x->m, x->dev, &x->net, b->x0 + HDR,
                         (const float *const *)b->y,
                         (const float *const *)b->dz, st->dw);
-    step_inject(x, x->m, x->dev, st->stage, mb, x->iter, st->dw);
+    step_inject(x, x->m, x->dev, st->stage, exec_global_mb(x, mb), x->iter,
+                st->dw);
     accumulate(x, st, mb);
     exec_free(x, b->x0, HDR + x->nact, true);
     b->x0 = NULL;
@@ -209,7 +213,8 @@ int pass_run(struct exec *x, int i, struct zb_error *err)
     float *in = NULL;
     int rc;
 
-    if ((rc = check_state(x, i, b, err)) < 0)
+    if ((rc = check_state(x, i, b, err)) < 0 ||
+        (rc = coll_before_pass(x, i, st, err)) < 0)
         return rc;
     if (op->kind != ZB_OP_W && (rc = take_input(x, i, &in, err)) < 0)
         return rc;

@@ -120,7 +120,7 @@ static int measure_comm(struct exec *x, const int *pairs, int n,
     if (rc < 0)
         exec_abort(x, err);
     watchdog_phase("--profile-out: gathering the round trips");
-    rc = MPI_Reduce(mine, comm, n, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    rc = MPI_Reduce(mine, comm, n, MPI_DOUBLE, MPI_MAX, 0, x->comm);
     free(mine);
     return rc == MPI_SUCCESS ? 0 : exec_mpi_error(rc, "MPI_Reduce", err);
 }
@@ -162,7 +162,7 @@ static int measure_memory(struct exec *x, double *mb_mw,
         mine[1] = fmax(mine[1], -d[2]);
         mine[2] = fmax(mine[2], fabs(d[0] + d[1] + d[2]));
     }
-    rc = MPI_Reduce(mine, mb_mw, 3, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    rc = MPI_Reduce(mine, mb_mw, 3, MPI_DOUBLE, MPI_MAX, 0, x->comm);
     if (rc != MPI_SUCCESS)
         return exec_mpi_error(rc, "MPI_Reduce", err);
     if (x->rank == 0 && mb_mw[2] > 0)
@@ -223,7 +223,7 @@ int profile_write(struct exec *x, struct zb_error *err)
         goto out;
     watchdog_phase("--profile-out: gathering the medians");
     rc = MPI_Gather(mine, 9 * sp->vpp, MPI_DOUBLE, all, 9 * sp->vpp,
-                    MPI_DOUBLE, 0, MPI_COMM_WORLD);
+                    MPI_DOUBLE, 0, x->comm);
     if (rc != MPI_SUCCESS) {
         rc = exec_mpi_error(rc, "MPI_Gather", err);
         goto out;

@@ -2,21 +2,26 @@
  * process on the CPU math table, compared with what the pipeline holds.
  *
  * Compared: the loss of every iteration, the last iteration's gradients
- * and the final weights of this rank's stages. With the cpu backend the
- * comparison is exact (same kernels, same inputs, same accumulation
- * order); with cuda it allows 1e-3 of the tensor's largest magnitude, as
- * cuBLAS and OpenBLAS round differently. */
+ * and the final weights of this rank's stages (with ZeRO >= 1 the shard
+ * this rank holds). With data parallelism the reference runs the whole
+ * global batch, each replica's microbatches into a gradient of its own,
+ * then adds those in replica order. With the cpu backend the comparison
+ * is exact (same kernels, same inputs, same accumulation order; for two
+ * replicas MPI's sum is a + b either way round); with cuda, or more than
+ * two replicas, whose MPI reduction order is the library's, it allows
+ * 1e-3 of the tensor's largest magnitude. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "exec.h"
 #include "zbsched/xalloc.h"
 
-#define CUDA_TOLERANCE 1e-3
+#define TOLERANCE 1e-3
 
 struct ref {
     int nstages, layers;
-    float **w, **g;             /* per stage */
+    float **w, **g;             /* per stage: weights, global gradient */
+    float **part;               /* per stage: one replica's gradient */
     float *dw, *x, *t, *dy, *dx;
     float **y, **dz;            /* per stage, layers entries each */
     double *loss;               /* per iteration */
@@ -31,11 +36,13 @@ static void ref_init(struct ref *r, const struct exec *x)
     r->layers = L;
     r->w = zb_xcalloc((size_t)S, sizeof(float *));
     r->g = zb_xcalloc((size_t)S, sizeof(float *));
+    r->part = zb_xcalloc((size_t)S, sizeof(float *));
     r->y = zb_xcalloc((size_t)S * L, sizeof(float *));
     r->dz = zb_xcalloc((size_t)S * L, sizeof(float *));
     for (int s = 0; s < S; s++) {
         r->w[s] = zb_xmalloc(np * sizeof(float));
         r->g[s] = zb_xcalloc(np, sizeof(float));
+        r->part[s] = zb_xcalloc(np, sizeof(float));
         mlp_init_params(&x->net, x->opt.seed, s, r->w[s]);
         for (int l = 0; l < L; l++) {
             r->y[s * L + l] = zb_xcalloc(na, sizeof(float));
@@ -55,6 +62,7 @@ static void ref_release(struct ref *r)
     for (int s = 0; s < r->nstages; s++) {
         free(r->w[s]);
         free(r->g[s]);
+        free(r->part[s]);
     }
     for (int k = 0; k < r->nstages * r->layers; k++) {
         free(r->y[k]);
@@ -62,6 +70,7 @@ static void ref_release(struct ref *r)
     }
     free(r->w);
     free(r->g);
+    free(r->part);
     free(r->y);
     free(r->dz);
     free(r->dw);
@@ -74,14 +83,15 @@ static void ref_release(struct ref *r)
 
 /* One microbatch through every stage and back: F of all stages, then B
  * and W from the last stage down (W order per stage is microbatch order,
- * as the pipeline's accumulation enforces). */
+ * as the pipeline's accumulation enforces). mb is global; first is true
+ * for its replica's first. */
 static double ref_microbatch(struct ref *r, const struct exec *x, int it,
-                             int mb)
+                             int mb, bool first)
 {
     const struct zb_math *m = &zb_math_cpu;
     const int S = r->nstages, L = r->layers;
     const size_t na = x->nact;
-    const float scale = 1.0f / ((float)x->p->microbatches * x->net.batch);
+    const float scale = exec_loss_scale(x);
     float loss = 0;
 
     mlp_data(&x->net, x->opt.seed, false, it, mb, r->x);
@@ -100,10 +110,10 @@ static double ref_microbatch(struct ref *r, const struct exec *x, int it,
                             (const float *const *)&r->y[s * L],
                             (const float *const *)&r->dz[s * L], r->dw);
         step_inject(x, m, NULL, s, mb, it, r->dw);
-        if (mb == 0)
-            memcpy(r->g[s], r->dw, x->nparam * sizeof(float));
+        if (first)
+            memcpy(r->part[s], r->dw, x->nparam * sizeof(float));
         else
-            m->axpy(NULL, r->g[s], 1.0f, r->dw, x->nparam);
+            m->axpy(NULL, r->part[s], 1.0f, r->dw, x->nparam);
         if (s)
             memcpy(r->dy, r->dx, na * sizeof(float));
     }
@@ -118,11 +128,22 @@ static void ref_run(struct ref *r, const struct exec *x)
     for (int it = 0; it < x->opt.iters; it++) {
         struct step_info info = { 0 };
         float factor;
+        const int mbs = x->p->microbatches;
         r->loss[it] = 0;
-        for (int mb = 0; mb < x->p->microbatches; mb++)
-            r->loss[it] += ref_microbatch(r, x, it, mb);
+        for (int rep = 0; rep < x->dp; rep++) {
+            double loss = 0;
+            for (int mb = 0; mb < mbs; mb++)
+                loss += ref_microbatch(r, x, it, rep * mbs + mb, mb == 0);
+            r->loss[it] += loss;
+            for (int s = 0; s < r->nstages; s++)
+                if (rep == 0)
+                    memcpy(r->g[s], r->part[s], x->nparam * sizeof(float));
+                else
+                    zb_math_cpu.axpy(NULL, r->g[s], 1.0f, r->part[s],
+                                     x->nparam);
+        }
         for (int s = 0; s < r->nstages; s++)
-            step_stats(r->g[s], x->nparam, &sums[s], &bad[s]);
+            step_stage_stats(x, r->g[s], &sums[s], &bad[s]);
         step_decide(x, sums, bad, &info, &factor);
         if (!info.nonfinite)
             for (int s = 0; s < r->nstages; s++)
@@ -148,26 +169,27 @@ static double bound(const float *ref, size_t n, bool exact)
     for (size_t i = 0; i < n; i++)
         if (isfinite(ref[i]) && fabs(ref[i]) > mx)
             mx = fabs(ref[i]);
-    return CUDA_TOLERANCE * (mx > 0 ? mx : 1);
+    return TOLERANCE * (mx > 0 ? mx : 1);
 }
 
+/* got holds parameters off .. off+n-1 of the stage, want all of them. */
 static int compare(const struct exec *x, int stage, const char *what,
-                   const float *got, const float *want, bool exact,
-                   struct zb_error *err)
+                   const float *got, size_t n, size_t off, const float *want,
+                   bool exact, struct zb_error *err)
 {
     const size_t per = mlp_param_offset(&x->net, 1);
     const size_t hh = (size_t)x->net.hidden * x->net.hidden;
     const double tol = bound(want, x->nparam, exact);
 
-    for (size_t i = 0; i < x->nparam; i++) {
-        if (same(got[i], want[i], tol))
+    for (size_t i = off; i < off + n; i++) {
+        if (same(got[i - off], want[i], tol))
             continue;
         size_t l = i / per, k = i % per;
         return zb_error_set(err, ZB_EILLEGAL, "check failed: stage %d "
                             "layer %zu %s %s[%zu]: pipeline %.9g, "
                             "sequential %.9g", stage, l, what,
                             k < hh ? "W" : "b", k < hh ? k : k - hh,
-                            (double)got[i], (double)want[i]);
+                            (double)got[i - off], (double)want[i]);
     }
     return 0;
 }
@@ -178,27 +200,37 @@ int reference_check(struct exec *x, bool *exact, struct zb_error *err)
     float *host = zb_xmalloc(x->nparam * sizeof(float));
     int rc = 0;
 
-    *exact = x->be == &zb_executor_cpu;
+    *exact = x->be == &zb_executor_cpu && x->dp <= 2;
     watchdog_phase("--check: the sequential reference run");
     ref_init(&r, x);
     ref_run(&r, x);
     for (int it = 0; it < x->opt.iters && !rc; it++) {
-        double tol = *exact ? 0 : CUDA_TOLERANCE * fabs(r.loss[it]);
+        double tol = *exact ? 0 : TOLERANCE * fabs(r.loss[it]);
         if (!same(x->steps[it].loss, r.loss[it], tol))
             rc = zb_error_set(err, ZB_EILLEGAL, "check failed: iteration "
                               "%d loss: pipeline %.17g, sequential %.17g",
                               it + 1, x->steps[it].loss, r.loss[it]);
     }
     for (int c = 0; c < x->p->vpp && !rc; c++) {
-        const struct stage_state *st = &x->st[c];
-        x->m->download(x->dev, host, st->g, x->nparam);
-        rc = compare(x, st->stage, "gradient", host, r.g[st->stage],
-                     *exact, err);
+        struct stage_state *st = &x->st[c];
+        float *w, *g;
+        size_t n, off;
+        /* What the step updated: the whole stage or this rank's shard;
+         * ZeRO-1/2 hold the whole of w again after their all-gather. */
+        coll_view(x, st, &w, &g, &n, &off);
+        x->m->download(x->dev, host, g, n);
+        rc = compare(x, st->stage, "gradient", host, n, off,
+                     r.g[st->stage], *exact, err);
         if (rc)
             break;
-        x->m->download(x->dev, host, st->w, x->nparam);
-        rc = compare(x, st->stage, "weight", host, r.w[st->stage], *exact,
-                     err);
+        if (st->w) {
+            w = st->w;
+            n = x->nparam;
+            off = 0;
+        }
+        x->m->download(x->dev, host, w, n);
+        rc = compare(x, st->stage, "weight", host, n, off, r.w[st->stage],
+                     *exact, err);
     }
     ref_release(&r);
     free(host);

@@ -87,6 +87,8 @@ int report_write(const struct exec *x, const struct realized *r,
             "\"mode\": \"%s\", ", P, x->p->vpp, x->p->microbatches,
             zb_placement_name(x->p->placement), x->be->name,
             x->opt.synthetic ? "synthetic" : "model");
+    if (x->dp > 1)
+        fprintf(f, "\"dp\": %d, \"zero\": %d, ", x->dp, x->p->dp.zero);
     if (!x->opt.synthetic)
         fprintf(f, "\"model\": {\"layers\": %d, \"hidden\": %d, "
                 "\"batch\": %d}, ", x->net.layers, x->net.hidden,

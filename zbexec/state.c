@@ -54,6 +54,17 @@ double exec_mem_unit(const struct exec *x)
     return MSG_HDR_FLOATS + (double)(x->net.layers + 1) * (double)x->nact;
 }
 
+int exec_global_mb(const struct exec *x, int mb)
+{
+    return x->replica * x->p->microbatches + mb;
+}
+
+/* In float, as the reference computes it: (float)m * batch for dp 1. */
+float exec_loss_scale(const struct exec *x)
+{
+    return 1.0f / ((float)(x->dp * x->p->microbatches) * x->net.batch);
+}
+
 struct stage_state *exec_stage(struct exec *x, int stage)
 {
     return &x->st[zb_profile_stage_chunk(x->p, stage)];
@@ -142,6 +153,8 @@ static void release_stage(struct exec *x, struct stage_state *st)
     x->m->release(x->dev, st->input);
     x->m->release(x->dev, st->target);
     x->m->release(x->dev, st->loss);
+    x->m->release(x->dev, st->gshard);
+    x->m->release(x->dev, st->wshard);
 }
 
 void exec_release(struct exec *x)
@@ -166,6 +179,8 @@ void exec_release(struct exec *x)
     free(x->steps);
     free(x->durations);
     free(x->mem_delta);
+    free(x->shard_n);
+    free(x->shard_off);
     if (x->trace)
         fclose(x->trace);
     free(x->trace_buf);

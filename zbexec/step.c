@@ -25,6 +25,22 @@ void step_stats(const float *g, size_t n, double *sumsq, int *bad)
     *sumsq = s;
 }
 
+void step_stage_stats(const struct exec *x, const float *g, double *sumsq,
+                      int *bad)
+{
+    double total = 0;
+
+    *bad = 0;
+    for (int r = 0; r < x->dp; r++) {
+        double s;
+        int b;
+        step_stats(g + x->shard_off[r], (size_t)x->shard_n[r], &s, &b);
+        total += s;
+        *bad |= b;
+    }
+    *sumsq = total;
+}
+
 void step_decide(const struct exec *x, const double *sums, const int *bad,
                  struct step_info *out, float *factor)
 {
@@ -73,16 +89,20 @@ static int check_complete(struct exec *x, struct zb_error *err)
     return 0;
 }
 
-/* This rank's part of the check: {sumsq, bad, loss} per chunk. */
+/* This rank's part of the check: {sumsq, bad, loss} per chunk, the
+ * sums of its replica's shard of the reduced gradient (the whole of it
+ * without data parallelism) and the loss of its replica. */
 static void local_stats(struct exec *x, double *mine, float *host)
 {
     const int mbs = x->p->microbatches;
 
     for (int c = 0; c < x->p->vpp; c++) {
         struct stage_state *st = &x->st[c];
+        size_t n;
+        const float *g = coll_grad_shard(x, st, &n);
         int bad;
-        x->m->download(x->dev, host, st->g, x->nparam);
-        step_stats(host, x->nparam, &mine[3 * c], &bad);
+        x->m->download(x->dev, host, g, n);
+        step_stats(host, n, &mine[3 * c], &bad);
         mine[3 * c + 1] = bad;
         mine[3 * c + 2] = 0;
         if (!st->loss)
@@ -101,6 +121,7 @@ static int gather(struct exec *x, double *mine, double *all,
     int rc, flag = 0;
 
     watchdog_phase("STEP: the all-gather of the gradient check");
+    /* Over the world: every replica's shards and losses. */
     rc = MPI_Iallgather(mine, n, MPI_DOUBLE, all, n, MPI_DOUBLE,
                         MPI_COMM_WORLD, &req);
     if (rc != MPI_SUCCESS)
@@ -114,16 +135,29 @@ static int gather(struct exec *x, double *mine, double *all,
     return 0;
 }
 
+/* The step, the save and the rollback touch what this rank updates
+ * (coll_view): everything, or its shard with ZeRO >= 1. */
 static void apply(struct exec *x, float factor)
 {
-    for (int c = 0; c < x->p->vpp; c++)
-        x->m->axpy(x->dev, x->st[c].w, factor, x->st[c].g, x->nparam);
+    for (int c = 0; c < x->p->vpp; c++) {
+        float *w, *g;
+        size_t n, off;
+        coll_view(x, &x->st[c], &w, &g, &n, &off);
+        x->m->axpy(x->dev, w, factor, g, n);
+    }
 }
 
-static void restore(struct exec *x)
+static void save(struct exec *x, bool back)
 {
-    for (int c = 0; c < x->p->vpp; c++)
-        x->m->copy(x->dev, x->st[c].w, x->st[c].saved, x->nparam);
+    for (int c = 0; c < x->p->vpp; c++) {
+        float *w, *g;
+        size_t n, off;
+        coll_view(x, &x->st[c], &w, &g, &n, &off);
+        if (back)
+            x->m->copy(x->dev, w, x->st[c].saved, n);
+        else
+            x->m->copy(x->dev, x->st[c].saved, w, n);
+    }
 }
 
 int step_run(struct exec *x, struct zb_error *err)
@@ -137,7 +171,7 @@ int step_run(struct exec *x, struct zb_error *err)
     if ((rc = check_complete(x, err)) < 0 || x->opt.synthetic)
         return rc;
     mine = zb_xcalloc((size_t)3 * p->vpp, sizeof(double));
-    all = zb_xcalloc((size_t)3 * p->vpp * p->pp, sizeof(double));
+    all = zb_xcalloc((size_t)3 * p->vpp * x->nranks, sizeof(double));
     sums = zb_xcalloc((size_t)x->nstages, sizeof(double));
     bad = zb_xcalloc((size_t)x->nstages, sizeof(int));
     host = zb_xmalloc((x->nparam > (size_t)p->microbatches
@@ -145,30 +179,33 @@ int step_run(struct exec *x, struct zb_error *err)
                    sizeof(float));
     local_stats(x, mine, host);
     if (x->post_validation) {
-        for (int c = 0; c < p->vpp; c++)
-            x->m->copy(x->dev, x->st[c].saved, x->st[c].w, x->nparam);
+        save(x, false);
         apply(x, optimistic);
     }
     if ((rc = gather(x, mine, all, err)) < 0)
         goto out;
-    for (int s = 0; s < x->nstages; s++) {
-        int k = 3 * (zb_profile_stage_rank(p, s) * p->vpp +
-                     zb_profile_stage_chunk(p, s));
-        sums[s] = all[k];
-        bad[s] = (int)all[k + 1];
-        if (s == x->nstages - 1)
-            info->loss = all[k + 2];
-    }
+    /* Replica order, as step_stage_stats and the reference sum. */
+    info->loss = 0;
+    for (int s = 0; s < x->nstages; s++)
+        for (int r = 0; r < x->dp; r++) {
+            int k = 3 * ((r * p->pp + zb_profile_stage_rank(p, s)) * p->vpp +
+                         zb_profile_stage_chunk(p, s));
+            sums[s] += all[k];
+            bad[s] |= (int)all[k + 1];
+            if (s == x->nstages - 1)
+                info->loss += all[k + 2];
+        }
     step_decide(x, sums, bad, info, &factor);
     if (!x->post_validation) {
         if (!info->nonfinite)
             apply(x, factor);
     } else if (info->nonfinite || info->clipped) {
-        restore(x);
+        save(x, true);
         info->rolled_back = true;
         if (!info->nonfinite)
             apply(x, factor);
     }
+    rc = coll_gather_weights(x, err);
 out:
     free(mine);
     free(all);

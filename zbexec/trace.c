@@ -95,6 +95,8 @@ static void op_name(const struct zb_op *op, char *buf, size_t size)
     if (zb_op_is_comm(op->kind))
         snprintf(buf, size, "%s s%d mb%d %s %d", zb_op_kind_name(op->kind),
                  op->stage, op->mb, arrow[recv], op->peer);
+    else if (zb_op_is_collective(op->kind))
+        snprintf(buf, size, "%s s%d", zb_op_kind_name(op->kind), op->stage);
     else
         snprintf(buf, size, "%s s%d mb%d", zb_op_kind_name(op->kind),
                  op->stage, op->mb);
@@ -154,11 +156,35 @@ static void comm_events(struct exec *x, int i)
          x->t[pass_op(x, dir, op->stage, op->mb)].start);
 }
 
+/* A collective as a message is drawn: its post, its time in flight (an
+ * async span: two stages' collectives may be in flight together) and the
+ * consumer's wait, if it waited. Async ids follow every transfer's. */
+static void collective_events(struct exec *x, int i)
+{
+    const struct zb_op *op = &x->ops->ops[i];
+    const struct op_time *t = &x->t[i];
+    const long transfers = 2L * x->opt.iters * 2 * x->nstages *
+                           x->p->microbatches;
+    const long id = transfers + ((long)x->iter * x->nstages + op->stage) * 3 +
+                    (op->kind - ZB_OP_REDUCE_GRAD);
+    char name[96], wait[112];
+
+    op_name(op, name, sizeof(name));
+    slice(x->trace, x, TID_COMM, name, "post", t->start, t->end, i);
+    if (op->kind == ZB_OP_RESHARD)
+        return;
+    async_span(x->trace, id, x->rank, name, t->start, t->done);
+    if (t->wait > 0) {
+        snprintf(wait, sizeof(wait), "wait %s", name);
+        slice(x->trace, x, TID_COMM, wait, "wait", t->wait, t->done, i);
+    }
+}
+
 void trace_iteration(struct exec *x)
 {
     char name[96];
 
-    if (!x->opt.trace)
+    if (!x->opt.trace || x->replica != 0)   /* replica 0's trace only */
         return;
     if (!x->trace) {
         x->trace = open_memstream(&x->trace_buf, &x->trace_len);
@@ -174,6 +200,8 @@ void trace_iteration(struct exec *x)
         const struct zb_op *op = &x->ops->ops[i];
         if (zb_op_is_comm(op->kind)) {
             comm_events(x, i);
+        } else if (zb_op_is_collective(op->kind)) {
+            collective_events(x, i);
         } else if (op->kind != ZB_OP_STEP) {
             op_name(op, name, sizeof(name));
             slice(x->trace, x, TID_COMPUTE, name, "compute", x->t[i].start,
@@ -222,19 +250,19 @@ int trace_write(struct exec *x, struct zb_error *err)
     fflush(x->trace);
     len = (int)x->trace_len;
     if (x->rank == 0) {
-        lens = zb_xcalloc((size_t)x->nranks, sizeof(int));
-        offs = zb_xcalloc((size_t)x->nranks, sizeof(int));
+        lens = zb_xcalloc((size_t)x->p->pp, sizeof(int));
+        offs = zb_xcalloc((size_t)x->p->pp, sizeof(int));
     }
-    MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, x->comm);
     if (x->rank == 0)
-        for (int r = 0; r < x->nranks; r++) {
+        for (int r = 0; r < x->p->pp; r++) {
             offs[r] = total;
             total += lens[r];
         }
     if (x->rank == 0)
         all = zb_xmalloc((size_t)total + 1);
     rc = MPI_Gatherv(x->trace_buf, len, MPI_CHAR, all, lens, offs, MPI_CHAR,
-                     0, MPI_COMM_WORLD);
+                     0, x->comm);
     if (rc != MPI_SUCCESS)
         rc = exec_mpi_error(rc, "MPI_Gatherv", err);
     else if (x->rank == 0 && (f = open_memstream(&text, &tlen)) != NULL) {

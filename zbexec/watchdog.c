@@ -46,11 +46,11 @@ static void fire(double waited)
     char desc[96];
 
     if (what || op < 0 || op >= x->ops->n)
-        exec_error(x->rank, "watchdog: no progress for %.3g s (--timeout) "
+        exec_error(x->world, "watchdog: no progress for %.3g s (--timeout) "
                    "in iteration %d: %s", waited / 1e3, x->iter + 1,
                    what ? what : "between ops");
     else
-        exec_error(x->rank, "watchdog: no progress for %.3g s (--timeout) "
+        exec_error(x->world, "watchdog: no progress for %.3g s (--timeout) "
                    "in iteration %d: %s op %d (%s)", waited / 1e3,
                    x->iter + 1,
                    atomic_load(&wd.phase) == WD_WAIT ? "waiting for"

@@ -1,0 +1,283 @@
+/* coll.c - the data-parallel collectives of a schedule with dp >= 2
+ * (docs/zero.md): REDUCE_GRAD, UNSHARD and RESHARD on the communicator of
+ * this pipeline rank's replicas, posted non-blocking where the list puts
+ * them and completed only before their consumer: the stage's next pass
+ * (UNSHARD) or STEP (REDUCE_GRAD).
+ *
+ * A stage's parameters split into dp contiguous shards, replica r owning
+ * shard r. ZeRO-0 all-reduces the gradient and every replica steps all of
+ * it; ZeRO-1/2 reduce-scatter it, step their shard and all-gather the
+ * weights after the step; ZeRO-3 keeps only the weight shard between
+ * steps, all-gathers the weights at UNSHARD, frees them at RESHARD and
+ * reduce-scatters the gradient; ZeRO-2/3 free the full gradient buffer
+ * once it is reduced. Sums are MPI_SUM over the replicas. */
+#include <limits.h>
+#include <stdlib.h>
+#include "exec.h"
+#include "zbsched/xalloc.h"
+
+static bool zero3(const struct exec *x)
+{
+    return x->dp > 1 && x->p->dp.zero >= 3;
+}
+
+static bool sharded_grad(const struct exec *x)
+{
+    return x->dp > 1 && x->p->dp.zero >= 1;
+}
+
+int coll_init(struct exec *x, struct zb_error *err)
+{
+    const size_t per = x->nparam / (size_t)x->dp,
+                 extra = x->nparam % (size_t)x->dp;
+
+    /* MPI counts are int. */
+    if (x->dp > 1 && x->nparam > INT_MAX)
+        return zb_error_set(err, ZB_EUNSUPPORTED, "a stage of %zu "
+                            "parameters is beyond an MPI collective's int "
+                            "count", x->nparam);
+    x->shard_n = zb_xcalloc((size_t)x->dp, sizeof(int));
+    x->shard_off = zb_xcalloc((size_t)x->dp, sizeof(int));
+    for (int r = 0, off = 0; r < x->dp; r++) {
+        x->shard_n[r] = (int)(per + ((size_t)r < extra));
+        x->shard_off[r] = off;
+        off += x->shard_n[r];
+    }
+    for (int c = 0; c < x->p->vpp; c++) {
+        x->st[c].reduce_req = x->st[c].unshard_req = MPI_REQUEST_NULL;
+        x->st[c].reduce_op = x->st[c].unshard_op = -1;
+    }
+    if (x->opt.synthetic || !sharded_grad(x))
+        return 0;
+    for (int c = 0; c < x->p->vpp; c++) {
+        struct stage_state *st = &x->st[c];
+        const size_t n = (size_t)x->shard_n[x->replica],
+                     off = (size_t)x->shard_off[x->replica];
+        st->gshard = x->m->alloc(x->dev, n);
+        if (!zero3(x))
+            continue;
+        /* ZeRO-3 starts the run sharded: the first UNSHARD gathers. */
+        st->wshard = x->m->alloc(x->dev, n);
+        x->m->copy(x->dev, st->wshard, st->w + off, n);
+        x->m->release(x->dev, st->w);
+        st->w = NULL;
+    }
+    return 0;
+}
+
+void coll_view(const struct exec *x, struct stage_state *st, float **w,
+               float **g, size_t *n, size_t *off)
+{
+    *off = sharded_grad(x) ? (size_t)x->shard_off[x->replica] : 0;
+    *n = sharded_grad(x) ? (size_t)x->shard_n[x->replica] : x->nparam;
+    *g = sharded_grad(x) ? st->gshard : st->g;
+    *w = zero3(x) ? st->wshard : st->w + *off;
+}
+
+const float *coll_grad_shard(const struct exec *x, struct stage_state *st,
+                            size_t *n)
+{
+    *n = (size_t)x->shard_n[x->replica];
+    return sharded_grad(x) ? st->gshard
+                           : st->g + x->shard_off[x->replica];
+}
+
+static int op_error(struct exec *x, int i, const char *why,
+                    struct zb_error *err)
+{
+    char desc[96];
+
+    return zb_error_set(err, ZB_EILLEGAL, "op %d (%s) %s", i,
+                        zb_op_describe(&x->ops->ops[i], desc, sizeof(desc)),
+                        why);
+}
+
+/* Wait for req, posted by op `op`, under the watchdog; 0 when done. */
+static int wait_req(struct exec *x, MPI_Request *req, int op,
+                    struct zb_error *err)
+{
+    int flag = 0, rc;
+
+    if (*req == MPI_REQUEST_NULL)
+        return 0;
+    if (op >= 0) {
+        x->t[op].wait = exec_now() - x->epoch;
+        watchdog_op(op, WD_WAIT);
+    }
+    for (int spins = 0; !flag; spins++) {
+        if ((rc = MPI_Test(req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            return exec_mpi_error(rc, "MPI_Test", err);
+        if (!flag)
+            exec_pause(spins);
+    }
+    if (op >= 0)
+        x->t[op].done = exec_now() - x->epoch;
+    return 0;
+}
+
+static int post_reduce(struct exec *x, int i, struct stage_state *st,
+                       struct zb_error *err)
+{
+    int rc;
+
+    if (st->reduced)
+        return op_error(x, i, "reduces the stage a second time", err);
+    if (st->next_w != x->p->microbatches)
+        return op_error(x, i, "comes before the stage's last W", err);
+    if (!sharded_grad(x))
+        rc = MPI_Iallreduce(MPI_IN_PLACE, st->g, (int)x->nparam, MPI_FLOAT,
+                            MPI_SUM, x->dp_comm, &st->reduce_req);
+    else
+        rc = MPI_Ireduce_scatter(st->g, st->gshard, x->shard_n, MPI_FLOAT,
+                                 MPI_SUM, x->dp_comm, &st->reduce_req);
+    if (rc != MPI_SUCCESS)
+        return exec_mpi_error(rc, sharded_grad(x) ? "MPI_Ireduce_scatter"
+                                                  : "MPI_Iallreduce", err);
+    st->reduced = true;
+    st->reduce_op = i;
+    return 0;
+}
+
+static int post_unshard(struct exec *x, int i, struct stage_state *st,
+                        struct zb_error *err)
+{
+    int rc, *displs = x->shard_off;
+
+    if (!zero3(x))
+        return op_error(x, i, "needs ZeRO-3", err);
+    if (st->w)
+        return op_error(x, i, "gathers weights that are gathered", err);
+    st->w = x->m->alloc(x->dev, x->nparam);
+    rc = MPI_Iallgatherv(st->wshard, x->shard_n[x->replica], MPI_FLOAT,
+                         st->w, x->shard_n, displs, MPI_FLOAT, x->dp_comm,
+                         &st->unshard_req);
+    if (rc != MPI_SUCCESS)
+        return exec_mpi_error(rc, "MPI_Iallgatherv", err);
+    st->unshard_op = i;
+    return 0;
+}
+
+static int reshard(struct exec *x, int i, struct stage_state *st,
+                   struct zb_error *err)
+{
+    int rc;
+
+    if (!zero3(x))
+        return op_error(x, i, "needs ZeRO-3", err);
+    if (!st->w)
+        return op_error(x, i, "frees weights that are not gathered", err);
+    /* A stage with no pass between its UNSHARD and RESHARD. */
+    if ((rc = wait_req(x, &st->unshard_req, st->unshard_op, err)) < 0)
+        return rc;
+    x->m->release(x->dev, st->w);
+    st->w = NULL;
+    return 0;
+}
+
+int coll_post(struct exec *x, int i, struct zb_error *err)
+{
+    const struct zb_op *op = &x->ops->ops[i];
+    struct stage_state *st = exec_stage(x, op->stage);
+    int rc;
+
+    x->t[i].start = exec_now() - x->epoch;
+    if (x->dp < 2)
+        return op_error(x, i, "needs data parallelism (dp >= 2)", err);
+    if (x->opt.synthetic)
+        rc = 0;     /* refused in main.c; kept safe */
+    else if (op->kind == ZB_OP_REDUCE_GRAD)
+        rc = post_reduce(x, i, st, err);
+    else if (op->kind == ZB_OP_UNSHARD)
+        rc = post_unshard(x, i, st, err);
+    else
+        rc = reshard(x, i, st, err);
+    x->t[i].end = exec_now() - x->epoch;
+    if (op->kind == ZB_OP_RESHARD)
+        x->t[i].done = x->t[i].end;
+    return rc;
+}
+
+int coll_before_pass(struct exec *x, int i, struct stage_state *st,
+                     struct zb_error *err)
+{
+    const enum zb_op_kind k = x->ops->ops[i].kind;
+    int rc;
+
+    if (x->dp < 2 || x->opt.synthetic)
+        return 0;
+    if ((k == ZB_OP_W || k == ZB_OP_BW) && st->reduced)
+        return op_error(x, i, "runs after its stage's REDUCE_GRAD", err);
+    if (!zero3(x))
+        return 0;
+    if (!st->w)
+        return op_error(x, i, "runs on sharded weights (no UNSHARD before "
+                        "it)", err);
+    rc = wait_req(x, &st->unshard_req, st->unshard_op, err);
+    watchdog_op(i, WD_RUN);
+    return rc;
+}
+
+int coll_progress(struct exec *x, struct zb_error *err)
+{
+    for (int c = 0; c < x->p->vpp && x->dp > 1; c++) {
+        MPI_Request *reqs[2] = { &x->st[c].reduce_req,
+                                 &x->st[c].unshard_req };
+        const int ops[2] = { x->st[c].reduce_op, x->st[c].unshard_op };
+        for (int k = 0; k < 2; k++) {
+            int flag = 0, rc;
+            if (*reqs[k] == MPI_REQUEST_NULL)
+                continue;
+            rc = MPI_Test(reqs[k], &flag, MPI_STATUS_IGNORE);
+            if (rc != MPI_SUCCESS)
+                return exec_mpi_error(rc, "MPI_Test", err);
+            if (flag)
+                x->t[ops[k]].done = exec_now() - x->epoch;
+        }
+    }
+    return 0;
+}
+
+int coll_drain(struct exec *x, struct zb_error *err)
+{
+    int rc;
+
+    if (x->dp < 2 || x->opt.synthetic)
+        return 0;
+    for (int c = 0; c < x->p->vpp; c++) {
+        struct stage_state *st = &x->st[c];
+        if (!st->reduced)
+            return zb_error_set(err, ZB_EILLEGAL, "STEP: stage %d has no "
+                                "REDUCE_GRAD", st->stage);
+        if (zero3(x) && st->w)
+            return zb_error_set(err, ZB_EILLEGAL, "STEP: stage %d has no "
+                                "RESHARD", st->stage);
+        if ((rc = wait_req(x, &st->reduce_req, st->reduce_op, err)) < 0)
+            return rc;
+        st->reduced = false;    /* for the next iteration */
+        /* ZeRO-2/3 keep only the shard: the full buffer comes back with
+         * the stage's first W of the next step (pass.c). */
+        if (x->p->dp.zero >= 2) {
+            x->m->release(x->dev, st->g);
+            st->g = NULL;
+        }
+    }
+    return 0;
+}
+
+int coll_gather_weights(struct exec *x, struct zb_error *err)
+{
+    if (x->dp < 2 || x->opt.synthetic || x->p->dp.zero < 1 || zero3(x))
+        return 0;
+    watchdog_phase("STEP: the all-gather of the updated weights");
+    for (int c = 0; c < x->p->vpp; c++) {
+        MPI_Request req;
+        int rc = MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL,
+                                 x->st[c].w, x->shard_n, x->shard_off,
+                                 MPI_FLOAT, x->dp_comm, &req);
+        if (rc != MPI_SUCCESS)
+            return exec_mpi_error(rc, "MPI_Iallgatherv", err);
+        if ((rc = wait_req(x, &req, -1, err)) < 0)
+            return rc;
+    }
+    return 0;
+}
