@@ -176,6 +176,9 @@ const struct cli_command cmd_generate = {
              "loop placement with vpp 1 to 4 and in v\nwith vpp 2, the "
              "same model split over the chunks. stderr says what was\n"
              "picked and what the runner-up (the best of the other shapes, "
-             "else of the other\nfamilies) would cost. Without a limit, "
-             "zb in the profile's shape.\n",
+             "else of the other\nfamilies) would cost. Among several "
+             "shapes they are compared at the\nfrontier's effort (0.02 s "
+             "per zb) unless --effort is given, and a zb winner\nthen gets "
+             "zb's default search. Without a limit, zb in the profile's "
+             "shape.\n",
 };

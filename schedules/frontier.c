@@ -223,6 +223,24 @@ static bool other_family(const struct zb_schedule *s,
     return same_shape(s, pick) && strcmp(s->name, pick->name);
 }
 
+/* zb again on s's profile with opt's effort; the better of the two
+ * stays in s (a longer search is not always better). */
+static void refine_zb(const struct zb_generator *zb,
+                      const struct zb_options *opt, struct zb_schedule *s)
+{
+    struct zb_schedule full;
+
+    if (zb_generator_run(zb, &s->profile, opt, &full, NULL) < 0)
+        return;
+    if (full.predicted.fits_memory &&
+        zb_measures_better(&full.predicted, &s->predicted, s->profile.pp)) {
+        zb_schedule_release(s);
+        *s = full;
+    } else {
+        zb_schedule_release(&full);
+    }
+}
+
 int zb_frontier_pick(const struct zb_profile *p, bool every_shape,
                      const struct zb_options *opt,
                      struct zb_frontier_pick *out, struct zb_error *err)
@@ -230,9 +248,19 @@ int zb_frontier_pick(const struct zb_profile *p, bool every_shape,
     const struct zb_generator *zb = zb_generator_find("zb");
     struct pool pl = { NULL, 0, 0 };
     struct zb_error zb_err = { 0 };
+    struct zb_options po;
+    const struct zb_options *cmp = opt;
+    bool refine = false;
     int win, second;
 
     memset(out, 0, sizeof(*out));
+    /* Several shapes at zb's default effort: compared as the frontier
+     * has them, the winner then searched at zb's full default. */
+    if (every_shape && (!opt || opt->effort == 0)) {
+        point_options(opt, &po);
+        cmp = &po;
+        refine = true;
+    }
     for (int c = -1; c < (every_shape ? N_SHAPES : 0); c++) {
         struct zb_profile prof;
         /* c = -1: p as it is; then the other shapes, from p. */
@@ -243,10 +271,10 @@ int zb_frontier_pick(const struct zb_profile *p, bool every_shape,
                  zb_profile_reshape(p, shapes[c].placement, shapes[c].vpp,
                                     &prof, NULL) < 0)
             continue;
-        pool_try(&pl, zb, &prof, opt, c < 0 ? &zb_err : NULL);
+        pool_try(&pl, zb, &prof, cmp, c < 0 ? &zb_err : NULL);
         for (int i = 0; zb_generators[i]; i++)
             if (!zb_generators[i]->memory_aware)
-                pool_try(&pl, zb_generators[i], &prof, opt, NULL);
+                pool_try(&pl, zb_generators[i], &prof, cmp, NULL);
         zb_profile_release(&prof);
     }
     if ((win = best_of(&pl, NULL, NULL)) < 0) {
@@ -266,6 +294,8 @@ int zb_frontier_pick(const struct zb_profile *p, bool every_shape,
             r->profile.placement, r->profile.vpp };
         out->runner_cost = r->predicted.cost;
     }
+    if (refine && !strcmp(pl.s[win].name, "zb"))
+        refine_zb(zb, opt, &pl.s[win]);
     out->sched = pl.s[win];
     for (int i = 0; i < pl.n; i++)
         if (i != win)
