@@ -355,6 +355,11 @@ int cli_build_profile(const struct zb_profile_draft *d,
     return rc < 0 ? cli_fail(&err) : CLI_OK;
 }
 
+bool cli_own_shapes(const struct zb_profile_draft *d)
+{
+    return d->per_rank && !d->placement_set && !d->vpp.set;
+}
+
 int cli_load_profile(const struct cli_args *a, const struct cli_shape *shape,
                      const struct zb_generator *g, struct zb_profile *out)
 {

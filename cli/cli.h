@@ -103,6 +103,12 @@ int cli_load_draft(const struct cli_args *a, const struct cli_shape *shape,
 int cli_build_profile(const struct zb_profile_draft *d,
                       const struct zb_generator *g, struct zb_profile *out);
 
+/* Whether d is one model that may be split into any shape: a per-rank
+ * profile ("per": "rank") that names no placement or vpp. Then families
+ * run in their own shapes (compare) and generate's pick tries every
+ * shape. */
+bool cli_own_shapes(const struct zb_profile_draft *d);
+
 /* cli_load_draft(), then cli_build_profile(). */
 int cli_load_profile(const struct cli_args *a, const struct cli_shape *shape,
                      const struct zb_generator *g, struct zb_profile *out);

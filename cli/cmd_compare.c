@@ -92,14 +92,6 @@ static double shape_bound(const struct row *rows, int n, int i)
     return bound;
 }
 
-/* With a per-rank profile that names no placement or vpp, a family with
- * its own shape (zb-v, interleaved) runs in it: the same model split over
- * its chunks. Otherwise every row shares the profile as given. */
-static bool own_shapes(const struct zb_profile_draft *d)
-{
-    return d->per_rank && !d->placement_set && !d->vpp.set;
-}
-
 static void print_footer(const struct row *rows, int n,
                          const struct zb_profile *prof, bool mixed)
 {
@@ -146,7 +138,9 @@ static int compare(const struct zb_profile_draft *d,
 
         if (g->solver && opt->time_limit <= 0)
             continue;
-        if (own_shapes(d) && g->shape_vpp) {
+        /* cli_own_shapes(): the same model split over g's chunks;
+         * otherwise every row shares the profile as given. */
+        if (cli_own_shapes(d) && g->shape_vpp) {
             struct zb_error err = { 0 };
             if (zb_generator_profile(g, d, &shaped, &err) < 0) {
                 rows[n].g = g;      /* an error row, as a failed family */

@@ -100,8 +100,8 @@ static int run(const struct cli_args *a)
 static const struct cli_opt opts[] = {
     { "json", 0, NULL, "one JSON object instead of the table" },
     { "svg", 0, "FILE", "also draw cost against peak memory here" },
-    { "effort", 0, "SECONDS", "zb's local search, as for generate (0: "
-      "its default)" },
+    { "effort", 0, "SECONDS", "zb's local search per point (0: 0.02; "
+      "-1: none)" },
     { NULL, 0, NULL, NULL },
 };
 
@@ -110,11 +110,13 @@ const struct cli_command cmd_frontier = {
     .summary = "cost against peak memory: every family, placement and vpp",
     .groups = { { "options", opts },
                 { "profile options", cli_profile_opts } },
-    .notes = "The profile is one model: each rank's work (the stages' mean "
-             "F, B, W times vpp)\nand activations (vpp * M_B per "
-             "microbatch) are split among v chunks for\nloop placement "
-             "with vpp 1 to 4 and v placement with vpp 2. zb runs at\n1/3, "
-             "1/2, 2/3, 1, 1.5 and 2 times 1F1B's peak; the profile's own "
-             "limit and\nplacement are not used. front: no point has less "
-             "memory and less cost.\n",
+    .notes = "The profile is one model, built in each shape the way a "
+             "per-rank profile is:\neach rank's F, B, W and activations "
+             "split evenly over its chunks, for loop\nplacement with vpp "
+             "1 to 4 and v placement with vpp 2 (the profile's own shape\n"
+             "keeps its per-stage times). zb runs at 1/3, 1/2, 2/3, 1, 1.5 "
+             "and 2 times\n1F1B's peak, with a short search per point "
+             "(--effort, default 0.02 s; a\nlarger effort finds cheaper "
+             "points, slower); the profile's own limit is not\nused. "
+             "front: no point has less memory and less cost.\n",
 };

@@ -1,13 +1,17 @@
 /* cmd_generate.c - `zbsched generate`: profile in, validated schedule JSON
  * out (stdout or -o FILE, written atomically), a short comparison with
  * 1F1B on stderr. A family runs in its own shape (zb-v: placement v, vpp
- * 2) unless the user gives one. */
+ * 2) unless the user gives one. With a memory limit and no --schedule,
+ * the schedule is the best of the frontier's candidates at that limit
+ * (zb_frontier_pick()), in every shape when the profile is per rank and
+ * names none. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 #include "commands.h"
 #include "report.h"
+#include "zbsched/frontier.h"
 #include "zbsched/generator.h"
 #include "zbsched/io.h"
 #include "zbsched/json.h"
@@ -59,14 +63,43 @@ static void print_comparison(const struct zb_generator *g,
     zb_schedule_release(&base);
 }
 
+/* The pick among the frontier's candidates; what it picked and what the
+ * runner-up would cost on stderr (unless -q). */
+static int pick(const struct cli_args *a, const struct zb_profile *prof,
+                bool every_shape, const struct zb_options *opt,
+                struct zb_schedule *out)
+{
+    struct zb_frontier_pick pk;
+    struct zb_error err = { 0 };
+
+    if (zb_frontier_pick(prof, every_shape, opt, &pk, &err) < 0)
+        return cli_fail(&err);
+    if (!cli_has(a, "quiet")) {
+        fprintf(stderr, "zbsched: picked %s (%s, vpp %d): cost %.6g",
+                pk.sched.name, zb_placement_name(pk.sched.profile.placement),
+                pk.sched.profile.vpp, pk.sched.predicted.cost);
+        if (pk.has_runner_up)
+            fprintf(stderr, "; runner-up %s (%s, vpp %d): cost %.6g\n",
+                    pk.runner_up,
+                    zb_placement_name(pk.runner_shape.placement),
+                    pk.runner_shape.vpp, pk.runner_cost);
+        else
+            fprintf(stderr, "; nothing else fits\n");
+    }
+    *out = pk.sched;
+    return CLI_OK;
+}
+
 static int run(const struct cli_args *a)
 {
     const struct zb_generator *g;
+    struct zb_profile_draft d;
     struct zb_profile prof = { 0 };
     struct zb_schedule s;
     struct zb_options opt;
     struct zb_error err = { 0 };
     const char *name, *out;
+    bool every_shape;
     char *text;
     int rc;
 
@@ -85,9 +118,16 @@ static int run(const struct cli_args *a)
     /* A search reads Ctrl-C and reports progress; every row reads the
      * options it understands (--effort: zb). */
     if ((rc = cli_generator_options(a, 60, g->solver, &opt)) != CLI_OK ||
-        (rc = cli_load_profile(a, NULL, g, &prof)) != CLI_OK)
+        (rc = cli_load_draft(a, NULL, &d)) != CLI_OK)
         return rc;
-    if (zb_generator_run(g, &prof, &opt, &s, &err) < 0)
+    every_shape = cli_own_shapes(&d);
+    rc = cli_build_profile(&d, g, &prof);
+    zb_profile_draft_release(&d);
+    if (rc != CLI_OK)
+        return rc;
+    if (!cli_has(a, "schedule") && zb_profile_has_limit(&prof))
+        rc = pick(a, &prof, every_shape, &opt, &s);
+    else if (zb_generator_run(g, &prof, &opt, &s, &err) < 0)
         rc = cli_fail(&err);
     else
         cli_search_summary(&opt, &s);
@@ -108,8 +148,9 @@ static int run(const struct cli_args *a)
 }
 
 static const struct cli_opt opts[] = {
-    { "schedule", 0, "NAME", "the family (zbsched list); default zb, the "
-                             "best\nthat fits the memory limit" },
+    { "schedule", 0, "NAME", "the family (zbsched list); default zb, or "
+                             "with a\nmemory limit the best schedule that "
+                             "fits it (below)" },
     { "output", 'o', "FILE", "write the schedule here, atomically "
                              "(stdout)" },
     { "quiet", 'q', NULL, "no summary, comparison or progress on stderr" },
@@ -127,5 +168,17 @@ const struct cli_command cmd_generate = {
     .notes = "The schedule is validated in full before it is written; a "
              "family over the\nmemory limit is refused. The ilp options "
              "are for --schedule ilp; Ctrl-C\nstops its search and keeps "
-             "the best schedule found.\n",
+             "the best schedule found.\n\nWith a memory limit (--mem-limit "
+             "or the profile's) and no --schedule, the\nschedule is the "
+             "best that fits among zb and every family (as `frontier`\n"
+             "lists them): in the profile's shape, or, for a per-rank "
+             "profile (--per rank)\nthat names no placement or vpp, in "
+             "loop placement with vpp 1 to 4 and in v\nwith vpp 2, the "
+             "same model split over the chunks. stderr says what was\n"
+             "picked and what the runner-up (the best of the other shapes, "
+             "else of the other\nfamilies) would cost. Among several "
+             "shapes they are compared at the\nfrontier's effort (0.02 s "
+             "per zb) unless --effort is given, and a zb winner\nthen gets "
+             "zb's default search. Without a limit, zb in the profile's "
+             "shape.\n",
 };

@@ -57,10 +57,23 @@ void unit_profile(const struct zb_profile *p, struct zb_profile *out,
  * chunks: offsets(pp, rank, off) gives the slots of F chunk 0, F chunk 1,
  * B chunk 1 and B chunk 0 of microbatch 0 on rank; microbatch j's sit 6j
  * later, W passes fill the free slots oldest first, and each rank's slots
- * read in order fill s. Any pp and m (pp 1 turns on its own rank).
+ * read in order fill s; with compact, vblock_compact() first moves the F
+ * and B passes into earlier free slots. Any pp and m (pp 1 turns on its
+ * own rank).
  * ZB_EUNSUPPORTED for offsets that share a slot modulo 6. */
 int vblock_order(const struct zb_profile *p,
-                 void (*offsets)(int pp, int rank, int off[4]),
+                 void (*offsets)(int pp, int rank, int off[4]), bool compact,
                  struct zb_schedule *s, struct zb_error *err);
+
+/* Passes of one microbatch on one rank in a building block: F chunk 0,
+ * F chunk 1, B chunk 1, B chunk 0, W chunk 1, W chunk 0. */
+#define VBLOCK_PASSES 6
+
+/* The building block's last step (vblock_compact.c): slot holds the
+ * grid slot of every pass, index (rank * m + mb) * VBLOCK_PASSES + k;
+ * each moves, in slot order, into the first free slot of its rank from
+ * the one its input is ready in (unit times), never later, and an F only
+ * where its rank keeps within the block's own peak of live activations. */
+void vblock_compact(const struct zb_profile *p, int *slot);
 
 #endif

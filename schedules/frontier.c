@@ -1,6 +1,7 @@
 /* frontier.c - the points of `zbsched frontier` (see frontier.h): the
  * model in every placement, every family on it, `zb` at a sweep of
- * limits, the Pareto front and the bound. */
+ * limits, the Pareto front and the bound; and the pick among the same
+ * candidates at one limit. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,59 +11,30 @@
 #include "zbsched/measures.h"
 #include "zbsched/xalloc.h"
 
-#define MAX_VPP 4
+/* The shapes every point is built in: loop with 1 to 4 chunks, and V. */
+static const struct zb_frontier_shape shapes[] = {
+    { ZB_PLACEMENT_LOOP, 1 }, { ZB_PLACEMENT_LOOP, 2 },
+    { ZB_PLACEMENT_LOOP, 3 }, { ZB_PLACEMENT_LOOP, 4 },
+    { ZB_PLACEMENT_V, 2 },
+};
+#define N_SHAPES (int)(sizeof(shapes) / sizeof(shapes[0]))
 
 /* The limits of zb's sweep, in 1F1B's peak: from below v-min's to twice
  * 1F1B's. */
 static const double sweep[] = { 1.0 / 3, 0.5, 2.0 / 3, 1, 1.5, 2 };
 #define N_SWEEP (int)(sizeof(sweep) / sizeof(sweep[0]))
 
-struct config {
-    enum zb_placement placement;
-    int vpp;
-};
-
-/* Per-rank times and memory of the model. */
-struct model {
-    struct zb_stage_times rank;
-    double m_b, m_w;
-};
-
-static void model_of(const struct zb_profile *p, struct model *md)
+/* The model in shape c with every rank limited to `limit` (profile.h:
+ * zb_profile_reshape()); false for a shape too large to build. */
+static bool shape_profile(const struct zb_profile *p,
+                          struct zb_frontier_shape c, double limit,
+                          struct zb_profile *out)
 {
-    const int n = zb_profile_stages(p);
-
-    md->rank = (struct zb_stage_times){ 0, 0, 0 };
-    for (int s = 0; s < n; s++) {
-        md->rank.f += p->stage[s].f * p->vpp / n;
-        md->rank.b += p->stage[s].b * p->vpp / n;
-        md->rank.w += p->stage[s].w * p->vpp / n;
-    }
-    md->m_b = p->m_b * p->vpp;
-    md->m_w = p->m_w * p->vpp;
-}
-
-/* The model in one placement, every rank limited to `limit`. */
-static void config_profile(const struct zb_profile *p, const struct model *md,
-                           struct config c, double limit,
-                           struct zb_profile *out)
-{
-    const int n = p->pp * c.vpp;
-
-    *out = *p;
-    out->vpp = c.vpp;
-    out->placement = c.placement;
-    out->m_b = md->m_b / c.vpp;
-    out->m_w = md->m_w / c.vpp;
-    out->fb = p->fb > 0 ? p->fb * p->vpp / c.vpp : 0;
-    out->stage = zb_xmalloc((size_t)n * sizeof(*out->stage));
-    for (int s = 0; s < n; s++)
-        out->stage[s] = (struct zb_stage_times){ md->rank.f / c.vpp,
-                                                 md->rank.b / c.vpp,
-                                                 md->rank.w / c.vpp };
-    out->mem_limit = zb_xmalloc((size_t)p->pp * sizeof(double));
+    if (zb_profile_reshape(p, c.placement, c.vpp, out, NULL) < 0)
+        return false;
     for (int r = 0; r < p->pp; r++)
         out->mem_limit[r] = limit;
+    return true;
 }
 
 /* The bound at prof's limit. With time.FB below F + B an overlapped
@@ -81,8 +53,7 @@ static double bound_at(struct zb_profile *prof)
 }
 
 static void add_point(struct zb_frontier *f, int *cap,
-                      const struct zb_schedule *s, struct config c,
-                      double limit)
+                      const struct zb_schedule *s, double limit)
 {
     struct zb_frontier_point *pt;
 
@@ -90,8 +61,8 @@ static void add_point(struct zb_frontier *f, int *cap,
     pt = &f->pts[f->n++];
     memset(pt, 0, sizeof(*pt));
     memcpy(pt->name, s->name, sizeof(pt->name));
-    pt->placement = c.placement;
-    pt->vpp = c.vpp;
+    pt->placement = s->profile.placement;
+    pt->vpp = s->profile.vpp;
     pt->limit = limit;
     pt->peak = zb_measures_max_peak(&s->predicted, s->profile.pp);
     pt->cost = s->predicted.cost;
@@ -102,15 +73,14 @@ static void add_point(struct zb_frontier *f, int *cap,
 static void try_family(struct zb_frontier *f, int *cap,
                        const struct zb_generator *g,
                        const struct zb_profile *prof,
-                       const struct zb_options *opt, struct config c,
-                       double limit)
+                       const struct zb_options *opt, double limit)
 {
     struct zb_schedule s;
 
     if (zb_generator_accepts(g, prof, NULL) < 0 ||
         zb_generator_run(g, prof, opt, &s, NULL) < 0)
         return;
-    add_point(f, cap, &s, c, limit);
+    add_point(f, cap, &s, limit);
     zb_schedule_release(&s);
 }
 
@@ -137,37 +107,47 @@ static void mark_front(struct zb_frontier *f)
         }
 }
 
+/* opt with the frontier's default effort per point where it asks for
+ * zb's default (a sweep of zb at zb's default budget takes a minute). */
+static void point_options(const struct zb_options *opt,
+                          struct zb_options *out)
+{
+    if (opt)
+        *out = *opt;
+    else
+        zb_options_init(out);
+    if (out->effort == 0)
+        out->effort = ZB_FRONTIER_EFFORT;
+}
+
 int zb_frontier_build(const struct zb_profile *p,
                       const struct zb_options *opt, struct zb_frontier *out,
                       struct zb_error *err)
 {
     const struct zb_generator *zb = zb_generator_find("zb");
-    struct config cs[MAX_VPP + 1];
-    struct model md;
-    int nc = 0, cap = 0;
+    struct zb_options po;
+    int cap = 0;
 
     memset(out, 0, sizeof(*out));
-    model_of(p, &md);
-    out->unit = p->pp * md.m_b;
-    for (int v = 1; v <= MAX_VPP; v++)
-        cs[nc++] = (struct config){ ZB_PLACEMENT_LOOP, v };
-    cs[nc++] = (struct config){ ZB_PLACEMENT_V, 2 };
+    point_options(opt, &po);
+    out->unit = zb_profile_1f1b_peak(p);
     out->bounds = zb_xcalloc(N_SWEEP, sizeof(*out->bounds));
     for (int k = 0; k < N_SWEEP; k++)
         out->bounds[out->nb++] =
             (struct zb_frontier_bound){ sweep[k] * out->unit, INFINITY };
-    for (int c = 0; c < nc; c++) {
+    for (int c = 0; c < N_SHAPES; c++) {
         struct zb_profile prof;
-        config_profile(p, &md, cs[c], INFINITY, &prof);
+        if (!shape_profile(p, shapes[c], INFINITY, &prof))
+            continue;
         for (int i = 0; zb_generators[i]; i++)
             if (!zb_generators[i]->memory_aware)
-                try_family(out, &cap, zb_generators[i], &prof, opt, cs[c],
+                try_family(out, &cap, zb_generators[i], &prof, &po,
                            INFINITY);
         zb_profile_release(&prof);
         for (int k = 0; k < N_SWEEP; k++) {
             double lim = sweep[k] * out->unit;
-            config_profile(p, &md, cs[c], lim, &prof);
-            try_family(out, &cap, zb, &prof, opt, cs[c], lim);
+            shape_profile(p, shapes[c], lim, &prof);
+            try_family(out, &cap, zb, &prof, &po, lim);
             out->bounds[k].bound =
                 fmin(out->bounds[k].bound, bound_at(&prof));
             zb_profile_release(&prof);
@@ -179,6 +159,148 @@ int zb_frontier_build(const struct zb_profile *p,
                             "no family serves this model");
     }
     mark_front(out);
+    return 0;
+}
+
+/* The fitting candidates of the pick, in the order they were built. */
+struct pool {
+    struct zb_schedule *s;
+    int n, cap;
+};
+
+/* Run g on prof into the pool if it builds and fits; zb's refusal in the
+ * first shape (p's own) is kept in err. */
+static void pool_try(struct pool *pl, const struct zb_generator *g,
+                     const struct zb_profile *prof,
+                     const struct zb_options *opt, struct zb_error *err)
+{
+    struct zb_schedule *s;
+
+    if (zb_generator_accepts(g, prof, NULL) < 0)
+        return;
+    zb_xgrow((void **)&pl->s, &pl->cap, pl->n + 1, sizeof(*pl->s));
+    s = &pl->s[pl->n];
+    if (zb_generator_run(g, prof, opt, s, err) < 0)
+        return;
+    if (s->predicted.fits_memory)
+        pl->n++;
+    else
+        zb_schedule_release(s);
+}
+
+static bool same_shape(const struct zb_schedule *a,
+                       const struct zb_schedule *b)
+{
+    return a->profile.placement == b->profile.placement &&
+           a->profile.vpp == b->profile.vpp;
+}
+
+/* Index of the best candidate of the pool that `want` accepts, or -1. */
+static int best_of(const struct pool *pl, const struct zb_schedule *pick,
+                   bool (*want)(const struct zb_schedule *,
+                                const struct zb_schedule *))
+{
+    int best = -1;
+
+    for (int i = 0; i < pl->n; i++)
+        if ((!pick || want(&pl->s[i], pick)) &&
+            (best < 0 || zb_measures_better(&pl->s[i].predicted,
+                                            &pl->s[best].predicted,
+                                            pl->s[i].profile.pp)))
+            best = i;
+    return best;
+}
+
+static bool other_shape(const struct zb_schedule *s,
+                        const struct zb_schedule *pick)
+{
+    return !same_shape(s, pick);
+}
+
+static bool other_family(const struct zb_schedule *s,
+                         const struct zb_schedule *pick)
+{
+    return same_shape(s, pick) && strcmp(s->name, pick->name);
+}
+
+/* zb again on s's profile with opt's effort; the better of the two
+ * stays in s (a longer search is not always better). */
+static void refine_zb(const struct zb_generator *zb,
+                      const struct zb_options *opt, struct zb_schedule *s)
+{
+    struct zb_schedule full;
+
+    if (zb_generator_run(zb, &s->profile, opt, &full, NULL) < 0)
+        return;
+    if (full.predicted.fits_memory &&
+        zb_measures_better(&full.predicted, &s->predicted, s->profile.pp)) {
+        zb_schedule_release(s);
+        *s = full;
+    } else {
+        zb_schedule_release(&full);
+    }
+}
+
+int zb_frontier_pick(const struct zb_profile *p, bool every_shape,
+                     const struct zb_options *opt,
+                     struct zb_frontier_pick *out, struct zb_error *err)
+{
+    const struct zb_generator *zb = zb_generator_find("zb");
+    struct pool pl = { NULL, 0, 0 };
+    struct zb_error zb_err = { 0 };
+    struct zb_options po;
+    const struct zb_options *cmp = opt;
+    bool refine = false;
+    int win, second;
+
+    memset(out, 0, sizeof(*out));
+    /* Several shapes at zb's default effort: compared as the frontier
+     * has them, the winner then searched at zb's full default. */
+    if (every_shape && (!opt || opt->effort == 0)) {
+        point_options(opt, &po);
+        cmp = &po;
+        refine = true;
+    }
+    for (int c = -1; c < (every_shape ? N_SHAPES : 0); c++) {
+        struct zb_profile prof;
+        /* c = -1: p as it is; then the other shapes, from p. */
+        if (c < 0)
+            zb_profile_copy(&prof, p);
+        else if ((shapes[c].placement == p->placement &&
+                  shapes[c].vpp == p->vpp) ||
+                 zb_profile_reshape(p, shapes[c].placement, shapes[c].vpp,
+                                    &prof, NULL) < 0)
+            continue;
+        pool_try(&pl, zb, &prof, cmp, c < 0 ? &zb_err : NULL);
+        for (int i = 0; zb_generators[i]; i++)
+            if (!zb_generators[i]->memory_aware)
+                pool_try(&pl, zb_generators[i], &prof, cmp, NULL);
+        zb_profile_release(&prof);
+    }
+    if ((win = best_of(&pl, NULL, NULL)) < 0) {
+        free(pl.s);
+        if (zb_err.code < 0)
+            return zb_error_set(err, zb_err.code, "%s", zb_err.msg);
+        return zb_error_set(err, ZB_ENOMEM_LIMIT,
+                            "no schedule fits the memory limit");
+    }
+    if ((second = best_of(&pl, &pl.s[win], other_shape)) < 0)
+        second = best_of(&pl, &pl.s[win], other_family);
+    if (second >= 0) {
+        const struct zb_schedule *r = &pl.s[second];
+        out->has_runner_up = true;
+        memcpy(out->runner_up, r->name, sizeof(out->runner_up));
+        out->runner_shape = (struct zb_frontier_shape){
+            r->profile.placement, r->profile.vpp };
+        out->runner_cost = r->predicted.cost;
+    }
+    if (refine && !strcmp(pl.s[win].name, "zb"))
+        refine_zb(zb, opt, &pl.s[win]);
+    out->sched = pl.s[win];
+    for (int i = 0; i < pl.n; i++)
+        if (i != win)
+            zb_schedule_release(&pl.s[i]);
+    free(pl.s);
     return 0;
 }
 

@@ -377,6 +377,51 @@ int zb_profile_copy(struct zb_profile *dst, const struct zb_profile *src)
     return 0;
 }
 
+int zb_profile_reshape(const struct zb_profile *p,
+                       enum zb_placement placement, int vpp,
+                       struct zb_profile *out, struct zb_error *err)
+{
+    int n = p->pp * vpp;
+
+    memset(out, 0, sizeof(*out));
+    if (vpp < 1 || vpp > MAX_VPP ||
+        (placement == ZB_PLACEMENT_V && vpp != 2))
+        return zb_error_set(err, ZB_EINVAL, "no profile has placement "
+                            "'%s' with vpp %d", zb_placement_name(placement),
+                            vpp);
+    if (3.0 * n * (double)p->microbatches > ZB_MAX_PASSES)
+        return zb_error_set(err, ZB_EINVAL, "placement '%s', vpp %d: more "
+                            "than %d passes", zb_placement_name(placement),
+                            vpp, ZB_MAX_PASSES);
+    if (placement == p->placement && vpp == p->vpp)
+        return zb_profile_copy(out, p);
+    *out = *p;
+    out->placement = placement;
+    out->vpp = vpp;
+    out->m_b = p->m_b * p->vpp / vpp;
+    out->m_w = p->m_w * p->vpp / vpp;
+    out->fb = p->fb * p->vpp / vpp;
+    out->stage = zb_xcalloc((size_t)n, sizeof(*out->stage));
+    out->mem_limit = zb_xmalloc((size_t)p->pp * sizeof(double));
+    memcpy(out->mem_limit, p->mem_limit, (size_t)p->pp * sizeof(double));
+    /* out = *p shares p's dp.params: a fresh array replaces it. */
+    out->dp.params = p->dp.params ? zb_xcalloc((size_t)n, sizeof(double))
+                                  : NULL;
+    /* Stage s of p adds its share to each chunk of its rank in out. */
+    for (int s = 0; s < zb_profile_stages(p); s++) {
+        int r = zb_profile_stage_rank(p, s);
+        for (int c = 0; c < vpp; c++) {
+            int t = zb_profile_rank_stage(out, r, c);
+            out->stage[t].f += p->stage[s].f / vpp;
+            out->stage[t].b += p->stage[s].b / vpp;
+            out->stage[t].w += p->stage[s].w / vpp;
+            if (p->dp.params)
+                out->dp.params[t] += p->dp.params[s] / vpp;
+        }
+    }
+    return 0;
+}
+
 bool zb_profile_has_limit(const struct zb_profile *p)
 {
     for (int r = 0; r < p->pp; r++)

@@ -1,13 +1,14 @@
 /* frontier.h - cost against peak activation memory for one model: every
  * family, placement and vpp (1 to 4) that serves it, and `zb` at a sweep
  * of limits, with the Pareto front and the closed-form lower bound at
- * each limit (`zbsched frontier`).
+ * each limit (`zbsched frontier`); and the pick among the same candidates
+ * at one limit (`zbsched generate --mem-limit X` without --schedule).
  *
- * The model is the profile's per-rank work: every stage's F, B and W
- * averaged, times the profile's vpp, make one rank's times; a rank's
- * activations per microbatch are vpp * M_B. A placement with v chunks
- * per rank splits both by v, so all points do the same work and their
- * costs and peaks compare. Ownership: a frontier owns its arrays;
+ * The model is the profile's per-rank work: each shape is built from the
+ * profile the way a per-rank profile is (zb_profile_reshape(): a rank's
+ * F, B, W and activations split evenly over its chunks; the profile's own
+ * shape keeps its per-stage times), so all points do the same work and
+ * their costs and peaks compare. Ownership: a frontier owns its arrays;
  * zb_frontier_release() frees them. */
 #ifndef ZBSCHED_FRONTIER_H
 #define ZBSCHED_FRONTIER_H
@@ -17,6 +18,18 @@
 #include "zbsched/options.h"
 #include "zbsched/profile.h"
 #include "zbsched/schedule.h"
+
+/* zb's local search per point, in seconds of effort (options.h), where
+ * the caller asks for the default (effort 0): about 30 zb points make a
+ * frontier, and zb's own default (0.2 s and up per chain) would take
+ * half a minute at p 8, m 32. */
+#define ZB_FRONTIER_EFFORT 0.02
+
+/* A placement and a chunk count. */
+struct zb_frontier_shape {
+    enum zb_placement placement;
+    int vpp;
+};
 
 struct zb_frontier_point {
     char name[ZB_SCHEDULE_NAME_MAX];    /* the family */
@@ -45,12 +58,40 @@ struct zb_frontier {
 };
 
 /* Build every point (each schedule generated and validated by
- * zb_generator_run(); opt: zb's search effort, NULL for the defaults).
+ * zb_generator_run(); opt: zb's search effort per point, NULL or effort 0
+ * for ZB_FRONTIER_EFFORT).
  * ZB_EUNSUPPORTED when no family serves the model. */
 int zb_frontier_build(const struct zb_profile *p,
                       const struct zb_options *opt, struct zb_frontier *out,
                       struct zb_error *err);
 void zb_frontier_release(struct zb_frontier *f);
+
+/* The best schedule at p's own limits among the frontier's candidates:
+ * zb and every fixed family (not the solver) in p's shape, and with
+ * every_shape also in the frontier's other shapes (the same model,
+ * zb_profile_reshape()); cost, then makespan, then memory
+ * (zb_measures_better()), the earlier of equals: p's shape first, zb
+ * before the families in each. The runner-up is the best other candidate
+ * in another shape, or with none there, of another family in the pick's
+ * shape. opt: zb's effort (NULL: the defaults); with every_shape and
+ * zb's default effort the candidates are compared at ZB_FRONTIER_EFFORT,
+ * as the frontier has them, and a zb winner then gets zb's default
+ * search too (the better of the two is kept; the runner-up's cost is the
+ * frontier's). */
+struct zb_frontier_pick {
+    struct zb_schedule sched;       /* the pick, validated; the caller
+                                       releases it */
+    bool has_runner_up;
+    char runner_up[ZB_SCHEDULE_NAME_MAX];   /* its family */
+    struct zb_frontier_shape runner_shape;
+    double runner_cost;
+};
+
+/* ZB_ENOMEM_LIMIT (zb's message in p's shape) when no candidate fits;
+ * then out holds nothing to release. */
+int zb_frontier_pick(const struct zb_profile *p, bool every_shape,
+                     const struct zb_options *opt,
+                     struct zb_frontier_pick *out, struct zb_error *err);
 
 /* Cost against peak memory as an SVG: every point, the front joined, the
  * bound as a dashed step line under it. Caller frees. */

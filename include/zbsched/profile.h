@@ -134,6 +134,17 @@ int zb_profile_build(const struct zb_profile_draft *d, struct zb_profile *out,
 void zb_profile_release(struct zb_profile *p);
 int zb_profile_copy(struct zb_profile *dst, const struct zb_profile *src);
 
+/* The same model in another shape, built the way a per-rank profile is:
+ * each rank's work (F, B, W, FB summed over its chunks), activations
+ * (M_B, M_W) and data-parallel parameters split evenly over its vpp
+ * chunks under placement; comm and the limits as they are. In p's own
+ * shape, a copy (per-stage differences kept). ZB_EINVAL for a shape no
+ * profile can have (v without vpp 2, vpp outside 1..64, more than
+ * ZB_MAX_PASSES passes); then *out holds nothing to release. */
+int zb_profile_reshape(const struct zb_profile *p,
+                       enum zb_placement placement, int vpp,
+                       struct zb_profile *out, struct zb_error *err);
+
 static inline int zb_profile_stages(const struct zb_profile *p)
 {
     return p->pp * p->vpp;

@@ -18,6 +18,35 @@ expect_status 0 "main job at 1p"
 expect_err "peak memory 8 = 1.00x 1F1B"
 grep -q "no --mem-limit" "$ERR" && fail "a limit was given"
 
+# A limit and no --schedule: the best of the frontier's candidates. The
+# shape is the profile's, so zb wins (it takes every family as a
+# candidate) and the runner-up is a family of the same shape.
+expect_err "picked zb (loop, vpp 1): cost 103; runner-up "
+grep -E 'runner-up [a-z0-9-]+ \(loop, vpp 1\): cost 10[3-9]' "$ERR" \
+    >/dev/null || fail "runner-up should be a loop, vpp 1 family"
+run "$ZBSCHED" generate --pp 8 --mb 32 -q
+grep -q "picked" "$ERR" && fail "no limit: zb as before, no pick"
+
+# Per rank and no shape given: every shape competes on the same model;
+# V wins at 1p (no bubble), the runner-up is the best loop shape's.
+run "$ZBSCHED" generate --pp 4 --mb 8 --per rank --mem-limit 1p
+expect_status 0 "pick among shapes"
+expect_out '"placement": "v", "stage_rank"'
+expect_err "picked zb (v, vpp 2): cost 24; runner-up zb (loop, vpp "
+expect_err "zb: cost 24, bubble_ratio 0.0000"
+run "$ZBSCHED" generate --pp 4 --mb 8 --per rank --mem-limit 1p -q
+expect_status 0 "pick, quiet"
+expect_err_lines 0
+# A family beats zb where zb cannot follow: dualpipev's overlapped FB.
+run "$ZBSCHED" generate --pp 4 --mb 8 --placement v --fb 1.2 \
+    --mem-limit 1.5p
+expect_out '"schedule": "dualpipev"'
+expect_err "picked dualpipev (v, vpp 2): cost 45.4; runner-up zb (v, vpp 2)"
+# Naming a shape fixes it: only the families of that shape compete.
+run "$ZBSCHED" generate --pp 4 --mb 8 --per rank --vpp 3 --mem-limit 1p
+expect_err "picked zb (loop, vpp 3)"
+grep -q "(v, vpp 2)" "$ERR" && fail "a named vpp keeps the shape"
+
 # A family runs in its own shape; ZB-V at 1p has 1F1B's memory and, with
 # a per-rank profile (the same model as 1F1B's), no bubble.
 run "$ZBSCHED" generate --pp 8 --mb 32 --schedule zb-v --per rank \

@@ -74,3 +74,125 @@ Test(frontier, controllable_memory_families_and_zb_at_low_limits)
     cr_assert(vmin && zb_half);
     zb_frontier_release(&f);
 }
+
+/* The own shape keeps its per-stage times: a heavy first stage makes
+ * 1f1b's point what 1f1b costs on the profile itself, not on the mean. */
+Test(frontier, own_shape_keeps_per_stage_times)
+{
+    struct shape sh = unit_shape(4, 8);
+    struct zb_profile prof;
+    struct zb_schedule s;
+    struct zb_options opt;
+    struct zb_frontier f;
+    struct zb_error err = { 0 };
+    bool seen = false;
+
+    make_profile(&sh, &prof);
+    prof.stage[0].f = 3;
+    gen("1f1b", &prof, &s);
+    zb_options_init(&opt);
+    opt.effort = -1;
+    cr_assert_eq(zb_frontier_build(&prof, &opt, &f, &err), 0, "%s", err.msg);
+    for (int i = 0; i < f.n; i++)
+        if (!strcmp(f.pts[i].name, "1f1b")) {
+            assert_near(f.pts[i].cost, s.predicted.cost, "1f1b's cost");
+            seen = true;
+        }
+    cr_assert(seen);
+    zb_frontier_release(&f);
+    zb_schedule_release(&s);
+    zb_profile_release(&prof);
+}
+
+static void pick(struct zb_profile *prof, bool every_shape,
+                 struct zb_frontier_pick *pk)
+{
+    struct zb_error err = { 0 };
+
+    cr_assert_eq(zb_frontier_pick(prof, every_shape, NULL, pk, &err), 0,
+                 "%s", err.msg);
+    cr_assert(pk->sched.predicted.fits_memory);
+    cr_assert_eq(zb_validate_schedule(&pk->sched, &err), 0, "%s", err.msg);
+}
+
+/* At 1F1B's memory, p 4, m 8: every shape lets V win (zb at 24, no
+ * bubble); the runner-up is another shape's, no cheaper. In the
+ * profile's own shape zb wins (it takes every family as a candidate) and
+ * the runner-up is another family of that shape. */
+Test(frontier, pick_tries_every_shape_or_the_profiles_own)
+{
+    struct shape sh = unit_shape(4, 8);
+    struct zb_profile prof;
+    struct zb_frontier_pick pk;
+
+    sh.limit = 4;
+    make_profile(&sh, &prof);
+    pick(&prof, true, &pk);
+    cr_assert_str_eq(pk.sched.name, "zb");
+    cr_assert_eq(pk.sched.profile.placement, ZB_PLACEMENT_V);
+    assert_near(pk.sched.predicted.cost, 24, "zb in V at 1p");
+    cr_assert(pk.has_runner_up);
+    cr_assert_eq(pk.runner_shape.placement, ZB_PLACEMENT_LOOP);
+    cr_assert_gt(pk.runner_cost, 24);
+    zb_schedule_release(&pk.sched);
+
+    pick(&prof, false, &pk);
+    cr_assert_str_eq(pk.sched.name, "zb");
+    cr_assert_eq(pk.sched.profile.placement, ZB_PLACEMENT_LOOP);
+    cr_assert_eq(pk.sched.profile.vpp, 1);
+    cr_assert(pk.has_runner_up);
+    cr_assert_str_neq(pk.runner_up, "zb");
+    cr_assert_eq(pk.runner_shape.vpp, 1);
+    cr_assert_geq(pk.runner_cost, pk.sched.predicted.cost);
+    zb_schedule_release(&pk.sched);
+    zb_profile_release(&prof);
+}
+
+/* A family beats zb where zb cannot follow: dualpipev's overlapped FB
+ * (zb moves one pass per op) with FB well under F + B. */
+Test(frontier, pick_takes_a_family_that_beats_zb)
+{
+    struct shape sh = unit_shape(4, 8);
+    struct zb_profile prof;
+    struct zb_frontier_pick pk;
+
+    sh.vpp = 2;
+    sh.placement = ZB_PLACEMENT_V;
+    sh.limit = 12;
+    make_profile(&sh, &prof);
+    prof.fb = 1.2;
+    pick(&prof, false, &pk);
+    cr_assert_str_eq(pk.sched.name, "dualpipev");
+    cr_assert_str_eq(pk.runner_up, "zb");
+    cr_assert_lt(pk.sched.predicted.cost, pk.runner_cost);
+    zb_schedule_release(&pk.sched);
+    zb_profile_release(&prof);
+}
+
+/* Data parallelism travels into every shape (its per-stage parameters
+ * are split too). */
+Test(frontier, builds_with_data_parallelism)
+{
+    struct shape sh = unit_shape(2, 4);
+    static const char *const flags[][2] = { { "dp", "2" }, { "zero", "1" },
+                                            { "params", "1e6" } };
+    struct zb_profile prof;
+    struct zb_dp_draft dd;
+    struct zb_options opt;
+    struct zb_frontier f;
+    struct zb_error err = { 0 };
+
+    make_profile(&sh, &prof);
+    zb_dp_draft_init(&dd);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(zb_dp_draft_set(&dd, flags[i][0], flags[i][1], &err),
+                     0, "%s", err.msg);
+    cr_assert_eq(zb_dp_build(&dd, 2, &prof.dp, &err), 0, "%s", err.msg);
+    zb_dp_draft_release(&dd);
+    zb_options_init(&opt);
+    opt.effort = -1;
+    cr_assert_eq(zb_frontier_build(&prof, &opt, &f, &err), 0, "%s", err.msg);
+    cr_assert_gt(f.n, 5);
+    zb_frontier_release(&f);
+    zb_profile_release(&prof);
+}

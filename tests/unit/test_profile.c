@@ -148,6 +148,64 @@ Test(profile, per_rank_splits_times_and_memory_over_chunks)
                  "per must be \"rank\" or \"chunk\"");
 }
 
+/* A shape made from a built profile is the profile a per-rank file
+ * builds in that shape; its own shape is a plain copy. */
+Test(profile, reshape_builds_a_shape_as_a_per_rank_profile_does)
+{
+#define RANK_MODEL \
+        "{\"pp\": 3, \"per\": \"rank\", \"microbatches\": 6," \
+        " \"time\": {\"F\": 2, \"B\": 3, \"W\": 1, \"FB\": 4}," \
+        " \"stages\": [{\"F\": 4}, {}, {\"B\": 6}]," \
+        " \"memory\": {\"M_B\": 2, \"M_W\": 1, \"limit\": \"1p\"}"
+    /* params has one entry per stage: the base shape's, 3. */
+    const char *rank = RANK_MODEL "}";
+    const char *rank_dp = RANK_MODEL ", \"dp\": 2,"
+        " \"data_parallel\": {\"params\": [3, 6, 9]}}";
+    static const char *const as_v[] = { "placement=v", NULL };
+    static const char *const as_loop3[] = { "vpp=3", NULL };
+    const char *const *shapes[2] = { as_v, as_loop3 };
+    const int vpp[2] = { 2, 3 };
+    struct zb_profile base, want, got;
+    struct zb_error err = { 0 };
+
+    cr_assert_eq(load(rank_dp, NULL, &base, &err, NULL, 0), 0, "%s",
+                 err.msg);
+    for (int k = 0; k < 2; k++) {
+        enum zb_placement pl = k ? ZB_PLACEMENT_LOOP : ZB_PLACEMENT_V;
+        cr_assert_eq(load(rank, shapes[k], &want, &err, NULL, 0), 0, "%s",
+                     err.msg);
+        cr_assert_eq(zb_profile_reshape(&base, pl, vpp[k], &got, &err), 0,
+                     "%s", err.msg);
+        cr_assert_eq(got.vpp, vpp[k]);
+        cr_assert_eq(got.placement, pl);
+        for (int s = 0; s < zb_profile_stages(&want); s++) {
+            assert_near(got.stage[s].f, want.stage[s].f, "stage %d F", s);
+            assert_near(got.stage[s].b, want.stage[s].b, "stage %d B", s);
+            assert_near(got.stage[s].w, want.stage[s].w, "stage %d W", s);
+            /* dp params are per stage: the rank's split over chunks. */
+            assert_near(got.dp.params[s],
+                         base.dp.params[zb_profile_stage_rank(&got, s)] /
+                             vpp[k], "stage %d params", s);
+        }
+        assert_near(got.m_b, want.m_b, "M_B");
+        assert_near(got.m_w, want.m_w, "M_W");
+        assert_near(got.fb, want.fb, "FB");
+        assert_near(got.mem_limit[2], want.mem_limit[2], "limit");
+        zb_profile_release(&got);
+        zb_profile_release(&want);
+    }
+    /* Its own shape: per-stage times kept, not averaged. */
+    cr_assert_eq(zb_profile_reshape(&base, ZB_PLACEMENT_LOOP, 1, &got,
+                                    &err), 0, "%s", err.msg);
+    assert_near(got.stage[0].f, 4, "stage 0 keeps its F");
+    assert_near(got.stage[2].b, 6, "stage 2 keeps its B");
+    zb_profile_release(&got);
+    cr_assert_lt(zb_profile_reshape(&base, ZB_PLACEMENT_V, 3, &got, &err),
+                 0);
+    cr_assert_str_eq(err.msg, "no profile has placement 'v' with vpp 3");
+    zb_profile_release(&base);
+}
+
 Test(profile, per_rank_limits_and_unlimited_ranks)
 {
     const char *text = "{\"pp\": 2, \"microbatches\": 4, "
