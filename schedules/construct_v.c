@@ -17,8 +17,9 @@
  * 2. Warm-up, balance: every rank but 0 adds F passes (chunk 1 when its
  *    input is there) that end before the first backward wave reaches it.
  * 3. Rounds: per rank one B (second leg when its first leg ran here and its
- *    input is placed, else first leg), second-leg ranks descending, then
- *    first-leg ranks ascending (both follow their dependencies); then one F
+ *    input is placed, else first leg; per variant, first leg first once
+ *    the rank's F are done), second-leg ranks descending, then first-leg
+ *    ranks ascending (both follow their dependencies); then one F
  *    per rank, ascending (chunk 1 when its input is placed). Before each B
  *    or F: W passes (oldest first) to make room in memory, whole W passes
  *    in the idle gap before the pass's input arrives, and one more W if the
@@ -31,8 +32,9 @@
  * 5. Variants: fill F x fill B x warm-up rule (F ends before the input
  *    arrives, or starts while the rank is still idle), with no memory
  *    reserve in the rounds, plus two with a reserve for one chunk-1 F;
- *    two threads run them, each run is measured from its own times and
- *    the best that fits every limit is kept.
+ *    each with both drain rules (step 3); two threads run them, each run
+ *    is measured from its own times and the best that fits every limit is
+ *    kept.
  *
  * Stalls: with a reserve, a chunk-0 F leaves room for the chunk-1 F of the
  * oldest microbatch in flight, so that microbatch can always advance and
@@ -59,6 +61,8 @@ struct variant {
                        input arrives, else only if it ends by then */
     int reserve;    /* room a chunk-0 F leaves for chunk-1 F passes:
                        RESERVE_* */
+    bool drain_first; /* once a rank has run all its F: first-leg B
+                       before second-leg B (see choose_leg()) */
 };
 
 enum {
@@ -316,12 +320,19 @@ static void warm_balance(struct vc *v, double *arrive)
 
 /* The B chunk rank r runs this round: the second leg (chunk 0) when its
  * first leg ran here and its input is placed (always on the last rank,
- * where the input is the rank's own), else the first leg; -1 for none. */
+ * where the input is the rank's own), else the first leg; -1 for none.
+ * With drain_first, a rank that has run all its F takes a first-leg B
+ * whose input is placed first: in the drain the ranks otherwise trade
+ * one B of each leg in lockstep and the last ranks wait for first-leg
+ * B's; running that leg ahead keeps them fed. */
 static int choose_leg(const struct vc *v, int r)
 {
     bool can2 = v->nb[r][0] < v->nb[r][1];
     bool can1 = v->nb[r][1] < v->nf[r][1];
 
+    if (v->var->drain_first && can1 && v->nf[r][1] >= v->m &&
+        !isnan(next_input(v, ZB_OP_B, r, 1)))
+        return 1;
     if (can2 && (!can1 || !isnan(next_input(v, ZB_OP_B, r, 0))))
         return 0;
     return can1 ? 1 : -1;
@@ -514,15 +525,35 @@ static int rank_limits(const struct zb_profile *p, double *limit,
 
 /* Measured on 58 profiles (paper settings, unit times, random): the
  * reserve for one chunk-1 F wins only with both fills; a last-rank "turn"
- * (second-leg B right after the first) and the full reserve never won. */
+ * (second-leg B right after the first) and the full reserve never won.
+ * Each is run with and without drain_first: on the quality benchmark's
+ * V instances (docs/bench-quality.md) drain_first wins on a few (up to
+ * 0.5 % of cost after the search) and the paper's rule on the rest;
+ * four of them alone lose half of that gain. */
 static const struct variant variants[] = {
-    { false, false, false, RESERVE_NONE }, { true, false, false, RESERVE_NONE },
-    { false, true, false, RESERVE_NONE }, { true, true, false, RESERVE_NONE },
-    { false, false, true, RESERVE_NONE }, { true, false, true, RESERVE_NONE },
-    { false, true, true, RESERVE_NONE }, { true, true, true, RESERVE_NONE },
-    { true, true, false, RESERVE_ONE }, { true, true, true, RESERVE_ONE },
+    { false, false, false, RESERVE_NONE, false },
+    { true, false, false, RESERVE_NONE, false },
+    { false, true, false, RESERVE_NONE, false },
+    { true, true, false, RESERVE_NONE, false },
+    { false, false, true, RESERVE_NONE, false },
+    { true, false, true, RESERVE_NONE, false },
+    { false, true, true, RESERVE_NONE, false },
+    { true, true, true, RESERVE_NONE, false },
+    { true, true, false, RESERVE_ONE, false },
+    { true, true, true, RESERVE_ONE, false },
+    { false, false, false, RESERVE_NONE, true },
+    { true, false, false, RESERVE_NONE, true },
+    { false, true, false, RESERVE_NONE, true },
+    { true, true, false, RESERVE_NONE, true },
+    { false, false, true, RESERVE_NONE, true },
+    { true, false, true, RESERVE_NONE, true },
+    { false, true, true, RESERVE_NONE, true },
+    { true, true, true, RESERVE_NONE, true },
+    { true, true, false, RESERVE_ONE, true },
+    { true, true, true, RESERVE_ONE, true },
 };
-static const struct variant fallback = { true, true, false, RESERVE_ALL };
+static const struct variant fallback = { true, true, false, RESERVE_ALL,
+                                         false };
 
 static void *work(void *arg)
 {
