@@ -5,11 +5,16 @@
  * (greedy.c) and every fixed family that serves the profile; then a local
  * search (improve.c) works on that order for the effort budget. So `zb` is
  * never worse than any of its candidates, and equals ZB-H1 at 1F1B's
- * memory. */
+ * memory. With data parallelism the step ends with the last collective,
+ * which cost does not see: the searched order and every fitting candidate
+ * are then scored by their step time (collectives placed, the W post-pass
+ * applied where it helps) and the shortest step is kept. */
 #include <stdio.h>
 #include "best.h"
 #include "improve.h"
+#include "zbsched/dp.h"
 #include "zbsched/generator.h"
+#include "zbsched/zero.h"
 
 /* Run the local search on s (the chosen order, from candidate `from`) and
  * say in s->origin where the result came from. */
@@ -31,6 +36,49 @@ static void search(const struct zb_profile *p, const struct zb_options *opt,
              st.chain >= 0 ? "+search" : "");
 }
 
+/* With data parallelism: replace s (the searched order) by the order, among
+ * s and the fitting candidates, whose step with collectives is shortest;
+ * s stays unless another is strictly shorter, then the first of equals.
+ * The local search's intermediate orders are not scored: it keeps only
+ * its best by cost, and scoring each accepted move would lower and place
+ * every one of them. */
+static int pick_by_step(const struct best_candidates *c, struct zb_schedule *s,
+                        struct zb_error *err)
+{
+    struct zb_schedule best, x;
+    char origin[sizeof(s->origin)];
+    bool grouped, best_grouped;
+    int rc;
+
+    if ((rc = zb_zero_best_step(s, &best, &best_grouped, err)) < 0)
+        return rc;
+    snprintf(origin, sizeof(origin), "%s", s->origin);
+    for (int i = 0; i < c->n; i++) {
+        if (!c->s[i].predicted.fits_memory)
+            continue;
+        if ((rc = zb_zero_best_step(&c->s[i], &x, &grouped, err)) < 0)
+            goto out;
+        if (x.predicted.step_time <
+            best.predicted.step_time * (1 - 1e-9)) {
+            zb_schedule_release(&best);
+            best = x;
+            best_grouped = grouped;
+            snprintf(origin, sizeof(origin), "%s", c->s[i].name);
+        } else {
+            zb_schedule_release(&x);
+        }
+    }
+    /* The generator hands back a compute order; the pipeline lowers and
+     * places it again, to the same schedule (the grouped tail W ops feed
+     * nothing, so lowering puts no transfer among them). */
+    zb_schedule_copy_order(s, &best);
+    snprintf(s->origin, sizeof(s->origin), "%.*s%s",
+             (int)sizeof(origin) - 8, origin, best_grouped ? "+wgroup" : "");
+out:
+    zb_schedule_release(&best);
+    return rc;
+}
+
 static int gen_zb(const struct zb_profile *p, const struct zb_options *opt,
                   struct zb_schedule *s, struct zb_error *err)
 {
@@ -45,6 +93,8 @@ static int gen_zb(const struct zb_profile *p, const struct zb_options *opt,
     if ((rc = best_result(&b, p, err)) == 0) {
         zb_schedule_copy_order(s, b.sched);
         search(p, opt, s, b.sched->name);
+        if (zb_dp_active(p))
+            rc = pick_by_step(&c, s, err);
     }
     best_candidates_release(&c);
     return rc;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "zbsched/dp.h"
+#include "zbsched/lower.h"
 #include "zbsched/sim.h"
 #include "zbsched/xalloc.h"
 #include "zbsched/zero.h"
@@ -227,6 +228,52 @@ out:
     free(start);
     free(best_end);
     free(best);
+    return rc;
+}
+
+/* order's compute order in out, simulated and lowered (no collectives). */
+static int lowered_copy(const struct zb_schedule *order,
+                        struct zb_schedule *out, struct zb_error *err)
+{
+    int rc;
+
+    zb_schedule_init(out, order->name, &order->profile);
+    zb_schedule_copy_order(out, order);
+    if ((rc = zb_sim_run(out, err)) < 0 || (rc = zb_lower_run(out, err)) < 0)
+        zb_schedule_release(out);
+    return rc;
+}
+
+int zb_zero_best_step(const struct zb_schedule *order, struct zb_schedule *out,
+                      bool *grouped, struct zb_error *err)
+{
+    struct zb_schedule g;
+    int rc;
+
+    *grouped = false;
+    if ((rc = lowered_copy(order, out, err)) < 0)
+        return rc;
+    if ((rc = zb_zero_place(out, err)) < 0)
+        goto fail;
+    if ((rc = lowered_copy(order, &g, err)) < 0)
+        goto fail;
+    if ((rc = zb_zero_group_tail_w(&g, err)) < 0) {
+        zb_schedule_release(&g);
+        goto fail;
+    }
+    /* Only a shorter step is worth another order: the post-pass may
+     * reorder a rank whose end does not set the step. */
+    if (g.predicted.step_time <
+        out->predicted.step_time * (1 - 1e-9)) {
+        zb_schedule_release(out);
+        *out = g;
+        *grouped = true;
+    } else {
+        zb_schedule_release(&g);
+    }
+    return 0;
+fail:
+    zb_schedule_release(out);
     return rc;
 }
 

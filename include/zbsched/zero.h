@@ -27,6 +27,14 @@ int zb_zero_place(struct zb_schedule *s, struct zb_error *err);
  * there is nothing to reorder). Then zb_zero_place(). */
 int zb_zero_group_tail_w(struct zb_schedule *s, struct zb_error *err);
 
+/* The step a compute order leads to: out (initialised here; release it)
+ * gets a copy of order's compute order, simulated, lowered, with the
+ * collectives placed and, when that ends the step sooner, the W post-pass
+ * applied (*grouped says whether). Errors: those of the simulator and of
+ * lowering (out is then released). */
+int zb_zero_best_step(const struct zb_schedule *order, struct zb_schedule *out,
+                      bool *grouped, struct zb_error *err);
+
 /* After a simulation of a schedule with data parallelism: step_time
  * (the last compute op or collective minus the first start) and each
  * rank's total_memory (activations plus model state, dp.h). Called by

@@ -1,11 +1,13 @@
 /* test_zero.c - the data-parallel collectives: where zb_zero_place() puts
- * them, the step they end, the W post-pass, the JSON round trip, and the
+ * them, the step they end, the W post-pass, zb's choice by step time, the
+ * JSON round trip, and the
  * validator's rejections of badly placed ones (validate_dp.c). */
 #include <string.h>
 #include "helpers.h"
 #include "zbsched/dp.h"
 #include "zbsched/json.h"
 #include "zbsched/zero.h"
+#include "../schedules/best.h"
 
 /* Unit times, 1e9 parameters per stage, d 4, 1 GB/time unit, latency
  * 0.01: a REDUCE_GRAD of ZeRO-0 takes 3.06, an UNSHARD 1.53. */
@@ -168,6 +170,72 @@ Test(zero, grouping_trailing_w_keeps_cost_and_shortens_the_step)
                 s.predicted.step_time);
     zb_schedule_release(&s);
     zb_profile_release(&p);
+}
+
+/* docs/zero.md's worked example: a 7B-like model, p 8, d 4, times in ms
+ * and memory in GiB; as ZB-V chunks (vpp 2) each pass and chunk is half. */
+static void zero7b_profile(struct zb_profile *p, int vpp)
+{
+    struct shape sh = { 8, vpp, 32, vpp == 2 ? ZB_PLACEMENT_V
+                                             : ZB_PLACEMENT_LOOP,
+                        20.0 / vpp, 20.0 / vpp, 18.0 / vpp, 1.3, 2.3 / vpp,
+                        1.0 / vpp, 36.8 };
+
+    make_profile(&sh, p);
+    p->dp = (struct zb_dp){ .degree = 4, .zero = 1, .bandwidth = 5e7,
+                            .latency = 0.02, .bytes_weight = 2,
+                            .bytes_grad = 2, .bytes_optim = 12,
+                            .unit_bytes = 1073741824, .prefetch = 1,
+                            .all_reduce = NAN, .reduce_scatter = NAN,
+                            .all_gather = NAN };
+    p->dp.params = malloc((size_t)(8 * vpp) * sizeof(double));
+    for (int s = 0; s < 8 * vpp; s++)
+        p->dp.params[s] = 8.4e8 / vpp;
+}
+
+/* zb's step, collectives placed, is no longer than that of any fitting
+ * candidate it chose from, W post-pass included. On these profiles its
+ * cheapest order is not its shortest step (loop: the list scheduler's
+ * 2055.62 against 2058.22; V: zb-v-construct grouped, 1960.42 against
+ * 1976.74), so choosing by cost fails this test. */
+Test(zero, zb_keeps_the_shortest_step_among_its_candidates)
+{
+    for (int vpp = 1; vpp <= 2; vpp++) {
+        struct zb_profile p;
+        struct zb_schedule s;
+        struct zb_options opt;
+        struct best_candidates c;
+        struct zb_error err = { 0 };
+        int scored = 0;
+
+        zero7b_profile(&p, vpp);
+        gen("zb", &p, &s);
+        zb_options_init(&opt);
+        best_candidates_collect(&p, &opt, &c);
+        for (int i = 0; i < c.n; i++) {
+            struct zb_schedule x;
+            bool grouped;
+            if (!c.s[i].predicted.fits_memory)
+                continue;
+            cr_assert_eq(zb_zero_best_step(&c.s[i], &x, &grouped, &err), 0,
+                         "%s: %s", c.s[i].name, err.msg);
+            cr_assert_leq(s.predicted.step_time,
+                          x.predicted.step_time * (1 + 1e-9),
+                          "vpp %d: zb's step %.17g, candidate %s's %.17g",
+                          vpp, s.predicted.step_time, c.s[i].name,
+                          x.predicted.step_time);
+            scored++;
+            zb_schedule_release(&x);
+        }
+        cr_assert_geq(scored, 2, "vpp %d: %d fitting candidates", vpp,
+                      scored);
+        cr_assert_lt(fabs(s.predicted.step_time -
+                          (vpp == 1 ? 2055.62 : 1960.42)), 1e-6,
+                     "vpp %d: step %.17g", vpp, s.predicted.step_time);
+        best_candidates_release(&c);
+        zb_schedule_release(&s);
+        zb_profile_release(&p);
+    }
 }
 
 Test(zero, schedule_json_round_trips_with_collectives)
