@@ -80,6 +80,7 @@ void order_interleaved_warmup(const struct zb_profile *p,
 struct runs {
     const struct zb_profile *p;
     int total, extra;
+    struct vmb *fwd, *bwd;  /* the tables */
     int *fpos, *bpos;  /* [chunk * m + mb]: position in the table */
     int *nf, *nb;      /* per rank */
     int *stack;
@@ -100,8 +101,7 @@ static bool pass_done(const struct runs *x, const struct zb_dep *d)
  * its list is finished). The list is the one order_interleaved_warmup()
  * writes: warm-up forwards, then forward/backward pairs, then the
  * remaining backwards. */
-static bool step(struct runs *x, const struct vmb *fwd, const struct vmb *bwd,
-                 int r)
+static bool step(struct runs *x, int r)
 {
     const struct zb_profile *p = x->p;
     int w = warmup_of(p, r, x->extra), pos = x->nf[r] + x->nb[r];
@@ -112,7 +112,7 @@ static bool step(struct runs *x, const struct vmb *fwd, const struct vmb *bwd,
 
     if (pos == 2 * x->total)
         return false;
-    op = forward ? fwd[x->nf[r]] : bwd[x->nb[r]];
+    op = forward ? x->fwd[x->nf[r]] : x->bwd[x->nb[r]];
     n = zb_pass_deps(p, forward ? ZB_OP_F : ZB_OP_BW,
                      zb_profile_rank_stage(p, r, op.chunk), op.mb, deps);
     for (int i = 0; i < n; i++)
@@ -125,8 +125,7 @@ static bool step(struct runs *x, const struct vmb *fwd, const struct vmb *bwd,
     return true;
 }
 
-static bool order_runs(struct runs *x, const struct vmb *fwd,
-                       const struct vmb *bwd, int extra)
+static bool order_runs(struct runs *x, int extra)
 {
     const int P = x->p->pp;
     int n = 0;
@@ -144,7 +143,7 @@ static bool order_runs(struct runs *x, const struct vmb *fwd,
         int r = x->stack[--n];
         bool moved = false;
         x->queued[r] = false;
-        while (step(x, fwd, bwd, r))
+        while (step(x, r))
             moved = true;
         int next[2] = { (r + 1) % P, (r + P - 1) % P };
         for (int i = 0; moved && i < 2; i++)
@@ -161,11 +160,12 @@ static bool order_runs(struct runs *x, const struct vmb *fwd,
 void order_interleaved(const struct zb_profile *p, struct zb_schedule *s)
 {
     const int m = p->microbatches, P = p->pp;
-    struct vmb *fwd = virtual_order(p, false), *bwd = virtual_order(p, true);
     struct runs x = { .p = p, .total = m * p->vpp };
     int extra = 0;
 
     if (m % P != 0) {
+        x.fwd = virtual_order(p, false);
+        x.bwd = virtual_order(p, true);
         x.fpos = zb_xmalloc((size_t)x.total * sizeof(int));
         x.bpos = zb_xmalloc((size_t)x.total * sizeof(int));
         x.nf = zb_xmalloc((size_t)P * sizeof(int));
@@ -173,12 +173,12 @@ void order_interleaved(const struct zb_profile *p, struct zb_schedule *s)
         x.stack = zb_xmalloc((size_t)P * sizeof(int));
         x.queued = zb_xmalloc((size_t)P * sizeof(bool));
         for (int k = 0; k < x.total; k++) {
-            x.fpos[fwd[k].chunk * m + fwd[k].mb] = k;
-            x.bpos[bwd[k].chunk * m + bwd[k].mb] = k;
+            x.fpos[x.fwd[k].chunk * m + x.fwd[k].mb] = k;
+            x.bpos[x.bwd[k].chunk * m + x.bwd[k].mb] = k;
         }
         /* Terminates: with the warm-up at every forward the order is
          * GPipe's per chunk, which always runs. */
-        while (!order_runs(&x, fwd, bwd, extra))
+        while (!order_runs(&x, extra))
             extra++;
         free(x.fpos);
         free(x.bpos);
@@ -186,9 +186,9 @@ void order_interleaved(const struct zb_profile *p, struct zb_schedule *s)
         free(x.nb);
         free(x.stack);
         free(x.queued);
+        free(x.fwd);
+        free(x.bwd);
     }
-    free(fwd);
-    free(bwd);
     order_interleaved_warmup(p, s, extra);
 }
 
