@@ -34,10 +34,16 @@ static struct vmb *virtual_order(const struct zb_profile *p, bool backward)
     return t;
 }
 
+/* Megatron's warm-up of rank r, before any extra. */
+static int base_warmup(const struct zb_profile *p, int r)
+{
+    return 2 * (p->pp - r - 1) + (p->vpp - 1) * p->pp;
+}
+
 /* Rank r's warm-up: forwards before its first backward. */
 static int warmup_of(const struct zb_profile *p, int r, int extra)
 {
-    int w = 2 * (p->pp - r - 1) + (p->vpp - 1) * p->pp + extra;
+    int w = base_warmup(p, r) + extra;
     int total = p->microbatches * p->vpp;
 
     return w < total ? w : total;
@@ -85,6 +91,8 @@ struct runs {
     int *nf, *nb;      /* per rank */
     int *stack;
     bool *queued;
+    int *mark;             /* next_extra(): per rank, when visited */
+    struct zb_dep *wait;   /* next_extra(): per rank, what it waits on */
 };
 
 static bool pass_done(const struct runs *x, const struct zb_dep *d)
@@ -97,27 +105,49 @@ static bool pass_done(const struct runs *x, const struct zb_dep *d)
                                 : x->nb[r] > x->bpos[i];
 }
 
-/* Run rank r's next op if its inputs are done; false when it cannot (or
- * its list is finished). The list is the one order_interleaved_warmup()
- * writes: warm-up forwards, then forward/backward pairs, then the
- * remaining backwards. */
-static bool step(struct runs *x, int r)
+/* Whether rank r's next op is a forward (false: a backward), in the list
+ * order_interleaved_warmup() writes: warm-up forwards, then
+ * forward/backward pairs, then the remaining backwards. */
+static bool next_is_forward(const struct runs *x, int r)
+{
+    int w = warmup_of(x->p, r, x->extra), pos = x->nf[r] + x->nb[r];
+
+    return pos < w || (pos < 2 * x->total - w && (pos - w) % 2 == 0);
+}
+
+/* An input of rank r's next op (a forward or not) that is not done, into
+ * out; false when there is none (or r's list is finished). */
+static bool missing_input(const struct runs *x, int r, bool forward,
+                          struct zb_dep *out)
 {
     const struct zb_profile *p = x->p;
-    int w = warmup_of(p, r, x->extra), pos = x->nf[r] + x->nb[r];
-    bool forward = pos < w || (pos < 2 * x->total - w && (pos - w) % 2 == 0);
     struct vmb op;
     struct zb_dep deps[2];
     int n;
 
-    if (pos == 2 * x->total)
+    if (x->nf[r] + x->nb[r] == 2 * x->total)
         return false;
     op = forward ? x->fwd[x->nf[r]] : x->bwd[x->nb[r]];
     n = zb_pass_deps(p, forward ? ZB_OP_F : ZB_OP_BW,
                      zb_profile_rank_stage(p, r, op.chunk), op.mb, deps);
     for (int i = 0; i < n; i++)
-        if (!pass_done(x, &deps[i]))
-            return false;
+        if (!pass_done(x, &deps[i])) {
+            *out = deps[i];
+            return true;
+        }
+    return false;
+}
+
+/* Run rank r's next op if its inputs are done; false when it cannot (or
+ * its list is finished). */
+static bool step(struct runs *x, int r)
+{
+    bool forward = next_is_forward(x, r);
+    struct zb_dep d;
+
+    if (x->nf[r] + x->nb[r] == 2 * x->total ||
+        missing_input(x, r, forward, &d))
+        return false;
     if (forward)
         x->nf[r]++;
     else
@@ -157,6 +187,53 @@ static bool order_runs(struct runs *x, int extra)
     return ok;
 }
 
+/* After order_runs(x, e) stalled: the next extra that may run; every one
+ * between e and it stalls too, so the search skips them. The stalled
+ * ranks wait on one another around a cycle: each one's next op needs a
+ * pass of the next rank on the cycle that is not done, so that pass
+ * comes at or after that rank's next op in its list. The passes an op
+ * needs do not depend on the extra, and neither does the order of two
+ * forwards or two backwards on a rank; a backward j before a forward a on
+ * rank q (q's next op a backward that waits, around the cycle, on its own
+ * forward a) holds iff a > w_q + j, i.e. while extra < a - j - base_q.
+ * While every edge holds the cycle is a deadlock, so the first extra
+ * that may run is where the first such edge flips. */
+static int next_extra(struct runs *x, int e)
+{
+    const struct zb_profile *p = x->p;
+    const int P = p->pp;
+    int r = 0, q, flip = -1;
+
+    for (q = 0; q < P; q++)
+        x->mark[q] = -1;
+    while (r < P && x->nf[r] + x->nb[r] == 2 * x->total)
+        r++;
+    /* Walk the waits from a stalled rank until one repeats. */
+    for (int i = 0; r < P && x->mark[r] < 0; i++) {
+        x->mark[r] = i;
+        if (!missing_input(x, r, next_is_forward(x, r), &x->wait[r]))
+            return e + 1;
+        r = zb_profile_stage_rank(p, x->wait[r].stage);
+    }
+    if (r == P)
+        return e + 1;
+    /* r is on the cycle; around it, q waits on pass d of rank t. */
+    q = r;
+    do {
+        const struct zb_dep *d = &x->wait[q];
+        int t = zb_profile_stage_rank(p, d->stage);
+        if (!next_is_forward(x, t) && d->pass == ZB_PASS_F) {
+            int a = x->fpos[zb_profile_stage_chunk(p, d->stage) *
+                                p->microbatches + d->mb];
+            int edge = a - x->nb[t] - base_warmup(p, t);
+            if (flip < 0 || edge < flip)
+                flip = edge;
+        }
+        q = t;
+    } while (q != r);
+    return flip > e ? flip : e + 1;
+}
+
 void order_interleaved(const struct zb_profile *p, struct zb_schedule *s)
 {
     const int m = p->microbatches, P = p->pp;
@@ -172,6 +249,8 @@ void order_interleaved(const struct zb_profile *p, struct zb_schedule *s)
         x.nb = zb_xmalloc((size_t)P * sizeof(int));
         x.stack = zb_xmalloc((size_t)P * sizeof(int));
         x.queued = zb_xmalloc((size_t)P * sizeof(bool));
+        x.mark = zb_xmalloc((size_t)P * sizeof(int));
+        x.wait = zb_xmalloc((size_t)P * sizeof(*x.wait));
         for (int k = 0; k < x.total; k++) {
             x.fpos[x.fwd[k].chunk * m + x.fwd[k].mb] = k;
             x.bpos[x.bwd[k].chunk * m + x.bwd[k].mb] = k;
@@ -179,13 +258,15 @@ void order_interleaved(const struct zb_profile *p, struct zb_schedule *s)
         /* Terminates: with the warm-up at every forward the order is
          * GPipe's per chunk, which always runs. */
         while (!order_runs(&x, extra))
-            extra++;
+            extra = next_extra(&x, extra);
         free(x.fpos);
         free(x.bpos);
         free(x.nf);
         free(x.nb);
         free(x.stack);
         free(x.queued);
+        free(x.mark);
+        free(x.wait);
         free(x.fwd);
         free(x.bwd);
     }
