@@ -6,6 +6,11 @@
 #include "zbsched/generator.h"
 
 void order_1f1b(const struct zb_profile *p, struct zb_schedule *s);
+/* Interleaved 1F1B with the smallest extra warm-up that runs. */
 void order_interleaved(const struct zb_profile *p, struct zb_schedule *s);
+/* The interleaved order with extra forwards added to every rank's
+ * warm-up (order_interleaved() picks extra; tests compare). */
+void order_interleaved_warmup(const struct zb_profile *p,
+                              struct zb_schedule *s, int extra);
 
 #endif
