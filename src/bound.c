@@ -207,25 +207,33 @@ static void rank_shape(const struct zb_profile *p, int r,
     }
 }
 
+/* The fewest W's that, with nb B's, free at least need of memory (a B
+ * frees M_B - M_W, a W M_W); -1 when none up to nb do (a W needs its B). */
+static long ws_to_free(const struct zb_profile *p, double need, long nb)
+{
+    double rest = need - nb * (p->m_b - p->m_w);
+    long nw;
+
+    if (rest <= 1e-12)
+        return 0;
+    if (p->m_w <= 0)
+        return -1;
+    nw = (long)ceil(rest / p->m_w - 1e-9);
+    return nw > nb ? -1 : nw;
+}
+
 /* Least B and W work that must be done before the last F for memory. */
 static double forced_done(const struct zb_profile *p, double limit,
                           double tb, double tw, long total, long own)
 {
     double need = total * p->m_b - limit;
     double best = INFINITY;
-    double free_b = p->m_b - p->m_w;
 
     if (need <= 0)
         return 0;
     for (long nb = 0; nb <= total - own; nb++) {
-        double rest = need - nb * free_b;
-        long nw = 0;
-        if (rest > 1e-12) {
-            if (p->m_w <= 0)
-                continue;
-            nw = (long)ceil(rest / p->m_w - 1e-9);
-        }
-        if (nw > nb)
+        long nw = ws_to_free(p, need, nb);
+        if (nw < 0)
             continue;
         best = fmin(best, nb * tb + nw * tw);
         if (nw == 0)
@@ -445,14 +453,8 @@ static double memory_turn(const struct zb_profile *p, int q,
     /* Below need / M_B B's even as many W's free too little. */
     for (long nb = need > 0 ? (long)(need / p->m_b) : 0;
          nb <= total - p->vpp; nb++) {
-        double rest = need - nb * (p->m_b - p->m_w);
-        long nw = 0;
-        if (rest > 1e-12) {
-            if (p->m_w <= 0)
-                continue;
-            nw = (long)ceil(rest / p->m_w - 1e-9);
-        }
-        if (nw > nb)
+        long nw = ws_to_free(p, need, nb);
+        if (nw < 0)
             continue;
         double x1 = fs + bs + nw * rs->min_w + idle;
         double x2 = fs - p->stage[rs->hi].f + nb * b +
