@@ -273,14 +273,39 @@ void order_interleaved(const struct zb_profile *p, struct zb_schedule *s)
     order_interleaved_warmup(p, s, extra);
 }
 
+/* The warm-up search tries up to m * vpp extras, each an O(pp * vpp * m)
+ * check; where pp is small the skips do not help and every extra is
+ * tried (pp 4, vpp 16, m 1001: 2e9 steps, about 30 s here). Beyond this
+ * many steps the search is refused rather than left running for minutes
+ * without a word (issue 13). */
+#define MAX_WARMUP_SEARCH_STEPS 2e9
+
+int interleaved_check_size(const struct zb_profile *p, struct zb_error *err)
+{
+    double steps = 2.0 * p->pp * p->vpp * p->vpp * (double)p->microbatches *
+                   p->microbatches;
+
+    if (p->microbatches % p->pp == 0 || steps <= MAX_WARMUP_SEARCH_STEPS)
+        return 0;
+    return zb_error_set(err, ZB_EUNSUPPORTED,
+                        "interleaved with %d microbatches on pp %d (not a "
+                        "multiple) would search its warm-up in up to %.2g "
+                        "steps (limit %.2g): use a multiple of pp, as "
+                        "Megatron requires, or fewer microbatches",
+                        p->microbatches, p->pp, steps,
+                        MAX_WARMUP_SEARCH_STEPS);
+}
+
 static int gen_interleaved(const struct zb_profile *p,
                            const struct zb_options *opt, struct zb_schedule *s,
                            struct zb_error *err)
 {
+    int rc = interleaved_check_size(p, err);
+
     (void)opt;
-    (void)err;
-    order_interleaved(p, s);
-    return 0;
+    if (rc == 0)
+        order_interleaved(p, s);
+    return rc;
 }
 
 const struct zb_generator zb_gen_interleaved = {

@@ -10,8 +10,11 @@ static int gen_interleaved_zb(const struct zb_profile *p,
                               const struct zb_options *opt,
                               struct zb_schedule *s, struct zb_error *err)
 {
+    int rc = interleaved_check_size(p, err);
+
     (void)opt;
-    (void)err;
+    if (rc < 0)
+        return rc;
     order_interleaved(p, s);
     split_deferred(s, max_in_flight(s));
     return 0;

@@ -25,6 +25,11 @@ run t "$ZBSCHED" generate --pp 512 --mb 32000 -q
 expect_status 1 "pass cap"
 expect_err "pp*vpp*microbatches = 16384000 is too large (at most 333333,"
 
+run t "$ZBSCHED" generate --schedule interleaved-zb --pp 4 --vpp 16 --mb 4999
+expect_status 1 "interleaved warm-up search cap"
+expect_err "interleaved with 4999 microbatches on pp 4 (not a multiple) would"
+expect_err_lines 1
+
 run t "$ZBSCHED" compare --pp 4 --mb 8 --mem-sweep 1e17:2e17:1
 expect_status 2 "sweep point cap"
 expect_err "--mem-sweep '1e17:2e17:1' has 100000000000000000 points (at"
