@@ -4,6 +4,7 @@
  * arguments, options), declare it in commands.h, list it here, and test
  * it in tests/cli. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
@@ -79,5 +80,9 @@ static int run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    /* A reader that goes away (`| head`) makes writes fail with EPIPE,
+     * which close_stdout() reports with exit 1, instead of a signal that
+     * ends the process with no word. */
+    signal(SIGPIPE, SIG_IGN);
     return close_stdout(run(argc, argv));
 }

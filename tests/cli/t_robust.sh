@@ -84,6 +84,14 @@ $TMP/out.json" "list" "compare --pp 2 --mb 2 --time-limit 0"; do
     expect_err "cannot write to stdout: No space left on device"
 done
 
+# A reader that stops early: EPIPE is an error with exit 1, not a signal.
+# The schedule (megabytes) outgrows the pipe's buffer, so the write fails.
+"$ZBSCHED" generate --pp 64 --mb 1024 --effort -1 -q 2>"$ERR" | head -c 1 \
+    >/dev/null
+status=${PIPESTATUS[0]}
+expect_status 1 "generate | head -c 1"
+expect_err "cannot write to stdout: Broken pipe"
+
 # ---- Valid JSON, text and SVG -------------------------------------------
 jq '.schedule = "evil\u001b[2J\u0007\nname"' "$TMP/out.json" >"$TMP/evil.json"
 run "$ZBSCHED" eval "$TMP/evil.json"
