@@ -33,11 +33,12 @@ enum zb_op_kind {
 struct zb_op {
     enum zb_op_kind kind;
     int stage;          /* -1 for STEP */
-    int mb;             /* microbatch, -1 for STEP */
+    int mb;             /* microbatch, -1 for STEP and collectives */
     int b_stage, b_mb;  /* FB: the B half's stage and microbatch; else
                            unused */
     int peer;           /* comm ops: the other rank; else -1 */
-    double start, end;  /* compute ops: predicted times; else 0 */
+    double start, end;  /* compute ops and collectives: predicted times;
+                           else 0 */
     int seq;            /* compute ops: position in the simulator's global
                            commit order (a topological order that follows
                            time); lowering sorts transfers by it */
