@@ -28,11 +28,7 @@ void report_no_limit(FILE *out, const char *who, const struct zb_profile *p)
 
 double report_max_total_memory(const struct zb_schedule *s)
 {
-    double peak = 0;
-
-    for (int r = 0; r < s->profile.pp; r++)
-        peak = fmax(peak, s->predicted.ranks[r].total_memory);
-    return peak;
+    return zb_measures_max_total(&s->predicted, s->profile.pp);
 }
 
 double report_gap(const struct zb_measures *m)

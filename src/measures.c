@@ -69,6 +69,15 @@ double zb_measures_max_peak(const struct zb_measures *ms, int pp)
     return peak;
 }
 
+double zb_measures_max_total(const struct zb_measures *ms, int pp)
+{
+    double total = 0;
+
+    for (int r = 0; r < pp; r++)
+        total = fmax(total, ms->ranks[r].total_memory);
+    return total;
+}
+
 bool zb_measures_better(const struct zb_measures *x,
                         const struct zb_measures *y, int pp)
 {

@@ -45,6 +45,8 @@ void zb_measures_summarise(struct zb_measures *ms, int pp);
 
 /* Largest peak memory over the pp ranks. */
 double zb_measures_max_peak(const struct zb_measures *ms, int pp);
+/* Largest total_memory over the pp ranks (data parallelism; else 0). */
+double zb_measures_max_total(const struct zb_measures *ms, int pp);
 
 /* Whether measures x beat y: cost, then makespan, then the largest peak
  * memory (each within a relative 1e-9). */
