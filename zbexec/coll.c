@@ -1,8 +1,10 @@
 /* coll.c - the data-parallel collectives of a schedule with dp >= 2
  * (docs/zero.md): REDUCE_GRAD, UNSHARD and RESHARD on the communicator of
- * this pipeline rank's replicas, posted non-blocking where the list puts
- * them and completed only before their consumer: the stage's next pass
- * (UNSHARD) or STEP (REDUCE_GRAD).
+ * this pipeline rank's replicas, posted non-blocking through the backend
+ * (coll_post) where the list puts them and completed only before their
+ * consumer: the stage's next pass (UNSHARD) or STEP (REDUCE_GRAD). A
+ * backend with coll_consume makes only its compute timeline wait for an
+ * UNSHARD; the host then completes it later, at the latest at STEP.
  *
  * A stage's parameters split into dp contiguous shards, replica r owning
  * shard r. ZeRO-0 all-reduces the gradient and every replica steps all of
@@ -44,7 +46,7 @@ int coll_init(struct exec *x, struct zb_error *err)
         off += x->shard_n[r];
     }
     for (int c = 0; c < x->p->vpp; c++) {
-        x->st[c].reduce_req = x->st[c].unshard_req = MPI_REQUEST_NULL;
+        x->st[c].reduce_req = x->st[c].unshard_req = NULL;
         x->st[c].reduce_op = x->st[c].unshard_op = -1;
     }
     if (x->opt.synthetic || !sharded_grad(x))
@@ -92,26 +94,74 @@ static int op_error(struct exec *x, int i, const char *why,
                         why);
 }
 
-/* Wait for req, posted by op `op`, under the watchdog; 0 when done. */
-static int wait_req(struct exec *x, MPI_Request *req, int op,
-                    struct zb_error *err)
+int coll_mpi_post(const struct exec *x, enum coll_kind k, float *buf,
+                  float *shard, MPI_Request *req, struct zb_error *err)
 {
-    int flag = 0, rc;
+    const int me = x->replica;
+    int rc;
 
-    if (*req == MPI_REQUEST_NULL)
+    if (k == COLL_ALLREDUCE)
+        rc = MPI_Iallreduce(MPI_IN_PLACE, buf, (int)x->nparam, MPI_FLOAT,
+                            MPI_SUM, x->dp_comm, req);
+    else if (k == COLL_REDUCE_SCATTER)
+        rc = MPI_Ireduce_scatter(buf, shard, x->shard_n, MPI_FLOAT, MPI_SUM,
+                                 x->dp_comm, req);
+    else if (shard == buf + x->shard_off[me])
+        rc = MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf,
+                             x->shard_n, x->shard_off, MPI_FLOAT, x->dp_comm,
+                             req);
+    else
+        rc = MPI_Iallgatherv(shard, x->shard_n[me], MPI_FLOAT, buf,
+                             x->shard_n, x->shard_off, MPI_FLOAT, x->dp_comm,
+                             req);
+    if (rc == MPI_SUCCESS)
         return 0;
-    if (op >= 0) {
+    return exec_mpi_error(rc, k == COLL_ALLREDUCE ? "MPI_Iallreduce"
+                              : k == COLL_REDUCE_SCATTER
+                                  ? "MPI_Ireduce_scatter"
+                                  : "MPI_Iallgatherv", err);
+}
+
+/* Wait on the host for *req, posted by op `op`, under the watchdog; 0
+ * when done (*req is then NULL). */
+static int wait_req(struct exec *x, void **req, int op, struct zb_error *err)
+{
+    bool done = false;
+    int rc;
+
+    if (!*req)
+        return 0;
+    if (op >= 0 && x->t[op].wait == 0)
         x->t[op].wait = exec_now() - x->epoch;
+    if (op >= 0)
         watchdog_op(op, WD_WAIT);
-    }
-    for (int spins = 0; !flag; spins++) {
-        if ((rc = MPI_Test(req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
-            return exec_mpi_error(rc, "MPI_Test", err);
-        if (!flag)
+    for (int spins = 0; !done; spins++) {
+        if ((rc = x->be->coll_test(x, *req, &done, err)) < 0)
+            return rc;
+        if (!done)
             exec_pause(spins);
     }
+    *req = NULL;
     if (op >= 0)
         x->t[op].done = exec_now() - x->epoch;
+    return 0;
+}
+
+/* The stage's UNSHARD is complete for the compute timeline: on the
+ * device where the backend can (consumed once), else on the host. */
+static int await_unshard(struct exec *x, struct stage_state *st,
+                         struct zb_error *err)
+{
+    int rc;
+
+    if (!x->be->coll_consume)
+        return wait_req(x, &st->unshard_req, st->unshard_op, err);
+    if (!st->unshard_req || st->unshard_consumed)
+        return 0;
+    x->t[st->unshard_op].wait = exec_now() - x->epoch;
+    if ((rc = x->be->coll_consume(x, st->unshard_req, err)) < 0)
+        return rc;
+    st->unshard_consumed = true;
     return 0;
 }
 
@@ -124,15 +174,11 @@ static int post_reduce(struct exec *x, int i, struct stage_state *st,
         return op_error(x, i, "reduces the stage a second time", err);
     if (st->next_w != x->p->microbatches)
         return op_error(x, i, "comes before the stage's last W", err);
-    if (!sharded_grad(x))
-        rc = MPI_Iallreduce(MPI_IN_PLACE, st->g, (int)x->nparam, MPI_FLOAT,
-                            MPI_SUM, x->dp_comm, &st->reduce_req);
-    else
-        rc = MPI_Ireduce_scatter(st->g, st->gshard, x->shard_n, MPI_FLOAT,
-                                 MPI_SUM, x->dp_comm, &st->reduce_req);
-    if (rc != MPI_SUCCESS)
-        return exec_mpi_error(rc, sharded_grad(x) ? "MPI_Ireduce_scatter"
-                                                  : "MPI_Iallreduce", err);
+    rc = x->be->coll_post(x, sharded_grad(x) ? COLL_REDUCE_SCATTER
+                                             : COLL_ALLREDUCE,
+                          st->g, st->gshard, &st->reduce_req, err);
+    if (rc < 0)
+        return rc;
     st->reduced = true;
     st->reduce_op = i;
     return 0;
@@ -141,19 +187,22 @@ static int post_reduce(struct exec *x, int i, struct stage_state *st,
 static int post_unshard(struct exec *x, int i, struct stage_state *st,
                         struct zb_error *err)
 {
-    int rc, *displs = x->shard_off;
+    int rc;
 
     if (!zero3(x))
         return op_error(x, i, "needs ZeRO-3", err);
     if (st->w)
         return op_error(x, i, "gathers weights that are gathered", err);
+    /* The previous step's, consumed on the device and not yet seen done. */
+    if ((rc = wait_req(x, &st->unshard_req, st->unshard_op, err)) < 0)
+        return rc;
     st->w = x->m->alloc(x->dev, x->nparam);
-    rc = MPI_Iallgatherv(st->wshard, x->shard_n[x->replica], MPI_FLOAT,
-                         st->w, x->shard_n, displs, MPI_FLOAT, x->dp_comm,
-                         &st->unshard_req);
-    if (rc != MPI_SUCCESS)
-        return exec_mpi_error(rc, "MPI_Iallgatherv", err);
+    rc = x->be->coll_post(x, COLL_ALLGATHER, st->w, st->wshard,
+                          &st->unshard_req, err);
+    if (rc < 0)
+        return rc;
     st->unshard_op = i;
+    st->unshard_consumed = false;
     return 0;
 }
 
@@ -166,8 +215,9 @@ static int reshard(struct exec *x, int i, struct stage_state *st,
         return op_error(x, i, "needs ZeRO-3", err);
     if (!st->w)
         return op_error(x, i, "frees weights that are not gathered", err);
-    /* A stage with no pass between its UNSHARD and RESHARD. */
-    if ((rc = wait_req(x, &st->unshard_req, st->unshard_op, err)) < 0)
+    /* A stage with no pass between its UNSHARD and RESHARD; the release
+     * is on the compute timeline, after the gather there. */
+    if ((rc = await_unshard(x, st, err)) < 0)
         return rc;
     x->m->release(x->dev, st->w);
     st->w = NULL;
@@ -212,7 +262,7 @@ int coll_before_pass(struct exec *x, int i, struct stage_state *st,
     if (!st->w)
         return op_error(x, i, "runs on sharded weights (no UNSHARD before "
                         "it)", err);
-    rc = wait_req(x, &st->unshard_req, st->unshard_op, err);
+    rc = await_unshard(x, st, err);
     watchdog_op(i, WD_RUN);
     return rc;
 }
@@ -220,18 +270,19 @@ int coll_before_pass(struct exec *x, int i, struct stage_state *st,
 int coll_progress(struct exec *x, struct zb_error *err)
 {
     for (int c = 0; c < x->p->vpp && x->dp > 1; c++) {
-        MPI_Request *reqs[2] = { &x->st[c].reduce_req,
-                                 &x->st[c].unshard_req };
+        void **reqs[2] = { &x->st[c].reduce_req, &x->st[c].unshard_req };
         const int ops[2] = { x->st[c].reduce_op, x->st[c].unshard_op };
         for (int k = 0; k < 2; k++) {
-            int flag = 0, rc;
-            if (*reqs[k] == MPI_REQUEST_NULL)
+            bool done = false;
+            int rc;
+            if (!*reqs[k])
                 continue;
-            rc = MPI_Test(reqs[k], &flag, MPI_STATUS_IGNORE);
-            if (rc != MPI_SUCCESS)
-                return exec_mpi_error(rc, "MPI_Test", err);
-            if (flag)
-                x->t[ops[k]].done = exec_now() - x->epoch;
+            if ((rc = x->be->coll_test(x, *reqs[k], &done, err)) < 0)
+                return rc;
+            if (!done)
+                continue;
+            *reqs[k] = NULL;
+            x->t[ops[k]].done = exec_now() - x->epoch;
         }
     }
     return 0;
@@ -251,7 +302,8 @@ int coll_drain(struct exec *x, struct zb_error *err)
         if (zero3(x) && st->w)
             return zb_error_set(err, ZB_EILLEGAL, "STEP: stage %d has no "
                                 "RESHARD", st->stage);
-        if ((rc = wait_req(x, &st->reduce_req, st->reduce_op, err)) < 0)
+        if ((rc = wait_req(x, &st->reduce_req, st->reduce_op, err)) < 0 ||
+            (rc = wait_req(x, &st->unshard_req, st->unshard_op, err)) < 0)
             return rc;
         st->reduced = false;    /* for the next iteration */
         /* ZeRO-2/3 keep only the shard: the full buffer comes back with
@@ -270,13 +322,11 @@ int coll_gather_weights(struct exec *x, struct zb_error *err)
         return 0;
     watchdog_phase("STEP: the all-gather of the updated weights");
     for (int c = 0; c < x->p->vpp; c++) {
-        MPI_Request req;
-        int rc = MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL,
-                                 x->st[c].w, x->shard_n, x->shard_off,
-                                 MPI_FLOAT, x->dp_comm, &req);
-        if (rc != MPI_SUCCESS)
-            return exec_mpi_error(rc, "MPI_Iallgatherv", err);
-        if ((rc = wait_req(x, &req, -1, err)) < 0)
+        float *w = x->st[c].w;
+        void *req = NULL;
+        int rc = x->be->coll_post(x, COLL_ALLGATHER, w,
+                                  w + x->shard_off[x->replica], &req, err);
+        if (rc < 0 || (rc = wait_req(x, &req, -1, err)) < 0)
             return rc;
     }
     return 0;

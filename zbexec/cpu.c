@@ -1,5 +1,6 @@
 /* cpu.c - the cpu backend: OpenBLAS for the math, MPI point-to-point for
- * the messages, the host clock for timing. Its math table is also the
+ * the messages, MPI's collectives on host memory for data parallelism,
+ * the host clock for timing. Its math table is also the
  * sequential reference's, which is what makes --check exact. */
 #include <cblas.h>
 #include <math.h>
@@ -229,6 +230,35 @@ static int cpu_test(struct exec *x, struct xmsg *m, bool *done,
     return 0;
 }
 
+static int cpu_coll_post(struct exec *x, enum coll_kind k, float *buf,
+                         float *shard, void **req, struct zb_error *err)
+{
+    MPI_Request *r = zb_xmalloc(sizeof(*r));
+    int rc = coll_mpi_post(x, k, buf, shard, r, err);
+
+    if (rc < 0) {
+        free(r);
+        return rc;
+    }
+    *req = r;
+    return 0;
+}
+
+static int cpu_coll_test(struct exec *x, void *req, bool *done,
+                         struct zb_error *err)
+{
+    int flag = 0, rc;
+
+    (void)x;
+    rc = MPI_Test(req, &flag, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS)
+        return exec_mpi_error(rc, "MPI_Test", err);
+    *done = flag;
+    if (flag)
+        free(req);
+    return 0;
+}
+
 static void cpu_mark(struct exec *x, int slot)
 {
     struct cpu_dev *d = x->dev;
@@ -254,6 +284,9 @@ const struct zb_executor zb_executor_cpu = {
     .flush = cpu_flush,
     .test = cpu_test,
     .consume = NULL,        /* MPI moves data only when the host calls it */
+    .coll_post = cpu_coll_post,
+    .coll_test = cpu_coll_test,
+    .coll_consume = NULL,   /* likewise */
     .mark = cpu_mark,
     .marks = cpu_marks,
 };

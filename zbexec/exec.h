@@ -127,8 +127,19 @@ struct xmsg {
 
 struct exec;
 
-/* A backend: tensor math and point-to-point transport for one rank.
- * Collectives (step check, measures) use MPI directly in the engine. */
+/* A data-parallel collective (coll.c): a sum over the replicas of this
+ * pipeline rank (x->dp_comm), on the backend's device buffers; the shards
+ * are x->shard_n / x->shard_off. */
+enum coll_kind {
+    COLL_ALLREDUCE,         /* buf (nparam floats), in place */
+    COLL_REDUCE_SCATTER,    /* buf (nparam) -> shard (this replica's) */
+    COLL_ALLGATHER          /* every replica's shard -> buf; shard may be
+                               buf + this replica's offset (in place) */
+};
+
+/* A backend: tensor math, point-to-point transport and the data-parallel
+ * collectives for one rank. Host-side collectives (step check, measures)
+ * use MPI directly in the engine. */
 struct zb_executor {
     const char *name;
     const struct zb_math *math;
@@ -150,6 +161,16 @@ struct zb_executor {
      * the host waiting (a device-side wait); the engine then keeps m in
      * flight and test() later checks its header. NULL: the host waits. */
     int (*consume)(struct exec *x, struct xmsg *m, struct zb_error *err);
+    /* Post collective k non-blocking, after the compute work queued so
+     * far; *req is the backend's handle until coll_test says done. */
+    int (*coll_post)(struct exec *x, enum coll_kind k, float *buf,
+                     float *shard, void **req, struct zb_error *err);
+    /* *done when req completed; then the backend has released it. */
+    int (*coll_test)(struct exec *x, void *req, bool *done,
+                     struct zb_error *err);
+    /* Optional: make the compute timeline wait for req without the host
+     * waiting; coll_test later completes it. NULL: the host waits. */
+    int (*coll_consume)(struct exec *x, void *req, struct zb_error *err);
     /* Timestamp slot on the compute timeline; slot 0 opens an iteration. */
     void (*mark)(struct exec *x, int slot);
     /* Slots 0..n-1 in host-clock ms since x->epoch (waits for the
@@ -239,9 +260,10 @@ struct stage_state {
      * gradient (ZeRO >= 1) and of the weights (ZeRO-3, whose full w
      * exists only from UNSHARD to RESHARD); the collectives in flight. */
     float *gshard, *wshard;
-    MPI_Request reduce_req, unshard_req;
+    void *reduce_req, *unshard_req;     /* backend handles, NULL: none */
     int reduce_op, unshard_op;  /* list index of the posting op */
     bool reduced;               /* REDUCE_GRAD posted this iteration */
+    bool unshard_consumed;      /* the compute timeline waits for it */
 };
 
 struct op_time {                /* host-clock ms since the run's epoch */
@@ -382,6 +404,10 @@ const float *coll_grad_shard(const struct exec *x, struct stage_state *st,
                              size_t *n);
 /* ZeRO-1/2 after the step: all-gather the updated weight shards. */
 int coll_gather_weights(struct exec *x, struct zb_error *err);
+/* Collective k as MPI's non-blocking call on host memory (the cpu
+ * backend's buffers, the cuda backend's staging under --transport mpi). */
+int coll_mpi_post(const struct exec *x, enum coll_kind k, float *buf,
+                  float *shard, MPI_Request *req, struct zb_error *err);
 
 /* ---- Optimizer step (step.c) and the reference (reference.c) ------------- */
 
