@@ -3,7 +3,10 @@
  * communicator and one stream per link (sender, receiver, direction), or
  * over MPI through pinned host buffers (--transport mpi, for ranks that
  * share a GPU); completion on the device: a pass waits for its receive
- * with a stream wait on the receive's event, not on the host.
+ * with a stream wait on the receive's event, not on the host. With data
+ * parallelism the collectives (coll.c) run over NCCL on one communicator
+ * of the replicas and a stream of their own, or under --transport mpi as
+ * MPI's collectives on host copies.
  *
  * Built where nvcc exists; no GPU runs it in CI, so it stays small and is
  * meant to be read. Errors are sticky (CUDA's own model): a failing call
@@ -51,6 +54,12 @@ struct cuda_dev {
     int nheaders;
     float **staging;            /* --transport mpi: free pinned buffers */
     int nstaging, capstaging;
+    /* Data parallelism, transport nccl: the replicas of this pipeline
+     * rank (x->dp_comm, NCCL rank = replica) and the collectives' own
+     * stream. */
+    ncclComm_t dp_nccl;
+    bool have_dp;
+    cudaStream_t coll;
     char error[512];            /* first failure, "" if none */
 };
 
@@ -64,6 +73,18 @@ struct cuda_req {
     MPI_Request mreq;           /* mpi */
     bool copied;                /* mpi receive: H2D copy queued, `done`
                                    recorded after it */
+};
+
+struct cuda_coll {              /* a data-parallel collective in flight */
+    cudaEvent_t done;           /* nccl: on the collectives' stream, after
+                                   it and its unstaging copies */
+    float *host;                /* mpi: the buffers' host copy, then the
+                                   shard's (pageable) */
+    float *from, *to;           /* mpi: the result, host and device */
+    size_t n;                   /* mpi: its floats */
+    MPI_Request mreq;           /* mpi */
+    bool finished;              /* mpi: result uploaded (coll_consume);
+                                   the next coll_test releases it */
 };
 
 static void sticky(struct cuda_dev *d, const char *file, int line,
@@ -456,18 +477,58 @@ static int nccl_connect(struct exec *x, struct cuda_dev *d,
     return 0;
 }
 
+/* The replicas of this pipeline rank: one communicator over x->dp_comm
+ * (ncclCommSplit would need a communicator of the whole world, which the
+ * links do not make), its id made by replica 0 and broadcast by MPI. The
+ * group agrees before NCCL's init, so a rank that failed before it fails
+ * the group's ranks cleanly; a failure in the init itself aborts the job,
+ * as the links' does: its peers would wait in vain. Called after every
+ * link is up, in the same place on every rank: no init waits on one
+ * that waits on it. */
+static int dp_connect(struct exec *x, struct cuda_dev *d,
+                      struct zb_error *err)
+{
+    ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+    ncclUniqueId id;
+    ncclResult_t r = ncclSuccess;
+    int ok, rc = 0;
+
+    CHECK_CUDA(d, cudaStreamCreateWithFlags(&d->coll,
+                                            cudaStreamNonBlocking));
+    memset(&id, 0, sizeof(id));
+    if (x->replica == 0 && (r = ncclGetUniqueId(&id)) != ncclSuccess)
+        rc = nccl_status(d, NULL, "ncclGetUniqueId (data parallelism)", r,
+                         err);
+    if (!rc)
+        rc = take_error(d, err);
+    ok = rc == 0;
+    MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, x->dp_comm);
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, x->dp_comm);
+    if (!ok)
+        return rc;      /* 0 here if a replica failed: see cu_init */
+    cfg.blocking = 0;
+    r = ncclCommInitRankConfig(&d->dp_nccl, x->dp, id, x->replica, &cfg);
+    d->have_dp = r == ncclSuccess || r == ncclInProgress;
+    if (!d->have_dp)
+        rc = nccl_status(d, NULL, "ncclCommInitRankConfig (data "
+                         "parallelism)", r, err);
+    else
+        rc = nccl_status(d, d->dp_nccl, "NCCL init (data parallelism)",
+                         settle(d->dp_nccl), err);
+    if (rc < 0) {
+        if (d->have_dp)
+            ncclCommAbort(d->dp_nccl);
+        d->have_dp = false;
+        exec_abort(x, err);
+    }
+    return 0;
+}
+
 static int cu_init(struct exec *x, struct zb_error *err)
 {
     struct cuda_dev *d;
     int rc, ok;
 
-    /* Every rank refuses alike, before any collective setup. The
-     * collectives (coll.c) are MPI on host memory; a NCCL communicator
-     * per replica group is not written yet (docs/zbexec.md). */
-    if (x->dp > 1)
-        return zb_error_set(err, ZB_EUNSUPPORTED, "the cuda backend "
-                            "replays dp 1 only, the schedule has dp %d: "
-                            "use --backend cpu", x->dp);
     d = (struct cuda_dev *)zb_xcalloc(1, sizeof(*d));
     x->dev = d;
     d->mpi = x->opt.transport && !strcmp(x->opt.transport, "mpi");
@@ -482,7 +543,23 @@ static int cu_init(struct exec *x, struct zb_error *err)
     if (!ok || d->mpi)
         return rc;
     watchdog_phase("NCCL init");
-    return nccl_connect(x, d, err);
+    if ((rc = nccl_connect(x, d, err)) < 0 || x->dp < 2)
+        return rc;
+    watchdog_phase("NCCL init of the data-parallel group");
+    return dp_connect(x, d, err);
+}
+
+/* After a failure a communicator may have work that never ends: abort
+ * it; else let its work finish and free it. */
+static void comm_close(struct cuda_dev *d, ncclComm_t c, bool have)
+{
+    if (have && d->error[0]) {
+        ncclCommAbort(c);
+    } else if (have) {
+        ncclCommFinalize(c);
+        settle(c);
+        ncclCommDestroy(c);
+    }
 }
 
 static void cu_fini(struct exec *x)
@@ -491,17 +568,14 @@ static void cu_fini(struct exec *x)
 
     for (int k = 0; k < d->nlinks; k++) {
         struct link *l = &d->links[k];
-        if (l->have_nccl && d->error[0]) {
-            ncclCommAbort(l->nccl);
-        } else if (l->have_nccl) {
-            ncclCommFinalize(l->nccl);
-            settle(l->nccl);
-            ncclCommDestroy(l->nccl);
-        }
+        comm_close(d, l->nccl, l->have_nccl);
         if (l->stream)
             cudaStreamDestroy(l->stream);
         free(l->queue);
     }
+    comm_close(d, d->dp_nccl, d->have_dp);
+    if (d->coll)
+        cudaStreamDestroy(d->coll);
     for (int i = 0; i < d->nstaging; i++)
         cudaFreeHost(d->staging[i]);
     for (int i = 0; d->marks && i < d->nmarks; i++)
@@ -539,25 +613,31 @@ static int nccl_status(struct cuda_dev *d, ncclComm_t c, const char *what,
     return take_error(d, err);
 }
 
-/* The link's async error, if any: then abort its communicator (its
- * kernels would wait forever) and record a message naming the peer. */
-static void link_check(struct exec *x, struct cuda_dev *d, struct link *l)
+/* The communicator's async error, if any: then abort it (its kernels
+ * would wait forever) and record a message saying what it carried. */
+static void comm_check(struct cuda_dev *d, ncclComm_t c, bool *have,
+                       const char *what)
 {
     ncclResult_t state = ncclSuccess;
-    char what[96];
 
-    if (!l->have_nccl)
+    if (!*have)
         return;
-    if (ncclCommGetAsyncError(l->nccl, &state) != ncclSuccess)
+    if (ncclCommGetAsyncError(c, &state) != ncclSuccess)
         state = ncclInternalError;
     if (state == ncclSuccess || state == ncclInProgress)
         return;
+    nccl_status(d, c, what, state, NULL);
+    ncclCommAbort(c);
+    *have = false;
+}
+
+static void link_check(struct cuda_dev *d, struct link *l)
+{
+    char what[96];
+
     snprintf(what, sizeof(what), "NCCL %s link %d -> %d",
              l->dir == MSG_F ? "activation" : "gradient", l->src, l->dst);
-    nccl_status(d, l->nccl, what, state, NULL);
-    ncclCommAbort(l->nccl);
-    l->have_nccl = false;
-    (void)x;
+    comm_check(d, l->nccl, &l->have_nccl, what);
 }
 
 /* ---- Transport: NCCL --------------------------------------------------- */
@@ -661,8 +741,8 @@ static int nccl_flush(struct exec *x, struct cuda_dev *d,
     return take_error(d, err);
 }
 
-static int nccl_test(struct exec *x, struct cuda_dev *d, struct xmsg *m,
-                     bool *done, struct zb_error *err)
+static int nccl_test(struct cuda_dev *d, struct xmsg *m, bool *done,
+                     struct zb_error *err)
 {
     struct cuda_req *q = (struct cuda_req *)m->priv;
     cudaError_t e;
@@ -671,7 +751,7 @@ static int nccl_test(struct exec *x, struct cuda_dev *d, struct xmsg *m,
         return take_error(d, err);
     e = cudaEventQuery(q->done);
     if (e == cudaErrorNotReady) {
-        link_check(x, d, q->link);      /* a failed peer shows here */
+        link_check(d, q->link);         /* a failed peer shows here */
         return take_error(d, err);
     }
     CHECK_CUDA(d, e);
@@ -803,7 +883,7 @@ static int cu_test(struct exec *x, struct xmsg *m, bool *done,
 
     *done = false;
     rc = d->mpi ? mpi_advance(x, d, m, done, err)
-                : nccl_test(x, d, m, done, err);
+                : nccl_test(d, m, done, err);
     if (rc < 0 || !*done)
         return rc;
     if (q->host)
@@ -840,6 +920,213 @@ static int cu_consume(struct exec *x, struct xmsg *m, struct zb_error *err)
     return take_error(d, err);
 }
 
+/* ---- Data-parallel collectives (coll.c) ------------------------------ */
+
+/* NCCL's reduce-scatter and all-gather move nranks slots of one count,
+ * while the shards (x->shard_n, x->shard_off: the cpu backend's layout)
+ * differ by one float when dp does not divide nparam. The shards are then
+ * staged in dp slots of the largest shard (shard_n[0]) floats, the short
+ * ones padded with a zero, plus a slot for this replica's own; with equal
+ * shards NCCL works on the buffers themselves. */
+static bool padded(const struct exec *x)
+{
+    return x->shard_n[x->dp - 1] != x->shard_n[0];
+}
+
+static void stage_copy(struct cuda_dev *d, float *dst, const float *src,
+                       int n)
+{
+    CHECK_CUDA(d, cudaMemcpyAsync(dst, src, (size_t)n * sizeof(float),
+                                  cudaMemcpyDeviceToDevice, d->coll));
+}
+
+/* Collective k on the collectives' stream, after the compute work queued
+ * so far (the gradient's last W, the step's update, a gathered weight
+ * buffer's allocation); q->done is recorded after it. The staging buffer
+ * lives on that stream only: stream-ordered allocation and free. */
+static int nccl_coll(struct exec *x, struct cuda_dev *d, enum coll_kind k,
+                     float *buf, float *shard, struct cuda_coll *q,
+                     struct zb_error *err)
+{
+    const int dp = x->dp, me = x->replica;
+    const size_t slot = (size_t)x->shard_n[0];
+    float *slots = NULL, *mine = NULL;
+    ncclResult_t r;
+
+    CHECK_CUDA(d, cudaEventRecord(d->ready, d->compute));
+    CHECK_CUDA(d, cudaStreamWaitEvent(d->coll, d->ready, 0));
+    if (k != COLL_ALLREDUCE && padded(x)) {
+        const size_t bytes = (size_t)(dp + 1) * slot * sizeof(float);
+        CHECK_CUDA(d, cudaMallocAsync((void **)&slots, bytes, d->coll));
+        if (!slots)
+            return take_error(d, err);
+        mine = slots + (size_t)dp * slot;
+        CHECK_CUDA(d, cudaMemsetAsync(slots, 0, bytes, d->coll));
+        if (k == COLL_REDUCE_SCATTER)
+            for (int i = 0; i < dp; i++)
+                stage_copy(d, slots + (size_t)i * slot,
+                           buf + x->shard_off[i], x->shard_n[i]);
+        else
+            stage_copy(d, mine, shard, x->shard_n[me]);
+    }
+    if (!d->error[0]) {
+        CHECK_NCCL(d, ncclGroupStart());
+        if (k == COLL_ALLREDUCE)
+            CHECK_NCCL(d, ncclAllReduce(buf, buf, x->nparam, ncclFloat,
+                                        ncclSum, d->dp_nccl, d->coll));
+        else if (k == COLL_REDUCE_SCATTER)
+            CHECK_NCCL(d, ncclReduceScatter(slots ? slots : buf,
+                                            slots ? mine : shard, slot,
+                                            ncclFloat, ncclSum, d->dp_nccl,
+                                            d->coll));
+        else    /* in place when shard is buf + me * slot (equal shards) */
+            CHECK_NCCL(d, ncclAllGather(slots ? mine : shard,
+                                        slots ? slots : buf, slot,
+                                        ncclFloat, d->dp_nccl, d->coll));
+        r = ncclGroupEnd();
+        if (r == ncclInProgress)
+            r = settle(d->dp_nccl);
+        if (r != ncclSuccess)
+            nccl_status(d, d->dp_nccl, "ncclGroupEnd (data parallelism)", r,
+                        NULL);
+    }
+    if (slots && k == COLL_REDUCE_SCATTER)
+        stage_copy(d, shard, mine, x->shard_n[me]);
+    else if (slots)
+        for (int i = 0; i < dp; i++)
+            stage_copy(d, buf + x->shard_off[i], slots + (size_t)i * slot,
+                       x->shard_n[i]);
+    if (slots)
+        CHECK_CUDA(d, cudaFreeAsync(slots, d->coll));
+    CHECK_CUDA(d, cudaEventRecord(q->done, d->coll));
+    return take_error(d, err);
+}
+
+/* --transport mpi: a host copy of what the collective reads (after the
+ * compute work queued so far: the download waits for it), MPI's
+ * collective on it (coll.c, the cpu backend's calls), and, once MPI is
+ * done, the result uploaded on the compute stream. */
+static int mpi_coll(struct exec *x, struct cuda_dev *d, enum coll_kind k,
+                    float *buf, float *shard, struct cuda_coll *q,
+                    struct zb_error *err)
+{
+    const int me = x->replica;
+    const size_t np = x->nparam, ns = (size_t)x->shard_n[me],
+                 off = (size_t)x->shard_off[me];
+    float *hbuf, *hshard;
+
+    q->host = (float *)zb_xmalloc((np + ns) * sizeof(float));
+    hbuf = q->host;
+    hshard = shard == buf + off ? hbuf + off : hbuf + np;
+    if (k == COLL_ALLGATHER)
+        cu_download(d, hshard, shard, ns);
+    else
+        cu_download(d, hbuf, buf, np);
+    q->from = k == COLL_REDUCE_SCATTER ? hshard : hbuf;
+    q->to = k == COLL_REDUCE_SCATTER ? shard : buf;
+    q->n = k == COLL_REDUCE_SCATTER ? ns : np;
+    if (d->error[0])
+        return take_error(d, err);
+    return coll_mpi_post(x, k, hbuf, hshard, &q->mreq, err);
+}
+
+/* Upload the result once MPI is done; q->finished then. */
+static int mpi_coll_advance(struct cuda_dev *d, struct cuda_coll *q,
+                            struct zb_error *err)
+{
+    int flag = 0, rc;
+
+    if (q->finished)
+        return 0;
+    rc = MPI_Test(&q->mreq, &flag, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS)
+        return exec_mpi_error(rc, "MPI_Test", err);
+    if (!flag)
+        return 0;
+    cu_upload(d, q->to, q->from, q->n);     /* pageable: staged at once */
+    free(q->host);
+    q->host = NULL;
+    q->finished = true;
+    return take_error(d, err);
+}
+
+static void coll_free(struct cuda_coll *q)
+{
+    if (q->done)
+        cudaEventDestroy(q->done);
+    free(q->host);
+    free(q);
+}
+
+static int cu_coll_post(struct exec *x, enum coll_kind k, float *buf,
+                        float *shard, void **req, struct zb_error *err)
+{
+    struct cuda_dev *d = (struct cuda_dev *)x->dev;
+    struct cuda_coll *q = (struct cuda_coll *)zb_xcalloc(1, sizeof(*q));
+    int rc;
+
+    if (!d->mpi)
+        CHECK_CUDA(d, cudaEventCreateWithFlags(&q->done,
+                                               cudaEventDisableTiming));
+    rc = d->mpi ? mpi_coll(x, d, k, buf, shard, q, err)
+                : nccl_coll(x, d, k, buf, shard, q, err);
+    if (rc < 0) {
+        coll_free(q);
+        return rc;
+    }
+    *req = q;
+    return 0;
+}
+
+static int cu_coll_test(struct exec *x, void *req, bool *done,
+                        struct zb_error *err)
+{
+    struct cuda_dev *d = (struct cuda_dev *)x->dev;
+    struct cuda_coll *q = (struct cuda_coll *)req;
+    cudaError_t e;
+    int rc;
+
+    *done = false;
+    if (d->mpi) {
+        if ((rc = mpi_coll_advance(d, q, err)) < 0 || !q->finished)
+            return rc;
+    } else if ((e = cudaEventQuery(q->done)) == cudaErrorNotReady) {
+        /* A failed replica shows here. */
+        comm_check(d, d->dp_nccl, &d->have_dp, "NCCL data-parallel group");
+        return take_error(d, err);
+    } else {
+        CHECK_CUDA(d, e);
+        if ((rc = take_error(d, err)) < 0)
+            return rc;
+    }
+    coll_free(q);
+    *done = true;
+    return 0;
+}
+
+/* The compute stream waits for the collective's event; over MPI the
+ * result reaches the device through the host, so the host waits until
+ * its upload is queued on the compute stream (under the watchdog, which
+ * coll.c told). */
+static int cu_coll_consume(struct exec *x, void *req, struct zb_error *err)
+{
+    struct cuda_dev *d = (struct cuda_dev *)x->dev;
+    struct cuda_coll *q = (struct cuda_coll *)req;
+    int rc;
+
+    if (!d->mpi) {
+        CHECK_CUDA(d, cudaStreamWaitEvent(d->compute, q->done, 0));
+        return take_error(d, err);
+    }
+    for (int spins = 0; !q->finished; spins++) {
+        if ((rc = mpi_coll_advance(d, q, err)) < 0)
+            return rc;
+        if (!q->finished)
+            exec_pause(spins);
+    }
+    return 0;
+}
+
 /* ---- Timeline ----------------------------------------------------------- */
 
 static void cu_mark(struct exec *x, int slot)
@@ -874,5 +1161,6 @@ static int cu_marks(struct exec *x, int n, double *ms, struct zb_error *err)
 
 extern "C" const struct zb_executor zb_executor_cuda = {
     "cuda", &cuda_math, cu_init, cu_fini, cu_post, cu_flush, cu_test,
-    cu_consume, cu_mark, cu_marks,
+    cu_consume, cu_coll_post, cu_coll_test, cu_coll_consume, cu_mark,
+    cu_marks,
 };
