@@ -159,6 +159,7 @@ static int await_unshard(struct exec *x, struct stage_state *st,
     if (!st->unshard_req || st->unshard_consumed)
         return 0;
     x->t[st->unshard_op].wait = exec_now() - x->epoch;
+    watchdog_op(st->unshard_op, WD_WAIT);
     if ((rc = x->be->coll_consume(x, st->unshard_req, err)) < 0)
         return rc;
     st->unshard_consumed = true;

@@ -2,24 +2,18 @@
 # t_dp.sh - pipeline x data parallelism: p 2 x d 2 ranks replay schedules
 # with ZeRO 0-3, and --check matches the sequential run over the whole
 # global batch (exactly on the cpu backend, where two replicas' MPI sum is
-# a + b whichever way round); the wrong world size and the run-time checks
-# of the collectives.
+# a + b whichever way round; within tolerance on the cuda one); the wrong
+# world size and the run-time checks of the collectives.
 . "$(dirname "$0")/lib.sh"
 DP="--pp 2 --mb 4 --dp 2 --params 1000"
-
-if [ "$BACKEND" = cuda ]; then
-    gen "$TMP/s.json" $DP --schedule 1f1b --zero 1
-    zbexec 4 "$TMP/s.json" --model "$MODEL"
-    expect "refused: the cuda backend replays dp 1 only" 1 \
-        'the cuda backend replays dp 1 only' "$ERR"
-    done_testing
-fi
+if [ "$BACKEND" = cpu ]; then want='^check: exact match'
+else want='^check: within tolerance'; fi
 
 for zero in 0 1 2 3; do
     for g in 1f1b zb; do
         gen "$TMP/s.json" $DP --schedule "$g" --zero "$zero"
         zbexec 4 "$TMP/s.json" --check --model "$MODEL"
-        expect "check: $g at p 2 x d 2, zero $zero" 0 '^check: exact match'
+        expect "check: $g at p 2 x d 2, zero $zero" 0 "$want"
     done
 done
 
@@ -31,7 +25,7 @@ gen "$TMP/v.json" $DP --schedule zb-v --vpp 2 --placement v --zero 3
 zbexec 4 "$TMP/v.json" --check --model "$MODEL" --iters 3 --clip 0.5 \
     --post-validation --inject-nan 1:5 --trace "$TMP/t.json"
 expect "check: zb-v, zero 3, NaN on replica 1, clipping, rollback" 0 \
-    '^check: exact match'
+    "$want"
 grep -q '^step 1: skipped, non-finite gradient (rolled back)' "$OUT" ||
     fail "the NaN on replica 1 skips the step on every replica"
 # The trace draws each collective's post and its time in flight (two
@@ -47,11 +41,17 @@ expect_true "trace: zbsched render draws it" \
     -o "$TMP/realized.svg"
 
 # More replicas than two: MPI's reduction order is its own, so the check
-# allows the tolerance of the cuda backend.
-gen "$TMP/d3.json" --pp 2 --mb 4 --dp 3 --params 1000 --schedule zb-h1 \
-    --zero 2
-zbexec 6 "$TMP/d3.json" --check --model "$MODEL"
-expect "check: zb-h1 at p 2 x d 3, zero 2" 0 '^check: within tolerance'
+# allows the tolerance of the cuda backend. A stage's 544 parameters make
+# shards of 182, 181 and 181: the cuda backend's NCCL path stages them in
+# padded slots (reduce-scatter; all-gather out of place for ZeRO-3, in
+# place after the ZeRO-1/2 step).
+for zero in 1 2 3; do
+    gen "$TMP/d3.json" --pp 2 --mb 4 --dp 3 --params 1000 --schedule zb-h1 \
+        --zero "$zero"
+    zbexec 6 "$TMP/d3.json" --check --model "$MODEL"
+    expect "check: zb-h1 at p 2 x d 3, zero $zero" 0 \
+        '^check: within tolerance'
+done
 
 # The report names the data parallelism; the measures are replica 0's.
 gen "$TMP/s.json" $DP --schedule 1f1b --zero 1
