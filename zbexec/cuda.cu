@@ -479,43 +479,37 @@ static int nccl_connect(struct exec *x, struct cuda_dev *d,
 
 /* The replicas of this pipeline rank: one communicator over x->dp_comm
  * (ncclCommSplit would need a communicator of the whole world, which the
- * links do not make), its id made by replica 0 and broadcast by MPI. The
- * group agrees before NCCL's init, so a rank that failed before it fails
- * the group's ranks cleanly; a failure in the init itself aborts the job,
- * as the links' does: its peers would wait in vain. Called after every
- * link is up, in the same place on every rank: no init waits on one
- * that waits on it. */
+ * links do not make), its id made by replica 0 and broadcast by MPI.
+ * Called after every link is up, in the same place on every rank: no
+ * init waits on one that waits on it. A failure aborts the communicator
+ * and the job at once, as the links' does: the replicas would wait in
+ * their init, or later in a collective, in vain. */
 static int dp_connect(struct exec *x, struct cuda_dev *d,
                       struct zb_error *err)
 {
     ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
     ncclUniqueId id;
-    ncclResult_t r = ncclSuccess;
-    int ok, rc = 0;
+    ncclResult_t r;
 
     CHECK_CUDA(d, cudaStreamCreateWithFlags(&d->coll,
                                             cudaStreamNonBlocking));
     memset(&id, 0, sizeof(id));
     if (x->replica == 0 && (r = ncclGetUniqueId(&id)) != ncclSuccess)
-        rc = nccl_status(d, NULL, "ncclGetUniqueId (data parallelism)", r,
-                         err);
-    if (!rc)
-        rc = take_error(d, err);
-    ok = rc == 0;
+        nccl_status(d, NULL, "ncclGetUniqueId (data parallelism)", r, NULL);
     MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, x->dp_comm);
-    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, x->dp_comm);
-    if (!ok)
-        return rc;      /* 0 here if a replica failed: see cu_init */
-    cfg.blocking = 0;
-    r = ncclCommInitRankConfig(&d->dp_nccl, x->dp, id, x->replica, &cfg);
-    d->have_dp = r == ncclSuccess || r == ncclInProgress;
-    if (!d->have_dp)
-        rc = nccl_status(d, NULL, "ncclCommInitRankConfig (data "
-                         "parallelism)", r, err);
-    else
-        rc = nccl_status(d, d->dp_nccl, "NCCL init (data parallelism)",
-                         settle(d->dp_nccl), err);
-    if (rc < 0) {
+    if (!d->error[0]) {
+        cfg.blocking = 0;
+        r = ncclCommInitRankConfig(&d->dp_nccl, x->dp, id, x->replica,
+                                   &cfg);
+        d->have_dp = r == ncclSuccess || r == ncclInProgress;
+        if (!d->have_dp)
+            nccl_status(d, NULL, "ncclCommInitRankConfig (data "
+                        "parallelism)", r, NULL);
+        else
+            nccl_status(d, d->dp_nccl, "NCCL init (data parallelism)",
+                        settle(d->dp_nccl), NULL);
+    }
+    if (take_error(d, err) < 0) {
         if (d->have_dp)
             ncclCommAbort(d->dp_nccl);
         d->have_dp = false;
