@@ -279,8 +279,10 @@ fail:
 
 /* ---- Measures ----------------------------------------------------------- */
 
-/* Peak over rank r's list of activations plus model state. */
-static double rank_memory(const struct zb_schedule *s, int r, bool *seen_w)
+/* Peak over rank r's list of its model state plus, with act, its
+ * activations. */
+static double rank_memory(const struct zb_schedule *s, int r, bool *seen_w,
+                          bool act)
 {
     const struct zb_profile *p = &s->profile;
     const struct zb_op_list *l = &s->ranks[r];
@@ -312,7 +314,8 @@ static double rank_memory(const struct zb_schedule *s, int r, bool *seen_w)
         default:
             break;
         }
-        mem += zb_op_memory_delta(p, op->kind);
+        if (act)
+            mem += zb_op_memory_delta(p, op->kind);
         peak = fmax(peak, mem);
     }
     return peak;
@@ -328,10 +331,24 @@ void zb_zero_measure(struct zb_schedule *s)
     for (int r = 0; r < p->pp; r++) {
         memset(seen_w, 0, (size_t)zb_profile_stages(p) * sizeof(bool));
         double begin;
-        m->ranks[r].total_memory = rank_memory(s, r, seen_w);
+        m->ranks[r].total_memory = rank_memory(s, r, seen_w, true);
         last = fmax(last, rank_end(&s->ranks[r], &begin));
         first = fmin(first, begin);
     }
     m->step_time = last > first ? last - first : 0;
     free(seen_w);
+}
+
+double zb_zero_state_peak(const struct zb_schedule *s, int rank)
+{
+    bool *seen_w;
+    double peak;
+
+    if (!zb_dp_active(&s->profile))
+        return 0;
+    seen_w = zb_xcalloc((size_t)zb_profile_stages(&s->profile),
+                        sizeof(bool));
+    peak = rank_memory(s, rank, seen_w, false);
+    free(seen_w);
+    return peak;
 }

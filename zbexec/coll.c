@@ -55,13 +55,13 @@ int coll_init(struct exec *x, struct zb_error *err)
         struct stage_state *st = &x->st[c];
         const size_t n = (size_t)x->shard_n[x->replica],
                      off = (size_t)x->shard_off[x->replica];
-        st->gshard = x->m->alloc(x->dev, n);
+        st->gshard = exec_state_alloc(x, n);
         if (!zero3(x))
             continue;
         /* ZeRO-3 starts the run sharded: the first UNSHARD gathers. */
-        st->wshard = x->m->alloc(x->dev, n);
+        st->wshard = exec_state_alloc(x, n);
         x->m->copy(x->dev, st->wshard, st->w + off, n);
-        x->m->release(x->dev, st->w);
+        exec_state_free(x, st->w, x->nparam);
         st->w = NULL;
     }
     return 0;
@@ -197,7 +197,7 @@ static int post_unshard(struct exec *x, int i, struct stage_state *st,
     /* The previous step's, consumed on the device and not yet seen done. */
     if ((rc = wait_req(x, &st->unshard_req, st->unshard_op, err)) < 0)
         return rc;
-    st->w = x->m->alloc(x->dev, x->nparam);
+    st->w = exec_state_alloc(x, x->nparam);
     rc = x->be->coll_post(x, COLL_ALLGATHER, st->w, st->wshard,
                           &st->unshard_req, err);
     if (rc < 0)
@@ -220,7 +220,7 @@ static int reshard(struct exec *x, int i, struct stage_state *st,
      * is on the compute timeline, after the gather there. */
     if ((rc = await_unshard(x, st, err)) < 0)
         return rc;
-    x->m->release(x->dev, st->w);
+    exec_state_free(x, st->w, x->nparam);
     st->w = NULL;
     return 0;
 }
@@ -245,6 +245,7 @@ int coll_post(struct exec *x, int i, struct zb_error *err)
     x->t[i].end = exec_now() - x->epoch;
     if (op->kind == ZB_OP_RESHARD)
         x->t[i].done = x->t[i].end;
+    exec_mem_sample(x);
     return rc;
 }
 
@@ -310,7 +311,7 @@ int coll_drain(struct exec *x, struct zb_error *err)
         /* ZeRO-2/3 keep only the shard: the full buffer comes back with
          * the stage's first W of the next step (pass.c). */
         if (x->p->dp.zero >= 2) {
-            x->m->release(x->dev, st->g);
+            exec_state_free(x, st->g, x->nparam);
             st->g = NULL;
         }
     }
@@ -330,5 +331,7 @@ int coll_gather_weights(struct exec *x, struct zb_error *err)
         if (rc < 0 || (rc = wait_req(x, &req, -1, err)) < 0)
             return rc;
     }
+    /* The model charges this gather to REDUCE_GRAD: it ends the step. */
+    x->gather_done = exec_now() - x->epoch;
     return 0;
 }

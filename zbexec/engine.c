@@ -21,6 +21,8 @@ static void reset(struct exec *x)
     memset(x->t, 0, (size_t)x->ops->n * sizeof(*x->t));
     x->mem_peak = x->mem;
     x->live_peak = x->live;
+    x->state_peak = x->total_peak = x->gather_done = 0;
+    exec_mem_sample(x);
     for (int c = 0; c < x->p->vpp; c++) {
         struct stage_state *st = &x->st[c];
         st->next_w = 0;

@@ -276,6 +276,12 @@ struct rank_sample {            /* one rank in one iteration */
     double busy, first, last;
     double peak;                /* activations, profile units */
     double peak_buffers;        /* every live buffer, profile units */
+    /* Data parallelism (model mode): the step's first start and its end
+     * with the collectives' completions as observed (measure.c); the
+     * peaks of the model state and of it plus the activations, in the
+     * profile's memory unit. */
+    double step_first, step_last;
+    double model_state, total_memory;
 };
 
 struct step_info {
@@ -322,6 +328,14 @@ struct exec {
      * posted early, sends in flight, W results waiting for their turn),
      * floats, peak at every allocation. */
     double live, live_peak;
+    /* Model mode: the floats of the model state the rank holds (its
+     * stages' weights, gradients and their shards; SGD keeps no optimizer
+     * state), peaks of it and, in profile units, of it plus the
+     * activations, taken where mem_peak is (exec_mem_sample). */
+    double state, state_peak, total_peak;
+    /* ZeRO-1/2: when the host saw the all-gather of the updated weights
+     * done (REDUCE_GRAD's second half in the model); 0 without one. */
+    double gather_done;
     /* Model mode: floats the first F, B and W of each chunk added to mem
      * ([chunk][F, B, W]): the measured M_B, M_W - M_B and -M_W. */
     double *mem_delta;
@@ -343,6 +357,12 @@ float *exec_alloc(struct exec *x, size_t n, bool act);
 void exec_free(struct exec *x, float *p, size_t n, bool act);
 /* Count a live buffer the backend allocated (a receive's); returns p. */
 float *exec_counted(struct exec *x, float *p, size_t n);
+/* Counted allocation of model state (weights, gradients, shards). */
+float *exec_state_alloc(struct exec *x, size_t n);
+void exec_state_free(struct exec *x, float *p, size_t n);
+/* Take the memory peaks at a point of the simulator's model: where a
+ * pass ends or a collective is posted. */
+void exec_mem_sample(struct exec *x);
 /* A pass keeps a buffer it was handed (F its input): n floats of live
  * memory become activations too. */
 void exec_keep(struct exec *x, size_t n);
@@ -438,8 +458,10 @@ int reference_check(struct exec *x, bool *exact, struct zb_error *err);
  * over the measured iterations (all but the warm-up), peaks their max. */
 struct realized {
     double cost, makespan, bubble_ratio, sync_bubble_ratio;
+    double step_time;                       /* data parallelism */
     double *busy, *span, *peak_memory;      /* pp entries */
     double *peak_buffers;                   /* pp entries, model mode */
+    double *model_state, *total_memory;     /* pp entries, dp >= 2 */
     int first, last;                        /* measured iterations, 0-based */
 };
 

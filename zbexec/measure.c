@@ -11,6 +11,7 @@
 #include <string.h>
 #include "exec.h"
 #include "zbsched/xalloc.h"
+#include "zbsched/zero.h"
 
 static void record_duration(struct exec *x, int i)
 {
@@ -38,11 +39,30 @@ static void record_duration(struct exec *x, int i)
     }
 }
 
+/* The step as zero.h's step_time takes it, on this rank: from the first
+ * pass or collective post to the last pass's end or collective's
+ * completion. A completion is when the host saw it (coll.c: the test or
+ * wait that returned done), at most one polling interval after it
+ * happened; the ZeRO-1/2 weights' all-gather after STEP counts as
+ * REDUCE_GRAD's end, as the model charges it there. */
+static void step_bounds(const struct exec *x, struct rank_sample *r)
+{
+    r->step_first = r->first;
+    r->step_last = fmax(r->last, x->gather_done);
+    for (int i = 0; i < x->ops->n; i++) {
+        const struct op_time *t = &x->t[i];
+        if (!zb_op_is_collective(x->ops->ops[i].kind))
+            continue;
+        r->step_first = fmin(r->step_first, t->start);
+        r->step_last = fmax(r->step_last, t->done);
+    }
+}
+
 void measure_iteration(struct exec *x)
 {
     struct rank_sample *r = &x->samples[x->iter];
 
-    *r = (struct rank_sample){ 0, INFINITY, -INFINITY, 0, 0 };
+    *r = (struct rank_sample){ 0, INFINITY, -INFINITY, 0, 0, 0, 0, 0, 0 };
     for (int i = 0; i < x->ops->n; i++) {
         const struct op_time *t = &x->t[i];
         if (!zb_op_is_compute(x->ops->ops[i].kind))
@@ -60,6 +80,11 @@ void measure_iteration(struct exec *x)
     }
     r->peak = x->mem_peak / exec_mem_unit(x) * x->p->m_b;
     r->peak_buffers = x->live_peak / exec_mem_unit(x) * x->p->m_b;
+    if (x->dp < 2)
+        return;
+    step_bounds(x, r);
+    r->model_state = x->state_peak * sizeof(float) / x->p->dp.unit_bytes;
+    r->total_memory = x->total_peak;
 }
 
 /* samples: [rank][iter] gathered on rank 0; each iteration's measures
@@ -76,6 +101,7 @@ static void summarise(const struct exec *x, const struct rank_sample *all,
     out->first = iters > 1 ? 1 : 0;
     out->last = iters - 1;
     for (int it = out->first; it <= out->last; it++) {
+        double step_first = INFINITY, step_last = -INFINITY;
         for (int r = 0; r < P; r++) {
             const struct rank_sample *s = &all[r * iters + it];
             ms.ranks[r] = (struct zb_rank_measures){
@@ -90,7 +116,16 @@ static void summarise(const struct exec *x, const struct rank_sample *all,
                                        ms.ranks[r].peak_memory);
             out->peak_buffers[r] = fmax(out->peak_buffers[r],
                                         all[r * iters + it].peak_buffers);
+            out->model_state[r] = fmax(out->model_state[r],
+                                       all[r * iters + it].model_state);
+            out->total_memory[r] = fmax(out->total_memory[r],
+                                        all[r * iters + it].total_memory);
+            step_first = fmin(step_first, all[r * iters + it].step_first);
+            step_last = fmax(step_last, all[r * iters + it].step_last);
         }
+        /* Across ranks, like makespan: on the common epoch's clock. */
+        if (x->dp > 1)
+            out->step_time += (step_last - step_first) / u;
         out->cost += ms.cost / u;
         out->makespan += ms.makespan / u;
         out->bubble_ratio += ms.bubble_ratio;
@@ -102,6 +137,7 @@ static void summarise(const struct exec *x, const struct rank_sample *all,
     out->makespan /= n;
     out->bubble_ratio /= n;
     out->sync_bubble_ratio /= n;
+    out->step_time /= n;
     for (int r = 0; r < P; r++) {
         out->busy[r] /= n;
         out->span[r] /= n;
@@ -154,6 +190,25 @@ static void print_header(const struct exec *x, const char *check)
                : check);
 }
 
+/* Data parallelism: the model state ZeRO shards and the total with the
+ * activations, per rank (the predicted model state is total_memory's
+ * walk without the activations, zero.h). */
+static void print_memory(const struct exec *x, const struct realized *r)
+{
+    const struct zb_measures *m = &x->sched.predicted;
+
+    printf("     %-32s %s\n", "model_state", "total_memory");
+    printf("%4s %10s %10s %10s %10s %10s %10s\n", "rank", "predicted",
+           "realized", "difference", "predicted", "realized", "difference");
+    for (int k = 0; k < x->p->pp; k++) {
+        const double ps = zb_zero_state_peak(&x->sched, k),
+                     pt = m->ranks[k].total_memory;
+        printf("%4d %10.4g %10.4g %+10.3g %10.4g %10.4g %+10.3g\n", k, ps,
+               r->model_state[k], r->model_state[k] - ps, pt,
+               r->total_memory[k], r->total_memory[k] - pt);
+    }
+}
+
 static void print(const struct exec *x, const struct realized *r,
                   const char *check)
 {
@@ -169,6 +224,8 @@ static void print(const struct exec *x, const struct realized *r,
     row("makespan", m->makespan, r->makespan);
     row("bubble_ratio", m->bubble_ratio, r->bubble_ratio);
     row("sync_bubble_ratio", m->sync_bubble_ratio, r->sync_bubble_ratio);
+    if (x->dp > 1)
+        row("step_time", m->step_time, r->step_time);
     if (x->opt.synthetic)
         printf("     %-32s %-32s %s\n", "busy", "span", "peak_memory");
     else
@@ -189,6 +246,8 @@ static void print(const struct exec *x, const struct realized *r,
             printf(" %10.4g", r->peak_buffers[k]);
         printf("\n");
     }
+    if (x->dp > 1)
+        print_memory(x, r);
     fflush(stdout);
 }
 
@@ -214,6 +273,8 @@ int measure_report(struct exec *x, const char *check, struct zb_error *err)
     r.span = zb_xcalloc((size_t)P, sizeof(double));
     r.peak_memory = zb_xcalloc((size_t)P, sizeof(double));
     r.peak_buffers = zb_xcalloc((size_t)P, sizeof(double));
+    r.model_state = zb_xcalloc((size_t)P, sizeof(double));
+    r.total_memory = zb_xcalloc((size_t)P, sizeof(double));
     summarise(x, all, &r);
     print(x, &r, check);
     if (x->opt.report)
@@ -222,6 +283,8 @@ int measure_report(struct exec *x, const char *check, struct zb_error *err)
     free(r.span);
     free(r.peak_memory);
     free(r.peak_buffers);
+    free(r.model_state);
+    free(r.total_memory);
     free(all);
     return rc;
 }

@@ -56,7 +56,7 @@ static void add_grad(struct exec *x, struct stage_state *st, const float *d)
      * differ in sign from the sequential run's copy. */
     if (st->next_w == 0) {
         if (!st->g)     /* ZeRO-2/3 freed it after the last reduce */
-            st->g = x->m->alloc(x->dev, x->nparam);
+            st->g = exec_state_alloc(x, x->nparam);
         x->m->copy(x->dev, st->g, d, x->nparam);
     }
     else
@@ -188,8 +188,7 @@ static void synthetic(struct exec *x, int i, float *in)
     if ((op->kind == ZB_OP_B || op->kind == ZB_OP_BW) && op->stage > 0)
         produce(x, MSG_B, op->stage, op->mb, exec_alloc(x, HDR, false));
     x->mem += zb_op_memory_delta(x->p, op->kind);
-    if (x->mem > x->mem_peak)
-        x->mem_peak = x->mem;
+    exec_mem_sample(x);
 }
 
 /* The activations a pass left behind: the first F, B and W of a chunk
@@ -250,7 +249,6 @@ int pass_run(struct exec *x, int i, struct zb_error *err)
         break;
     }
     x->be->mark(x, 3 * i + 3);
-    if (x->mem > x->mem_peak)
-        x->mem_peak = x->mem;
+    exec_mem_sample(x);
     return 0;
 }

@@ -6,6 +6,7 @@
 #include "zbsched/io.h"
 #include "zbsched/json.h"
 #include "zbsched/xalloc.h"
+#include "zbsched/zero.h"
 
 /* "key": v then sep; a non-finite loss is written as null (json.h). */
 static void num(FILE *f, const char *key, double v, const char *sep)
@@ -15,22 +16,73 @@ static void num(FILE *f, const char *key, double v, const char *sep)
     fputs(sep, f);
 }
 
-static void measures(FILE *f, const char *name, double cost, double span,
-                     double bubble, double sync, const double *busy,
-                     const double *spans, const double *peak, int P)
+/* One block; with data parallelism (dp) the step_time and each rank's
+ * model_state and total_memory too, the names of the schedule's
+ * predicted block (formats.md). */
+static void measures(FILE *f, const char *name, const struct realized *v,
+                     int P, bool dp)
 {
     fprintf(f, "  \"%s\": {", name);
-    num(f, "cost", cost, ", ");
-    num(f, "makespan", span, ", ");
-    num(f, "bubble_ratio", bubble, ", ");
-    num(f, "sync_bubble_ratio", sync, ",\n    \"ranks\": [");
+    num(f, "cost", v->cost, ", ");
+    num(f, "makespan", v->makespan, ", ");
+    num(f, "bubble_ratio", v->bubble_ratio, ", ");
+    num(f, "sync_bubble_ratio", v->sync_bubble_ratio, ",");
+    if (dp) {
+        fputs(" ", f);
+        num(f, "step_time", v->step_time, ",");
+    }
+    fputs("\n    \"ranks\": [", f);
     for (int r = 0; r < P; r++) {
         fprintf(f, "%s{", r ? ", " : "");
-        num(f, "busy", busy[r], ", ");
-        num(f, "span", spans[r], ", ");
-        num(f, "peak_memory", peak[r], "}");
+        num(f, "busy", v->busy[r], ", ");
+        num(f, "span", v->span[r], ", ");
+        num(f, "peak_memory", v->peak_memory[r], dp ? ", " : "}");
+        if (!dp)
+            continue;
+        num(f, "model_state", v->model_state[r], ", ");
+        num(f, "total_memory", v->total_memory[r], "}");
     }
     fprintf(f, "]}");
+}
+
+/* The schedule's predicted measures (*pred) and r minus them (*diff), in
+ * one allocation of 5 arrays of P each (returned, to free). */
+static double *compare(const struct exec *x, const struct realized *r,
+                       struct realized *pred, struct realized *diff)
+{
+    const struct zb_measures *m = &x->sched.predicted;
+    const int P = x->p->pp;
+    double *a = zb_xcalloc((size_t)P * 10, sizeof(double));
+    double **pa[5] = { &pred->busy, &pred->span, &pred->peak_memory,
+                       &pred->model_state, &pred->total_memory };
+    double **da[5] = { &diff->busy, &diff->span, &diff->peak_memory,
+                       &diff->model_state, &diff->total_memory };
+    const double *ra[5] = { r->busy, r->span, r->peak_memory,
+                            r->model_state, r->total_memory };
+
+    *pred = (struct realized){ .cost = m->cost, .makespan = m->makespan,
+                               .bubble_ratio = m->bubble_ratio,
+                               .sync_bubble_ratio = m->sync_bubble_ratio,
+                               .step_time = m->step_time };
+    *diff = (struct realized){
+        .cost = r->cost - m->cost, .makespan = r->makespan - m->makespan,
+        .bubble_ratio = r->bubble_ratio - m->bubble_ratio,
+        .sync_bubble_ratio = r->sync_bubble_ratio - m->sync_bubble_ratio,
+        .step_time = r->step_time - m->step_time };
+    for (int k = 0; k < 5; k++) {
+        *pa[k] = a + (size_t)(2 * k) * P;
+        *da[k] = a + (size_t)(2 * k + 1) * P;
+    }
+    for (int k = 0; k < P; k++) {
+        pred->busy[k] = m->ranks[k].busy;
+        pred->span[k] = m->ranks[k].span;
+        pred->peak_memory[k] = m->ranks[k].peak_memory;
+        pred->model_state[k] = zb_zero_state_peak(&x->sched, k);
+        pred->total_memory[k] = m->ranks[k].total_memory;
+        for (int j = 0; j < 5; j++)
+            (*da[j])[k] = ra[j][k] - (*pa[j])[k];
+    }
+    return a;
 }
 
 static void steps(FILE *f, const struct exec *x)
@@ -56,29 +108,18 @@ static void steps(FILE *f, const struct exec *x)
 int report_write(const struct exec *x, const struct realized *r,
                  const char *check, struct zb_error *err)
 {
-    const struct zb_measures *m = &x->sched.predicted;
     const int P = x->p->pp;
-    /* predicted (p*) and difference (d*) per rank, like r's arrays */
-    double *pb = zb_xcalloc((size_t)P * 6, sizeof(double));
-    double *ps = pb + P, *pm = pb + 2 * P, *db = pb + 3 * P;
-    double *ds = pb + 4 * P, *dm = pb + 5 * P;
+    const bool dp = x->dp > 1;
+    struct realized pred, diff;
+    double *arrays;
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     int rc;
 
-    if (!f) {
-        free(pb);
+    if (!f)
         return zb_error_set(err, ZB_EIO, "cannot buffer the report");
-    }
-    for (int k = 0; k < P; k++) {
-        pb[k] = m->ranks[k].busy;
-        ps[k] = m->ranks[k].span;
-        pm[k] = m->ranks[k].peak_memory;
-        db[k] = r->busy[k] - pb[k];
-        ds[k] = r->span[k] - ps[k];
-        dm[k] = r->peak_memory[k] - pm[k];
-    }
+    arrays = compare(x, r, &pred, &diff);
     fputs("{\n  \"format\": \"zbexec-report\", \"version\": 1,\n"
           "  \"schedule\": ", f);
     zb_json_fput_str(f, x->sched.name);
@@ -98,15 +139,11 @@ int report_write(const struct exec *x, const struct realized *r,
     zb_json_fput_num(f, x->opt.time_unit);
     fprintf(f, ", \"post_validation\": %s,\n",
             x->post_validation ? "true" : "false");
-    measures(f, "predicted", m->cost, m->makespan, m->bubble_ratio,
-             m->sync_bubble_ratio, pb, ps, pm, P);
+    measures(f, "predicted", &pred, P, dp);
     fprintf(f, ",\n");
-    measures(f, "realized", r->cost, r->makespan, r->bubble_ratio,
-             r->sync_bubble_ratio, r->busy, r->span, r->peak_memory, P);
+    measures(f, "realized", r, P, dp);
     fprintf(f, ",\n");
-    measures(f, "difference", r->cost - m->cost, r->makespan - m->makespan,
-             r->bubble_ratio - m->bubble_ratio,
-             r->sync_bubble_ratio - m->sync_bubble_ratio, db, ds, dm, P);
+    measures(f, "difference", &diff, P, dp);
     fprintf(f, ",\n");
     if (!x->opt.synthetic) {
         fputs("  \"peak_buffers\": [", f);
@@ -126,6 +163,6 @@ int report_write(const struct exec *x, const struct realized *r,
     fclose(f);
     rc = zb_io_write_file(x->opt.report, text, len, err);
     free(text);
-    free(pb);
+    free(arrays);
     return rc;
 }

@@ -1,6 +1,6 @@
 /* state.c - what one rank holds for a run: its stages' parameters and
  * gradients, the per-microbatch activations, the transfer table, and the
- * counted allocation behind the realized peak_memory. */
+ * counted allocation behind the realized peak_memory and model state. */
 #include <math.h>
 #include <stdlib.h>
 #include "exec.h"
@@ -40,6 +40,39 @@ float *exec_counted(struct exec *x, float *p, size_t n)
             x->live_peak = x->live;
     }
     return p;
+}
+
+float *exec_state_alloc(struct exec *x, size_t n)
+{
+    x->state += (double)n;
+    return x->m->alloc(x->dev, n);
+}
+
+void exec_state_free(struct exec *x, float *p, size_t n)
+{
+    if (!p)
+        return;
+    x->state -= (double)n;
+    x->m->release(x->dev, p);
+}
+
+/* The total adds the two in the profile's units: activations by M_B (the
+ * floats of one F), model state by bytes (data_parallel.bytes_per_unit),
+ * the two rules the simulator's total_memory adds. */
+void exec_mem_sample(struct exec *x)
+{
+    double total;
+
+    if (x->mem > x->mem_peak)
+        x->mem_peak = x->mem;
+    if (x->opt.synthetic || x->dp < 2)    /* dp 1 reports neither */
+        return;
+    if (x->state > x->state_peak)
+        x->state_peak = x->state;
+    total = x->mem / exec_mem_unit(x) * x->p->m_b +
+            x->state * sizeof(float) / x->p->dp.unit_bytes;
+    if (total > x->total_peak)
+        x->total_peak = total;
 }
 
 void exec_keep(struct exec *x, size_t n)
@@ -84,8 +117,8 @@ static void init_stage(struct exec *x, struct stage_state *st, int stage,
         st->mbs[i].y = zb_xcalloc((size_t)x->net.layers, sizeof(float *));
         st->mbs[i].dz = zb_xcalloc((size_t)x->net.layers, sizeof(float *));
     }
-    st->w = x->m->alloc(x->dev, x->nparam);
-    st->g = x->m->alloc(x->dev, x->nparam);
+    st->w = exec_state_alloc(x, x->nparam);
+    st->g = exec_state_alloc(x, x->nparam);
     st->saved = x->m->alloc(x->dev, x->nparam);
     st->dw = x->m->alloc(x->dev, x->nparam);
     mlp_init_params(&x->net, x->opt.seed, stage, host);

@@ -41,4 +41,9 @@ int zb_zero_best_step(const struct zb_schedule *order, struct zb_schedule *out,
  * zb_sim_run(). */
 void zb_zero_measure(struct zb_schedule *s);
 
+/* The peak of rank's model state alone over its list (total_memory's
+ * walk without the activations): what zbexec compares its buffers with.
+ * 0 without data parallelism. */
+double zb_zero_state_peak(const struct zb_schedule *s, int rank);
+
 #endif
