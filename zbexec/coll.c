@@ -10,9 +10,10 @@
  * shard r. ZeRO-0 all-reduces the gradient and every replica steps all of
  * it; ZeRO-1/2 reduce-scatter it, step their shard and all-gather the
  * weights after the step; ZeRO-3 keeps only the weight shard between
- * steps, all-gathers the weights at UNSHARD, frees them at RESHARD and
- * reduce-scatters the gradient; ZeRO-2/3 free the full gradient buffer
- * once it is reduced. Sums are MPI_SUM over the replicas. */
+ * steps, all-gathers the weights in place at UNSHARD, keeps its shard
+ * again at RESHARD and reduce-scatters the gradient; ZeRO-2/3 free the
+ * full gradient buffer once it is reduced. Sums are MPI_SUM over the
+ * replicas. */
 #include <limits.h>
 #include <stdlib.h>
 #include "exec.h"
@@ -185,6 +186,29 @@ static int post_reduce(struct exec *x, int i, struct stage_state *st,
     return 0;
 }
 
+/* ZeRO-3's weights live in one buffer at a time, as the model counts
+ * them (zb_dp_gathered): the shard moves into its slot of the full
+ * buffer at UNSHARD, which gathers in place, and back at RESHARD. The
+ * copies are queued on the compute timeline, before the collective and
+ * after the passes that read the weights. */
+static void move_shard(struct exec *x, struct stage_state *st, bool in)
+{
+    const size_t n = (size_t)x->shard_n[x->replica],
+                 off = (size_t)x->shard_off[x->replica];
+
+    if (in) {
+        st->w = exec_state_alloc(x, x->nparam);
+        x->m->copy(x->dev, st->w + off, st->wshard, n);
+        exec_state_free(x, st->wshard, n);
+        st->wshard = NULL;
+    } else {
+        st->wshard = exec_state_alloc(x, n);
+        x->m->copy(x->dev, st->wshard, st->w + off, n);
+        exec_state_free(x, st->w, x->nparam);
+        st->w = NULL;
+    }
+}
+
 static int post_unshard(struct exec *x, int i, struct stage_state *st,
                         struct zb_error *err)
 {
@@ -197,8 +221,9 @@ static int post_unshard(struct exec *x, int i, struct stage_state *st,
     /* The previous step's, consumed on the device and not yet seen done. */
     if ((rc = wait_req(x, &st->unshard_req, st->unshard_op, err)) < 0)
         return rc;
-    st->w = exec_state_alloc(x, x->nparam);
-    rc = x->be->coll_post(x, COLL_ALLGATHER, st->w, st->wshard,
+    move_shard(x, st, true);
+    rc = x->be->coll_post(x, COLL_ALLGATHER, st->w,
+                          st->w + x->shard_off[x->replica],
                           &st->unshard_req, err);
     if (rc < 0)
         return rc;
@@ -220,8 +245,7 @@ static int reshard(struct exec *x, int i, struct stage_state *st,
      * is on the compute timeline, after the gather there. */
     if ((rc = await_unshard(x, st, err)) < 0)
         return rc;
-    exec_state_free(x, st->w, x->nparam);
-    st->w = NULL;
+    move_shard(x, st, false);
     return 0;
 }
 

@@ -2,7 +2,8 @@
 # t_dp.sh - pipeline x data parallelism: p 2 x d 2 ranks replay schedules
 # with ZeRO 0-3, and --check matches the sequential run over the whole
 # global batch (exactly on the cpu backend, where two replicas' MPI sum is
-# a + b whichever way round; within tolerance on the cuda one); the wrong
+# a + b whichever way round; within tolerance on the cuda one); the
+# realized step_time and model state beside the predicted; the wrong
 # world size and the run-time checks of the collectives.
 . "$(dirname "$0")/lib.sh"
 DP="--pp 2 --mb 4 --dp 2 --params 1000"
@@ -59,6 +60,71 @@ zbexec 4 "$TMP/s.json" --model "$MODEL" --report "$TMP/r.json"
 expect "report: dp 2, measures of replica 0" 0 \
     'dp 2, zero 1 \(measures of replica 0\)'
 grep -q '"dp": 2, "zero": 1,' "$TMP/r.json" || fail "report: dp and zero"
+
+# realized NAME: the realized column of measure NAME's summary row.
+realized() { awk -v m="$1" '$1 == m && NF == 4 { print $3 }' "$OUT"; }
+
+# The step with its collectives: its realized time, from the first pass
+# or collective to the last completion, holds the compute's makespan.
+span=$(realized makespan) step=$(realized step_time)
+if [ -n "$step" ] &&
+    awk -v s="$step" -v m="$span" 'BEGIN { exit !(s >= m && m > 0) }'; then
+    ok "step_time: realized $step >= the compute's makespan $span"
+else
+    fail "step_time: realized '$step' >= the compute's makespan '$span'"
+fi
+[ "$(grep -c '"step_time": ' "$TMP/r.json")" -eq 3 ] ||
+    fail "report: step_time predicted, realized and difference"
+[ "$(grep -o '"model_state": ' "$TMP/r.json" | wc -l)" -eq 6 ] &&
+    [ "$(grep -o '"total_memory": ' "$TMP/r.json" | wc -l)" -eq 6 ] ||
+    fail "report: model_state and total_memory for each rank, 3 blocks"
+
+# Without data parallelism nothing of the above appears.
+gen "$TMP/one.json" --pp 2 --mb 4 --schedule 1f1b
+zbexec 2 "$TMP/one.json" --model "$MODEL" --report "$TMP/one-r.json"
+expect "dp 1: runs" 0
+! grep -qE 'step_time|model_state|total_memory' "$OUT" "$TMP/one-r.json" ||
+    fail "dp 1: no step_time, model_state or total_memory"
+
+# The model state against the model (zero.md): a profile with this MLP's
+# parameters per stage (L (H^2 + H)), fp32 weights and gradients, no
+# optimizer state (SGD) and its M_B unit in bytes (one F keeps 8 + (L+1)
+# B H floats; its M_W is the MLP's own). ZeRO-0 holds what the model
+# says, model state and total; ZeRO 1-3 hold their reduced gradient shard
+# beside the full gradient, P/d floats more (docs/zbexec.md).
+L=2 H=16 B=4
+P=$((L * (H * H + H))) unit=$(((8 + (L + 1) * B * H) * 4))
+mw=$(awk -v l=$L -v a=$((B * H)) \
+    'BEGIN { print (8 + 2 * l * a) / (8 + (l + 1) * a) }')
+cat >"$TMP/prof.json" <<EOF
+{"pp": 2, "vpp": 1, "microbatches": 4, "placement": "loop",
+ "time": {"F": 1, "B": 1, "W": 1, "comm": 0},
+ "memory": {"M_B": 1, "M_W": $mw},
+ "dp": 2, "zero": 0,
+ "data_parallel": {"params": $P, "bytes_per_unit": $unit,
+                   "bytes": {"weights": 4, "grads": 4, "optimizer": 0}}}
+EOF
+for zero in 0 1 2 3; do
+    for g in 1f1b zb; do
+        gen "$TMP/m.json" --profile "$TMP/prof.json" --schedule "$g" \
+            --zero "$zero"
+        zbexec 4 "$TMP/m.json" --model "$MODEL" --iters 2
+        want=$(awk -v z=$zero -v p=$P -v u=$unit \
+            'BEGIN { print z ? p / 2 * 4 / u : 0 }')
+        # The model_state / total_memory table's rows: the rank, then
+        # predicted, realized and difference of each.
+        if awk -v w="$want" -v z=$zero '
+            /^ +model_state +total_memory$/ { on = 1; getline; next }
+            on && NF == 7 { n++
+                if ($4 - w > 1e-9 || w - $4 > 1e-9) bad = 1
+                if (z == 0 && ($7 > 1e-9 || $7 < -1e-9)) bad = 1 }
+            END { exit bad || n != 2 }' "$OUT"; then
+            ok "model_state: $g, zero $zero, realized - predicted = $want"
+        else
+            fail "model_state: $g, zero $zero, realized - predicted = $want"
+        fi
+    done
+done
 
 # The wrong world size: one line naming p x d.
 zbexec 3 "$TMP/s.json" --model "$MODEL"
