@@ -1,6 +1,6 @@
 /* test_zero.c - the data-parallel collectives: where zb_zero_place() puts
- * them, the step they end, the W post-pass, zb's choice by step time, the
- * JSON round trip, and the
+ * them, the step they end, the memory, the W post-pass, zb's choice by
+ * step time, the JSON round trip, and the
  * validator's rejections of badly placed ones (validate_dp.c). */
 #include <string.h>
 #include "helpers.h"
@@ -145,6 +145,28 @@ Test(zero, total_memory_adds_model_state_to_activations)
                     "rank %d: %g", r, s.predicted.ranks[r].total_memory);
     zb_schedule_release(&s);
     zb_profile_release(&p);
+}
+
+Test(zero, state_peak_is_the_model_state_alone)
+{
+    /* d 4, 2/2/12 bytes a parameter, 1e9 of them in 1e9-byte units:
+     * ZeRO-0 holds 16 all step; ZeRO-1 2 + 2 + 3; ZeRO-2 2 + 3 and the
+     * gradient buffer's 2 from the first W; ZeRO-3 0.5 + 3, the gathered
+     * 1.5 from UNSHARD and the buffer's 2 from the first W. */
+    const double want[4] = { 16, 7, 7, 7 };
+
+    for (int zero = 0; zero < 4; zero++) {
+        struct zb_profile p;
+        struct zb_schedule s;
+        dp_profile(&p, 4, 1, 8, zero);
+        gen("1f1b", &p, &s);
+        for (int r = 0; r < p.pp; r++)
+            assert_near(zb_zero_state_peak(&s, r), want[zero],
+                        "zero %d rank %d: %g", zero, r,
+                        zb_zero_state_peak(&s, r));
+        zb_schedule_release(&s);
+        zb_profile_release(&p);
+    }
 }
 
 Test(zero, grouping_trailing_w_keeps_cost_and_shortens_the_step)
