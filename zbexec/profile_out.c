@@ -5,12 +5,14 @@
  * microbatches (p10 and p90 printed beside them); `comm` is the slowest
  * neighbouring rank pair's half median round trip of an activation-sized
  * message over the backend's own transport; in model mode M_B and M_W are
- * what the first F and W of a stage added and freed (MiB). Times are in
+ * what the first F and W of a stage added and freed (MiB), and with data
+ * parallelism the model state as this executor holds it. Times are in
  * profile units (ms / --time-unit: ms by default). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "exec.h"
+#include "zbsched/dp.h"
 #include "zbsched/io.h"
 #include "zbsched/json.h"
 #include "zbsched/xalloc.h"
@@ -171,6 +173,20 @@ static int measure_memory(struct exec *x, double *mb_mw,
     return 0;
 }
 
+/* Data parallelism: the model state of this executor (docs/zbexec.md),
+ * fp32 weights and gradients and SGD's no optimizer state, each stage's
+ * parameters counted, in the MiB of M_B; so a schedule made from the
+ * profile predicts the model_state the run realizes. The ring model
+ * then moves these bytes too; bandwidth and latency stay as given. */
+static void state_model(const struct exec *x, struct zb_profile *prof)
+{
+    for (int s = 0; s < zb_profile_stages(prof); s++)
+        prof->dp.params[s] = (double)x->nparam;
+    prof->dp.bytes_weight = prof->dp.bytes_grad = sizeof(float);
+    prof->dp.bytes_optim = 0;
+    prof->dp.unit_bytes = MIB;
+}
+
 static void print_spread(const struct exec *x, const double *q, int S,
                          const int *pairs, const double *comm, int np)
 {
@@ -247,6 +263,8 @@ int profile_write(struct exec *x, struct zb_error *err)
         prof.m_w = mem[1] * sizeof(float) / MIB;
         for (int r = 0; r < sp->pp; r++)
             prof.mem_limit[r] = sp->mem_limit[r] / sp->m_b * prof.m_b;
+        if (zb_dp_active(sp))
+            state_model(x, &prof);
     }
     print_spread(x, q, S, pairs, comm, np);
     sanity(x, &prof);

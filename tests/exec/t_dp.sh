@@ -126,6 +126,28 @@ for zero in 0 1 2 3; do
     done
 done
 
+# --profile-out of a dp run describes this model state (the MLP's
+# parameters, 4/4/0 bytes, M_B's MiB): a schedule made from it predicts
+# what the run holds, model state and total, exactly at ZeRO-0.
+gen "$TMP/a.json" $DP --schedule zb --zero 0
+zbexec 4 "$TMP/a.json" --model "$MODEL" --iters 3 --profile-out "$TMP/po.json"
+expect "profile-out: a dp run writes it" 0
+grep -q "\"params\": $P, " "$TMP/po.json" &&
+    grep -q '"bytes": {"weights": 4, "grads": 4, "optimizer": 0}' \
+        "$TMP/po.json" ||
+    fail "profile-out: the MLP's parameters and fp32 SGD's bytes"
+gen "$TMP/b.json" --profile "$TMP/po.json" --schedule zb
+zbexec 4 "$TMP/b.json" --model "$MODEL" --iters 2
+if awk '/^ +model_state +total_memory$/ { on = 1; getline; next }
+        on && NF == 7 { n++
+            for (k = 4; k <= 7; k += 3)
+                if ($k > 1e-12 || $k < -1e-12) bad = 1 }
+        END { exit bad || n != 2 }' "$OUT"; then
+    ok "profile-out: realized model_state and total_memory as predicted"
+else
+    fail "profile-out: realized model_state and total_memory as predicted"
+fi
+
 # The wrong world size: one line naming p x d.
 zbexec 3 "$TMP/s.json" --model "$MODEL"
 want='pp 2 x dp 2 = 4 ranks but 3 processes were started: '
