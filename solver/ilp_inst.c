@@ -3,6 +3,7 @@
  * fixed start time under as-soon-as-possible timing. */
 #include <stdlib.h>
 #include "ilp.h"
+#include "zbsched/dp.h"
 #include "zbsched/pass.h"
 #include "zbsched/xalloc.h"
 
@@ -18,13 +19,38 @@ static void add_pred(struct ilp_inst *in, int to, int from)
     in->pred[to][in->npred[to]++] = (struct ilp_arc){ from, w };
 }
 
+/* The collectives' times per stage (dp.h, in the profile's units: the
+ * model's, ilp_scale.c). A rank's UNSHARDs are placed in the order of
+ * its stages' first passes, which is the stages' order (a rank's higher
+ * stage needs its lower one's output), and run one after another. */
+static void step_init(struct ilp_inst *in)
+{
+    const struct zb_profile *p = in->p;
+
+    if (!in->step)
+        return;
+    in->reduce = zb_xmalloc((size_t)in->S * sizeof(double));
+    in->gathered = zb_xcalloc((size_t)in->S, sizeof(double));
+    for (int s = 0; s < in->S; s++)
+        in->reduce[s] = zb_dp_op_time(p, ZB_OP_REDUCE_GRAD, s);
+    for (int r = 0; p->dp.zero >= 3 && r < p->pp; r++) {
+        double t = 0;
+        for (int s = 0; s < in->S; s++)
+            if (zb_profile_stage_rank(p, s) == r) {
+                t += zb_dp_op_time(p, ZB_OP_UNSHARD, s);
+                in->gathered[s] = t;
+            }
+    }
+}
+
 void ilp_inst_init(struct ilp_inst *in, const struct zb_profile *p,
                    enum zb_objective obj)
 {
     const int S = zb_profile_stages(p), m = p->microbatches;
 
     *in = (struct ilp_inst){ .p = p, .objective = obj, .S = S, .m = m,
-                             .n = (int)zb_pass_count(p) };
+                             .n = (int)zb_pass_count(p),
+                             .step = zb_dp_active(p) };
     in->dur = zb_xmalloc((size_t)in->n * sizeof(double));
     in->delta = zb_xmalloc((size_t)in->n * sizeof(double));
     in->rank = zb_xmalloc((size_t)in->n * sizeof(int));
@@ -90,8 +116,9 @@ void ilp_inst_init(struct ilp_inst *in, const struct zb_profile *p,
                 t = t + p->comm;
         }
         in->start[r] = t;
-        in->off[r] = obj == ZB_OBJECTIVE_COST ? t : 0;
+        in->off[r] = obj == ZB_OBJECTIVE_COST && !in->step ? t : 0;
     }
+    step_init(in);
 }
 
 bool zb_ilp_searchable(const struct zb_profile *p)
@@ -123,5 +150,7 @@ void ilp_inst_release(struct ilp_inst *in)
     free(in->start);
     free(in->first);
     free(in->off);
+    free(in->reduce);
+    free(in->gathered);
     in->dur = NULL;
 }
