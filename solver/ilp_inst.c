@@ -1,6 +1,7 @@
 /* ilp_inst.c - the solver's view of a profile: every pass with its rank,
  * duration, memory change and intrinsic predecessors, and each rank's
  * fixed start time under as-soon-as-possible timing. */
+#include <math.h>
 #include <stdlib.h>
 #include "ilp.h"
 #include "zbsched/dp.h"
@@ -94,7 +95,9 @@ void ilp_inst_init(struct ilp_inst *in, const struct zb_profile *p,
 
     /* Under as-soon-as-possible timing (the simulator's) F(r, 0) is the
      * first pass of rank r and starts when microbatch 0 arrives from
-     * F(r-1, 0), itself the first pass of rank r-1: a constant. */
+     * F(r-1, 0), itself the first pass of rank r-1, and (ZeRO-3) its
+     * stage's gather, the first on its rank, has ended: a constant. */
+    step_init(in);
     in->start = zb_xmalloc((size_t)p->pp * sizeof(double));
     in->first = zb_xmalloc((size_t)p->pp * sizeof(int));
     in->off = zb_xmalloc((size_t)p->pp * sizeof(double));
@@ -111,14 +114,17 @@ void ilp_inst_init(struct ilp_inst *in, const struct zb_profile *p,
         int lo = in->first[r] - (int)zb_pass_index(p, ZB_PASS_F, 0, 0);
         lo /= m;
         for (int s = 0; s < lo; s++) {
+            if (in->step)
+                t = fmax(t, in->gathered[s]);
             t = t + p->stage[s].f;
             if (zb_profile_stage_rank(p, s) != zb_profile_stage_rank(p, s + 1))
                 t = t + p->comm;
         }
+        if (in->step)
+            t = fmax(t, in->gathered[lo]);
         in->start[r] = t;
         in->off[r] = obj == ZB_OBJECTIVE_COST && !in->step ? t : 0;
     }
-    step_init(in);
 }
 
 bool zb_ilp_searchable(const struct zb_profile *p)
