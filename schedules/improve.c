@@ -13,11 +13,11 @@
  * energy is the score plus a small share of the mean span, so that moves
  * on ranks that do not set the score yet still count; the best order by
  * (score, makespan) is kept apart. The score is the cost, or with data
- * parallelism the step's end after the collectives (improve_step.h). A budget above the default is spent as
- * the default's run followed by further runs restarted from the best
- * order, so more effort is never worse. Only +, *, / and comparisons
- * decide (no exp(), no clock), so a seed and a budget give one result
- * everywhere. */
+ * parallelism the step's end after the collectives (improve_step.h).
+ * A budget above the default is spent as the default's run followed by
+ * further runs restarted from the best order, so more effort is never
+ * worse. Only +, *, / and comparisons decide (no exp(), no clock), so a
+ * seed and a budget give one result everywhere. */
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
