@@ -6,9 +6,10 @@
  * search (improve.c) works on that order for the effort budget. So `zb` is
  * never worse than any of its candidates, and equals ZB-H1 at 1F1B's
  * memory. With data parallelism the step ends with the last collective,
- * which cost does not see: the searched order and every fitting candidate
- * are then scored by their step time (collectives placed, the W post-pass
- * applied where it helps) and the shortest step is kept. */
+ * which cost does not see: the local search then minimises the step, and
+ * the searched order and every fitting candidate are scored by their step
+ * time (collectives placed, the W post-pass applied where it helps) and
+ * the shortest step is kept. */
 #include <stdio.h>
 #include "best.h"
 #include "improve.h"
@@ -39,9 +40,9 @@ static void search(const struct zb_profile *p, const struct zb_options *opt,
 /* With data parallelism: replace s (the searched order) by the order, among
  * s and the fitting candidates, whose step with collectives is shortest;
  * s stays unless another is strictly shorter, then the first of equals.
- * The local search's intermediate orders are not scored: it keeps only
- * its best by cost, and scoring each accepted move would lower and place
- * every one of them. */
+ * The local search already minimises its own reckoning of the step
+ * (improve_step.h), which leaves out ZeRO-3's gathers and the W
+ * post-pass; so its result still competes here, placed and grouped. */
 static int pick_by_step(const struct best_candidates *c, struct zb_schedule *s,
                         struct zb_error *err)
 {
