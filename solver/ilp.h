@@ -60,9 +60,10 @@ struct ilp_inst {
     double *start;          /* per rank: ASAP start of its first pass */
     int *first;             /* per rank: that pass, F(lowest stage, 0) */
     double *off;            /* per rank: subtracted from its end in the
-                               objective (start for cost, 0 makespan) */
+                               objective (start for cost, 0 makespan,
+                               minus its least reduce for the step) */
     /* Data parallelism (dp >= 2): the objective is the step, which ends
-     * with the last collective (docs/ilp.md "The step"); off is then 0. */
+     * with the last collective (docs/ilp.md, "With data parallelism"). */
     bool step;
     double *reduce;         /* per stage: its REDUCE_GRAD's time */
     double *gathered;       /* per stage: ZeRO-3, when its UNSHARD can end

@@ -44,6 +44,19 @@ static void step_init(struct ilp_inst *in)
     }
 }
 
+/* The step ends at least this long after rank r's compute: its last
+ * compute op is a W (an F or B has its own B or W after it on the rank),
+ * and that stage's reduce follows. */
+static double least_reduce(const struct ilp_inst *in, int r)
+{
+    double least = INFINITY;
+
+    for (int c = 0; c < in->p->vpp; c++)
+        least = fmin(least,
+                     in->reduce[zb_profile_rank_stage(in->p, r, c)]);
+    return least;
+}
+
 void ilp_inst_init(struct ilp_inst *in, const struct zb_profile *p,
                    enum zb_objective obj)
 {
@@ -123,7 +136,8 @@ void ilp_inst_init(struct ilp_inst *in, const struct zb_profile *p,
         if (in->step)
             t = fmax(t, in->gathered[lo]);
         in->start[r] = t;
-        in->off[r] = obj == ZB_OBJECTIVE_COST && !in->step ? t : 0;
+        in->off[r] = in->step ? -least_reduce(in, r)
+                   : obj == ZB_OBJECTIVE_COST ? t : 0;
     }
 }
 

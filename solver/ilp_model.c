@@ -223,7 +223,7 @@ static void stream_rows(const struct ilp_model *md, struct rows *rw)
                                          in->m - 1);
         for (int c = 0; c < p->vpp; c++) {
             int a = last[c], sa = a / in->m % in->S;
-            double rhs = in->dur[a] + in->reduce[sa] - in->off[r];
+            double rhs = in->dur[a] + in->reduce[sa];
             const int *row = rel->pair[r] + (size_t)in->slot[a] * nr;
             int k = 0;
             for (int e = 0; e < p->vpp; e++) {
