@@ -15,6 +15,7 @@
 #include "improve.h"
 #include "zbsched/dp.h"
 #include "zbsched/generator.h"
+#include "zbsched/measures.h"
 #include "zbsched/zero.h"
 
 /* Run the local search on s (the chosen order, from candidate `from`) and
@@ -37,9 +38,23 @@ static void search(const struct zb_profile *p, const struct zb_options *opt,
              st.chain >= 0 ? "+search" : "");
 }
 
+/* Whether x ends its step sooner than y, or as soon (within 1e-9) and is
+ * better by cost, makespan, then memory: the search minimises the step,
+ * whose optimum is flat, so another order often ties it more cheaply. */
+static bool shorter(const struct zb_schedule *x, const struct zb_schedule *y)
+{
+    double a = x->predicted.step_time, b = y->predicted.step_time;
+
+    return a < b * (1 - 1e-9) ||
+           (a <= b * (1 + 1e-9) &&
+            zb_measures_better(&x->predicted, &y->predicted,
+                               x->profile.pp));
+}
+
 /* With data parallelism: replace s (the searched order) by the order, among
  * s and the fitting candidates, whose step with collectives is shortest;
- * s stays unless another is strictly shorter, then the first of equals.
+ * s stays unless another is shorter or ties it and is better (shorter()),
+ * then the first of equals.
  * The local search already minimises its own reckoning of the step
  * (improve_step.h), which leaves out ZeRO-3's gathers and the W
  * post-pass; so its result still competes here, placed and grouped. */
@@ -59,8 +74,7 @@ static int pick_by_step(const struct best_candidates *c, struct zb_schedule *s,
             continue;
         if ((rc = zb_zero_best_step(&c->s[i], &x, &grouped, err)) < 0)
             goto out;
-        if (x.predicted.step_time <
-            best.predicted.step_time * (1 - 1e-9)) {
+        if (shorter(&x, &best)) {
             zb_schedule_release(&best);
             best = x;
             best_grouped = grouped;
