@@ -4,7 +4,6 @@
  * collectives placed, its bound is below its step, its objective is the
  * step the simulator measures; the local search's step term equals the
  * simulator's step for ZeRO 0-2. */
-#include <stdio.h>
 #include "helpers.h"
 #include "zbsched/bound.h"
 #include "zbsched/dp.h"
@@ -135,33 +134,35 @@ Test(ilp_dp, no_dp_keeps_the_compute_objective)
  * gathers at the start are left out of the term). */
 Test(ilp_dp, the_search_step_term_is_the_simulated_step)
 {
-    const char *fam[] = { "zb-h1", "zb-v", "zb" };
+    static const struct {
+        const char *family;
+        int vpp;
+    } cases[] = { { "zb-h1", 1 }, { "zb", 1 }, { "zb-v", 2 }, { "zb", 2 } };
 
-    for (int vpp = 1; vpp <= 2; vpp++)
-        for (int f = 0; f < 3; f++) {
-            struct zb_profile p;
-            struct zb_schedule s;
-            struct improve_state st;
-            struct improve_step x;
-            struct zb_error err = { 0 };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct zb_profile p;
+        struct zb_schedule s;
+        struct improve_state st;
+        struct improve_step x;
+        struct zb_error err = { 0 };
+        double step;
 
-            if ((vpp == 2) != (f == 1) && f != 2)
-                continue;
-            small_profile(&p, vpp, 1);
-            gen(fam[f], &p, &s);
-            zb_schedule_strip_comm(&s);
-            zb_zero_strip(&s);
-            cr_assert_eq(improve_state_init(&st, &p, &s, &err), 0, "%s",
-                         err.msg);
-            improve_step_init(&x, &st);
-            cr_assert(x.on);
-            cr_assert(fabs(improve_step_end(&x, &st) -
-                           placed_step(&p, &s)) < 1e-9,
-                      "%s: search %.17g, simulated %.17g", fam[f],
-                      improve_step_end(&x, &st), placed_step(&p, &s));
-            improve_step_release(&x);
-            improve_state_release(&st);
-            zb_schedule_release(&s);
-            zb_profile_release(&p);
-        }
+        small_profile(&p, cases[i].vpp, 1);
+        gen(cases[i].family, &p, &s);
+        zb_schedule_strip_comm(&s);
+        zb_zero_strip(&s);
+        cr_assert_eq(improve_state_init(&st, &p, &s, &err), 0, "%s",
+                     err.msg);
+        improve_step_init(&x, &st);
+        cr_assert(x.on);
+        step = placed_step(&p, &s);
+        cr_assert(fabs(improve_step_end(&x, &st) - step) < 1e-9,
+                  "%s vpp %d: search %.17g, simulated %.17g",
+                  cases[i].family, cases[i].vpp, improve_step_end(&x, &st),
+                  step);
+        improve_step_release(&x);
+        improve_state_release(&st);
+        zb_schedule_release(&s);
+        zb_profile_release(&p);
+    }
 }
