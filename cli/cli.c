@@ -103,7 +103,8 @@ const struct cli_opt cli_search_opts[] = {
     { "time-limit", 0, "S",
       "ilp: seconds of search (generate 60, compare 10)" },
     { "gap", 0, "G", "ilp: stop once cost/bound - 1 <= G (0)" },
-    { "objective", 0, "cost|makespan", "ilp: what to minimise (cost)" },
+    { "objective", 0, "cost|makespan",
+      "ilp: what to minimise (cost; the step with dp >= 2)" },
     { NULL, 0, NULL, NULL },
 };
 

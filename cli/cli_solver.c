@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
+#include "zbsched/dp.h"
 #include "zbsched/schedule.h"
 #include "zbsched/options.h"
 
@@ -98,7 +99,9 @@ void cli_search_summary(const struct zb_options *opt,
     if (si->present && opt->progress)
         fprintf(stderr, "zbsched: ilp: %s, %s %.6g, bound %.6g, gap %.2f%%, "
                 "%.1f s, %ld nodes\n", si->status,
-                opt->objective == ZB_OBJECTIVE_MAKESPAN ? "makespan" : "cost",
+                zb_dp_active(&s->profile) ? "step"
+                : opt->objective == ZB_OBJECTIVE_MAKESPAN ? "makespan"
+                                                          : "cost",
                 si->objective, si->bound, 100 * si->gap, si->seconds,
                 si->nodes);
 }

@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "compare_dp.h"
 #include "report.h"
+#include "zbsched/dp.h"
 #include "zbsched/generator.h"
 #include "zbsched/xalloc.h"
 
@@ -256,7 +257,9 @@ static int mem_sweep(struct zb_profile *prof, const char *spec,
             zb_generator_run(zb_generator_find("ilp"), prof, opt, &ilp,
                              &err) == 0) {
             best = fmin(best, ilp.predicted.cost);
-            bound = fmax(bound, ilp.solver.bound);
+            /* With data parallelism ilp bounds the step, not the cost. */
+            if (!zb_dp_active(prof))
+                bound = fmax(bound, ilp.solver.bound);
             printf("%10.6g %12.6g %12.6g %12.6g %7.2f%%  %s\n", lim,
                    zb.predicted.cost, ilp.predicted.cost, bound,
                    100 * (best / bound - 1), ilp.solver.status);

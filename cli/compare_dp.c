@@ -3,7 +3,7 @@
  * the schedule with its collectives placed (zero.h), its step time, the
  * step time after the post-pass that groups each rank's trailing W by
  * stage, and the largest per-rank memory with model state. The ilp row is
- * left out: its objective does not see the collectives. */
+ * left out: one time-limited search per ZeRO stage (generate runs it). */
 #include <math.h>
 #include <stdio.h>
 #include "cli.h"

@@ -2,6 +2,7 @@
  * generate (compute order) -> simulate -> lower -> place the data-parallel
  * collectives (re-simulated) -> validate; and the shape (placement, vpp) a
  * family's profile is built in. */
+#include "zbsched/dp.h"
 #include "zbsched/generator.h"
 #include "zbsched/lower.h"
 #include "zbsched/sim.h"
@@ -74,7 +75,9 @@ int zb_generator_profile(const struct zb_generator *g,
 /* One bound everywhere: what a search proved (s->solver.bound, for the
  * objective it optimised) joins the simulator's closed-form bound, so the
  * schedule's `lower_bound`, the summary line, `compare` and the solver
- * block say the same. */
+ * block say the same. With data parallelism the search minimised the
+ * step, which ends after the compute: its bound is no bound on cost or
+ * makespan and stays in the solver block alone. */
 static void join_solver_bound(struct zb_schedule *s,
                               const struct zb_options *opt)
 {
@@ -82,7 +85,8 @@ static void join_solver_bound(struct zb_schedule *s,
                     ? &s->predicted.makespan_bound
                     : &s->predicted.lower_bound;
 
-    if (s->solver.present && s->solver.bound > *b)
+    if (s->solver.present && !zb_dp_active(&s->profile) &&
+        s->solver.bound > *b)
         *b = s->solver.bound;
 }
 

@@ -12,11 +12,13 @@
 #include "best.h"
 #include "deadline.h"
 #include "improve.h"
+#include "zbsched/dp.h"
 #include "zbsched/generator.h"
 #include "zbsched/io.h"
 #include "zbsched/sim.h"
 #include "zbsched/solver.h"
 #include "zbsched/xalloc.h"
+#include "zbsched/zero.h"
 
 static double now(void)
 {
@@ -82,6 +84,28 @@ static bool searched_choice(const struct best_candidates *c,
     return true;
 }
 
+/* With data parallelism the W post-pass (zero.h) can end a candidate's
+ * step sooner than any order the search reaches from it (zb keeps such an
+ * order: zb.c): warm[0..n) gets, after its n orders, the grouped order of
+ * each that fits and gains, owned by the caller (released from index n
+ * on). Returns the new count. */
+static int add_grouped(struct zb_schedule *warm, int n)
+{
+    int k = n;
+
+    for (int i = 0; i < n; i++) {
+        bool grouped;
+        if (!warm[i].predicted.fits_memory ||
+            zb_zero_best_step(&warm[i], &warm[k], &grouped, NULL) < 0)
+            continue;
+        if (grouped)
+            k++;
+        else
+            zb_schedule_release(&warm[k]);
+    }
+    return k;
+}
+
 /* --export-lp goes through a temporary file like every other output. */
 struct lp_export {
     const struct zb_profile *p;
@@ -103,21 +127,25 @@ static int gen_ilp(const struct zb_profile *p, const struct zb_options *opt,
     struct best_candidates c;
     struct zb_schedule *warm, choice;
     struct zb_options left = *opt;
-    bool have_choice, large = !zb_ilp_searchable(p);
+    bool have_choice, large = !zb_ilp_searchable(p), dp = zb_dp_active(p);
     double t0 = now();
-    int nwarm = 0, rc = 0;
+    int nwarm = 0, nplain, rc = 0;
 
     best_candidates_collect(p, opt, &c);
-    /* Every fixed family's order in table order, then `zb`'s searched
-     * choice: borrowed (nothing to free but the array and the choice). */
-    warm = zb_xcalloc((size_t)c.n + 1, sizeof(*warm));
-    for (int i = c.fixed; i < c.n; i++)
+    /* Every fixed family's order in table order (with data parallelism
+     * every candidate's), then `zb`'s searched choice: borrowed (nothing
+     * to free but the array and the choice), then the grouped orders. */
+    warm = zb_xcalloc(2 * ((size_t)c.n + 1), sizeof(*warm));
+    for (int i = dp ? 0 : c.fixed; i < c.n; i++)
         warm[nwarm++] = c.s[i];
     if ((have_choice = searched_choice(&c, p, opt,
                                        large ? t0 + LARGE_LOCAL_SHARE *
                                                     opt->time_limit : 0,
                                        &choice)))
         warm[nwarm++] = choice;
+    nplain = nwarm;
+    if (dp)
+        nwarm = add_grouped(warm, nwarm);
     if (large) {
         left.time_limit -= now() - t0;
         if (left.time_limit < 0)
@@ -131,6 +159,8 @@ static int gen_ilp(const struct zb_profile *p, const struct zb_options *opt,
         rc = zb_ilp_solve(p, &left, warm, nwarm, s, err);
     if (have_choice)
         zb_schedule_release(&choice);
+    for (int i = nplain; i < nwarm; i++)
+        zb_schedule_release(&warm[i]);
     free(warm);
     best_candidates_release(&c);
     return rc;

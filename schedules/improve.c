@@ -10,13 +10,14 @@
  * waits for the pass before it on its rank, swap them; where it waits
  * for an input, run the producer earlier on its rank or fill the gap with
  * a later W. The rest are random displacements, to leave plateaus. The
- * energy is the cost plus a small share of the mean span, so that moves
- * on ranks that do not set the cost yet still count; the best order by
- * (cost, makespan) is kept apart. A budget above the default is spent as
- * the default's run followed by further runs restarted from the best
- * order, so more effort is never worse. Only +, *, / and comparisons
- * decide (no exp(), no clock), so a seed and a budget give one result
- * everywhere. */
+ * energy is the score plus a small share of the mean span, so that moves
+ * on ranks that do not set the score yet still count; the best order by
+ * (score, makespan) is kept apart. The score is the cost, or with data
+ * parallelism the step's end after the collectives (improve_step.h).
+ * A budget above the default is spent as the default's run followed by
+ * further runs restarted from the best order, so more effort is never
+ * worse. Only +, *, / and comparisons decide (no exp(), no clock), so a
+ * seed and a budget give one result everywhere. */
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -24,6 +25,7 @@
 #include <string.h>
 #include "improve.h"
 #include "improve_eval.h"
+#include "improve_step.h"
 #include "zbsched/pass.h"
 #include "zbsched/sim.h"
 #include "zbsched/xalloc.h"
@@ -51,9 +53,10 @@ struct chain {
     long budget;
     long cyc_at, cyc_len;     /* the current annealing run's work span */
     struct improve_state st;
+    struct improve_step step;   /* the score's step term (dp only) */
     int **best;
-    double in_cost, in_makespan;
-    double best_cost, best_makespan, energy, tau;
+    double in_cost, in_makespan, in_score;
+    double best_cost, best_makespan, energy, tau; /* best_cost: score */
     int *path;                /* critical path, last op first */
     int path_n;
     long path_at;             /* `accepted` when the path was taken */
@@ -90,13 +93,21 @@ static double unit(struct chain *c)
 
 /* ---- energy and acceptance -------------------------------------------- */
 
-static double energy(const struct improve_state *st)
+/* What the search minimises: the cost, or the step with data
+ * parallelism (the step ends with the last reduce, not with the cost). */
+static double score(const struct chain *c)
 {
+    return c->step.on ? improve_step_end(&c->step, &c->st) : c->st.cost;
+}
+
+static double energy(const struct chain *c)
+{
+    const struct improve_state *st = &c->st;
     double sum = 0;
 
     for (int r = 0; r < st->pp; r++)
         sum += st->span[r];
-    return st->cost + SPAN_WEIGHT * sum / st->pp;
+    return score(c) + SPAN_WEIGHT * sum / st->pp;
 }
 
 /* exp(-x) through its truncated series 1 / (1 + x + x^2/2 + x^3/6): only
@@ -312,7 +323,7 @@ static void save_best(struct chain *c)
 
     for (int r = 0; r < st->pp; r++)
         memcpy(c->best[r], st->order[r], (size_t)st->len[r] * sizeof(int));
-    c->best_cost = st->cost;
+    c->best_cost = score(c);
     c->best_makespan = st->makespan;
 }
 
@@ -369,7 +380,7 @@ static void step(struct chain *c)
     if (!propose_try(c))
         return;
     c->evals++;
-    e = energy(st);
+    e = energy(c);
     if (!accept(c, e - c->energy, temp)) {
         improve_undo(st);
         return;
@@ -377,7 +388,7 @@ static void step(struct chain *c)
     improve_commit(st);
     c->accepted++;
     c->energy = e;
-    if (better(st->cost, st->makespan, c->best_cost, c->best_makespan))
+    if (better(score(c), st->makespan, c->best_cost, c->best_makespan))
         save_best(c);
 }
 
@@ -414,7 +425,7 @@ static void anneal_all(struct chain *c)
     k = rest / cycle > 1 ? rest / cycle : 1;
     while (c->st.work < c->budget && !interrupted(c)) {
         improve_load(&c->st, c->best);
-        c->energy = energy(&c->st);
+        c->energy = energy(c);
         c->path_at = -1;
         anneal(c, rest / k);
     }
@@ -428,6 +439,7 @@ static void *run_chain(void *arg)
     c->rc = improve_state_init(st, c->p, c->in, &c->err);
     if (c->rc < 0)
         return NULL;
+    improve_step_init(&c->step, st);
     c->best = zb_xcalloc((size_t)st->pp, sizeof(int *));
     for (int r = 0; r < st->pp; r++)
         c->best[r] = zb_xcalloc((size_t)st->len[r] + 1, sizeof(int));
@@ -437,7 +449,8 @@ static void *run_chain(void *arg)
     save_best(c);
     c->in_cost = st->cost;
     c->in_makespan = st->makespan;
-    c->energy = energy(st);
+    c->in_score = score(c);
+    c->energy = energy(c);
     st->work = 0;
     anneal_all(c);
     return NULL;
@@ -449,6 +462,7 @@ static void chain_release(struct chain *c)
         free(c->best[r]);
     free(c->best);
     free(c->path);
+    improve_step_release(&c->step);
     improve_state_release(&c->st);
 }
 
@@ -505,7 +519,7 @@ static int run_chains(struct chain *ch, int n, int threads,
             return ch[i].rc;
         }
     for (int i = 0; i < n; i++) {
-        double c0 = win < 0 ? ch[0].in_cost : ch[win].best_cost;
+        double c0 = win < 0 ? ch[0].in_score : ch[win].best_cost;
         double m0 = win < 0 ? ch[0].in_makespan : ch[win].best_makespan;
         if (better(ch[i].best_cost, ch[i].best_makespan, c0, m0))
             win = i;

@@ -1,7 +1,8 @@
 /* improve.h - the anytime local search that improves a compute order
  * (issue 9 item 3): moves passes within their rank, or a pass and its
  * counterparts on the next ranks together, re-times only what a move can
- * change, and keeps the best order found. Internal to schedules/;
+ * change, and keeps the best order found (by cost; with data parallelism
+ * by the step, improve_step.h). Internal to schedules/;
  * `zb` runs it on its best constructive schedule.
  *
  * Deterministic: the budget is a fixed amount of work derived from

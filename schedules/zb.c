@@ -6,14 +6,16 @@
  * search (improve.c) works on that order for the effort budget. So `zb` is
  * never worse than any of its candidates, and equals ZB-H1 at 1F1B's
  * memory. With data parallelism the step ends with the last collective,
- * which cost does not see: the searched order and every fitting candidate
- * are then scored by their step time (collectives placed, the W post-pass
- * applied where it helps) and the shortest step is kept. */
+ * which cost does not see: the local search then minimises the step, and
+ * the searched order and every fitting candidate are scored by their step
+ * time (collectives placed, the W post-pass applied where it helps) and
+ * the shortest step is kept. */
 #include <stdio.h>
 #include "best.h"
 #include "improve.h"
 #include "zbsched/dp.h"
 #include "zbsched/generator.h"
+#include "zbsched/measures.h"
 #include "zbsched/zero.h"
 
 /* Run the local search on s (the chosen order, from candidate `from`) and
@@ -36,12 +38,26 @@ static void search(const struct zb_profile *p, const struct zb_options *opt,
              st.chain >= 0 ? "+search" : "");
 }
 
+/* Whether x ends its step sooner than y, or as soon (within 1e-9) and is
+ * better by cost, makespan, then memory: the search minimises the step,
+ * whose optimum is flat, so another order often ties it more cheaply. */
+static bool shorter(const struct zb_schedule *x, const struct zb_schedule *y)
+{
+    double a = x->predicted.step_time, b = y->predicted.step_time;
+
+    return a < b * (1 - 1e-9) ||
+           (a <= b * (1 + 1e-9) &&
+            zb_measures_better(&x->predicted, &y->predicted,
+                               x->profile.pp));
+}
+
 /* With data parallelism: replace s (the searched order) by the order, among
  * s and the fitting candidates, whose step with collectives is shortest;
- * s stays unless another is strictly shorter, then the first of equals.
- * The local search's intermediate orders are not scored: it keeps only
- * its best by cost, and scoring each accepted move would lower and place
- * every one of them. */
+ * s stays unless another is shorter or ties it and is better (shorter()),
+ * then the first of equals.
+ * The local search already minimises its own reckoning of the step
+ * (improve_step.h), which leaves out ZeRO-3's gathers and the W
+ * post-pass; so its result still competes here, placed and grouped. */
 static int pick_by_step(const struct best_candidates *c, struct zb_schedule *s,
                         struct zb_error *err)
 {
@@ -58,8 +74,7 @@ static int pick_by_step(const struct best_candidates *c, struct zb_schedule *s,
             continue;
         if ((rc = zb_zero_best_step(&c->s[i], &x, &grouped, err)) < 0)
             goto out;
-        if (x.predicted.step_time <
-            best.predicted.step_time * (1 - 1e-9)) {
+        if (shorter(&x, &best)) {
             zb_schedule_release(&best);
             best = x;
             best_grouped = grouped;

@@ -60,7 +60,15 @@ struct ilp_inst {
     double *start;          /* per rank: ASAP start of its first pass */
     int *first;             /* per rank: that pass, F(lowest stage, 0) */
     double *off;            /* per rank: subtracted from its end in the
-                               objective (start for cost, 0 makespan) */
+                               objective (start for cost, 0 makespan,
+                               minus its least reduce for the step) */
+    /* Data parallelism (dp >= 2): the objective is the step, which ends
+     * with the last collective (docs/ilp.md, "With data parallelism"). */
+    bool step;
+    double *reduce;         /* per stage: its REDUCE_GRAD's time */
+    double *gathered;       /* per stage: ZeRO-3, when its UNSHARD can end
+                               at the earliest (its rank's gathers run one
+                               after another from 0); else 0 */
 };
 
 void ilp_inst_init(struct ilp_inst *in, const struct zb_profile *p,

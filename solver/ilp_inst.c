@@ -1,8 +1,10 @@
 /* ilp_inst.c - the solver's view of a profile: every pass with its rank,
  * duration, memory change and intrinsic predecessors, and each rank's
  * fixed start time under as-soon-as-possible timing. */
+#include <math.h>
 #include <stdlib.h>
 #include "ilp.h"
+#include "zbsched/dp.h"
 #include "zbsched/pass.h"
 #include "zbsched/xalloc.h"
 
@@ -18,13 +20,51 @@ static void add_pred(struct ilp_inst *in, int to, int from)
     in->pred[to][in->npred[to]++] = (struct ilp_arc){ from, w };
 }
 
+/* The collectives' times per stage (dp.h, in the profile's units: the
+ * model's, ilp_scale.c). A rank's UNSHARDs are placed in the order of
+ * its stages' first passes, which is the stages' order (a rank's higher
+ * stage needs its lower one's output), and run one after another. */
+static void step_init(struct ilp_inst *in)
+{
+    const struct zb_profile *p = in->p;
+
+    if (!in->step)
+        return;
+    in->reduce = zb_xmalloc((size_t)in->S * sizeof(double));
+    in->gathered = zb_xcalloc((size_t)in->S, sizeof(double));
+    for (int s = 0; s < in->S; s++)
+        in->reduce[s] = zb_dp_op_time(p, ZB_OP_REDUCE_GRAD, s);
+    for (int r = 0; p->dp.zero >= 3 && r < p->pp; r++) {
+        double t = 0;
+        for (int s = 0; s < in->S; s++)
+            if (zb_profile_stage_rank(p, s) == r) {
+                t += zb_dp_op_time(p, ZB_OP_UNSHARD, s);
+                in->gathered[s] = t;
+            }
+    }
+}
+
+/* The step ends at least this long after rank r's compute: its last
+ * compute op is a W (an F or B has its own B or W after it on the rank),
+ * and that stage's reduce follows. */
+static double least_reduce(const struct ilp_inst *in, int r)
+{
+    double least = INFINITY;
+
+    for (int c = 0; c < in->p->vpp; c++)
+        least = fmin(least,
+                     in->reduce[zb_profile_rank_stage(in->p, r, c)]);
+    return least;
+}
+
 void ilp_inst_init(struct ilp_inst *in, const struct zb_profile *p,
                    enum zb_objective obj)
 {
     const int S = zb_profile_stages(p), m = p->microbatches;
 
     *in = (struct ilp_inst){ .p = p, .objective = obj, .S = S, .m = m,
-                             .n = (int)zb_pass_count(p) };
+                             .n = (int)zb_pass_count(p),
+                             .step = zb_dp_active(p) };
     in->dur = zb_xmalloc((size_t)in->n * sizeof(double));
     in->delta = zb_xmalloc((size_t)in->n * sizeof(double));
     in->rank = zb_xmalloc((size_t)in->n * sizeof(int));
@@ -68,7 +108,9 @@ void ilp_inst_init(struct ilp_inst *in, const struct zb_profile *p,
 
     /* Under as-soon-as-possible timing (the simulator's) F(r, 0) is the
      * first pass of rank r and starts when microbatch 0 arrives from
-     * F(r-1, 0), itself the first pass of rank r-1: a constant. */
+     * F(r-1, 0), itself the first pass of rank r-1, and (ZeRO-3) its
+     * stage's gather, the first on its rank, has ended: a constant. */
+    step_init(in);
     in->start = zb_xmalloc((size_t)p->pp * sizeof(double));
     in->first = zb_xmalloc((size_t)p->pp * sizeof(int));
     in->off = zb_xmalloc((size_t)p->pp * sizeof(double));
@@ -85,12 +127,17 @@ void ilp_inst_init(struct ilp_inst *in, const struct zb_profile *p,
         int lo = in->first[r] - (int)zb_pass_index(p, ZB_PASS_F, 0, 0);
         lo /= m;
         for (int s = 0; s < lo; s++) {
+            if (in->step)
+                t = fmax(t, in->gathered[s]);
             t = t + p->stage[s].f;
             if (zb_profile_stage_rank(p, s) != zb_profile_stage_rank(p, s + 1))
                 t = t + p->comm;
         }
+        if (in->step)
+            t = fmax(t, in->gathered[lo]);
         in->start[r] = t;
-        in->off[r] = obj == ZB_OBJECTIVE_COST ? t : 0;
+        in->off[r] = in->step ? -least_reduce(in, r)
+                   : obj == ZB_OBJECTIVE_COST ? t : 0;
     }
 }
 
@@ -123,5 +170,7 @@ void ilp_inst_release(struct ilp_inst *in)
     free(in->start);
     free(in->first);
     free(in->off);
+    free(in->reduce);
+    free(in->gathered);
     in->dur = NULL;
 }

@@ -197,6 +197,64 @@ static void rank_rows(const struct ilp_model *md, struct rows *rw)
     free(coef);
 }
 
+/* The step (in->step): each stage's REDUCE_GRAD follows its last W,
+ * W(s, m-1), and a rank's reduces run one at a time in the order of those
+ * Ws. One stream with release times ends at the latest, over its jobs,
+ * of a job's release plus the work of it and of every job released
+ * after it, so for each of the rank's last Ws a:
+ *     C >= x_a + d_a + R_a + sum over the rank's other last Ws b of
+ *          R_b [a before b]
+ * which is exact for a fixed order; [a before b] is a constant or a
+ * pair's binary. */
+static void stream_rows(const struct ilp_model *md, struct rows *rw)
+{
+    const struct ilp_rel *rel = md->rel;
+    const struct ilp_inst *in = rel->in;
+    const struct zb_profile *p = in->p;
+    int *last = zb_xmalloc((size_t)p->vpp * 2 * sizeof(int));
+    int *col = last + p->vpp;
+    double *coef = zb_xmalloc((size_t)p->vpp * sizeof(double));
+
+    for (int r = 0; r < p->pp; r++) {
+        const int nr = in->rank_n[r];
+        for (int c = 0; c < p->vpp; c++)
+            last[c] = (int)zb_pass_index(p, ZB_PASS_W,
+                                         zb_profile_rank_stage(p, r, c),
+                                         in->m - 1);
+        for (int c = 0; c < p->vpp; c++) {
+            int a = last[c], sa = a / in->m % in->S;
+            double rhs = in->dur[a] + in->reduce[sa];
+            const int *row = rel->pair[r] + (size_t)in->slot[a] * nr;
+            int k = 0;
+            for (int e = 0; e < p->vpp; e++) {
+                int b = last[e], v;
+                double rb = in->reduce[b / in->m % in->S], cy, c0;
+                if (e == c)
+                    continue;
+                v = row[in->slot[b]];
+                if (v == ILP_BEFORE) {
+                    rhs += rb;
+                    continue;
+                }
+                if (v == ILP_AFTER)
+                    continue;
+                /* [a before b] = 1 - [b before a] */
+                before_term(rel, v, b, &cy, &c0);
+                col[k] = md->col_y + v;
+                coef[k++] = rb * cy;
+                rhs += rb * (1 - c0);
+            }
+            row_begin(rw, GLP_LO, rhs, "step");
+            row_add(rw, md->col_c, 1);
+            row_add(rw, a + 1, -1);
+            for (int i = 0; i < k; i++)
+                row_add(rw, col[i], coef[i]);
+        }
+    }
+    free(last);
+    free(coef);
+}
+
 static void name_columns(const struct ilp_model *md)
 {
     const struct ilp_rel *rel = md->rel;
@@ -234,7 +292,13 @@ struct ilp_model *ilp_model_build(const struct ilp_rel *rel, bool names)
     glp_set_obj_dir(md->P, GLP_MIN);
     glp_add_cols(md->P, ncols);
     for (int a = 0; a < in->n; a++) {
-        double lo = rel->lb[a], hi = fmax(rel->lb[a], rel->ub[a]);
+        /* A ZeRO-3 stage's first pass waits for its gather (in->gathered:
+         * the earliest that can end; the prefetch rule may end it later,
+         * so the model is a relaxation there, docs/ilp.md). */
+        double lo = in->step && a < in->S * in->m && a % in->m == 0
+                        ? fmax(rel->lb[a], in->gathered[a / in->m])
+                        : rel->lb[a];
+        double hi = fmax(lo, rel->ub[a]);
         glp_set_col_bnds(md->P, a + 1, hi > lo ? GLP_DB : GLP_FX, lo, hi);
     }
     glp_set_col_bnds(md->P, md->col_c,
@@ -247,6 +311,8 @@ struct ilp_model *ilp_model_build(const struct ilp_rel *rel, bool names)
     arc_rows(rel, &rw);
     pair_rows(md, &rw);
     rank_rows(md, &rw);
+    if (in->step)
+        stream_rows(md, &rw);
     glp_add_rows(md->P, rw.nrows);
     for (int i = 0; i < rw.nrows; i++) {
         glp_set_row_bnds(md->P, i + 1, rw.type[i], rw.bnd[i], rw.bnd[i]);

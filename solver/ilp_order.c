@@ -6,6 +6,7 @@
 #include "zbsched/pass.h"
 #include "zbsched/sim.h"
 #include "zbsched/xalloc.h"
+#include "zbsched/zero.h"
 
 static const enum zb_op_kind pass_op[ZB_PASS_COUNT] = {
     [ZB_PASS_F] = ZB_OP_F, [ZB_PASS_B] = ZB_OP_B, [ZB_PASS_W] = ZB_OP_W,
@@ -58,21 +59,28 @@ int ilp_order_eval(const struct ilp_inst *in, const struct ilp_order *o,
 
     zb_schedule_init(&s, "ilp", in->p);
     ilp_order_to_schedule(o, in, &s);
-    if ((rc = zb_sim_run(&s, NULL)) == 0) {
+    /* The step: the collectives placed as every schedule gets them
+     * (zero.h; a ZeRO-3 gather may delay passes, so the times too). */
+    if ((rc = zb_sim_run(&s, NULL)) == 0 &&
+        (!in->step || (rc = zb_zero_place(&s, NULL)) == 0)) {
         ev->cost = s.predicted.cost;
         ev->makespan = s.predicted.makespan;
-        ev->obj = in->objective == ZB_OBJECTIVE_COST ? ev->cost
+        ev->obj = in->step ? s.predicted.step_time
+                : in->objective == ZB_OBJECTIVE_COST ? ev->cost
                                                      : ev->makespan;
         if (!s.predicted.fits_memory)
             rc = ZB_ENOMEM_LIMIT;
         ev->ends = 0;
         for (int r = 0; r < in->p->pp; r++)
             for (int i = 0; i < s.ranks[r].n; i++)
-                ev->ends += s.ranks[r].ops[i].end;
+                if (zb_op_is_compute(s.ranks[r].ops[i].kind))
+                    ev->ends += s.ranks[r].ops[i].end;
 
         for (int r = 0; ev->t && r < in->p->pp; r++)
             for (int i = 0; i < s.ranks[r].n; i++) {
                 const struct zb_op *op = &s.ranks[r].ops[i];
+                if (!zb_op_is_compute(op->kind))
+                    continue;
                 ev->t[zb_pass_index(in->p, zb_pass_of(op->kind), op->stage,
                                     op->mb)] = op->start;
             }

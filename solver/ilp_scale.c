@@ -25,6 +25,13 @@ double ilp_scale_profile(const struct zb_profile *p, struct zb_profile *out)
         out->stage[s].w /= unit;
     }
     out->comm /= unit;
+    /* Collective times (dp.h) in the same unit: latency and given times
+     * are times, bandwidth is bytes per time. */
+    out->dp.latency /= unit;
+    out->dp.bandwidth *= unit;
+    out->dp.all_reduce /= unit;
+    out->dp.reduce_scatter /= unit;
+    out->dp.all_gather /= unit;
     if (p->m_b > 0) {
         out->m_b = 1;
         out->m_w = p->m_w / p->m_b;

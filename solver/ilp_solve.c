@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include "ilp_search.h"
 #include "zbsched/bound.h"
+#include "zbsched/dp.h"
 
 double zb_ilp_min_limit(const struct zb_profile *p, int r)
 {
@@ -66,6 +67,8 @@ static void warm_start(const struct ilp_inst *in,
 
 static double closed_bound(const struct zb_profile *p, enum zb_objective obj)
 {
+    if (zb_dp_active(p))
+        return zb_bound_step(p);
     return obj == ZB_OBJECTIVE_COST ? zb_bound_cost(p)
                                     : zb_bound_makespan(p);
 }

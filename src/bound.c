@@ -144,6 +144,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include "zbsched/bound.h"
+#include "zbsched/dp.h"
+#include "zbsched/op.h"
 
 /* Comm on the cross-rank edges between consecutive stages in [a, b]. */
 static double path_comm(const struct zb_profile *p, int a, int b)
@@ -631,4 +633,34 @@ double zb_bound_cost(const struct zb_profile *p)
 double zb_bound_makespan(const struct zb_profile *p)
 {
     return bound(p, true);
+}
+
+/* The step (docs/zero.md) begins at 0 with the first pass or, for ZeRO-3,
+ * with the gather that rank 0's first pass waits for, and every pass
+ * comes after that pass: `lead` shifts the whole compute. On each rank
+ * the last compute op is a W (or BW): any F or B is followed on its rank
+ * by its own B or W. So the rank's last REDUCE_GRAD starts at or after
+ * its compute ends, and takes at least the least of its stages' times. */
+double zb_bound_step(const struct zb_profile *p)
+{
+    double *span, lb = 0, lead;
+
+    if (!zb_dp_active(p))
+        return zb_bound_makespan(p);
+    span = malloc(2 * (size_t)p->pp * sizeof *span);
+    if (!span || rank_bounds(p, span, span + p->pp) != 0) {
+        free(span);
+        return 0;
+    }
+    lead = p->dp.zero >= 3 ? zb_dp_op_time(p, ZB_OP_UNSHARD, 0) : 0;
+    for (int r = 0; r < p->pp; r++) {
+        double reduce = INFINITY;
+        for (int c = 0; c < p->vpp; c++)
+            reduce = fmin(reduce,
+                          zb_dp_op_time(p, ZB_OP_REDUCE_GRAD,
+                                        zb_profile_rank_stage(p, r, c)));
+        lb = fmax(lb, lead + span[r] + span[p->pp + r] + reduce);
+    }
+    free(span);
+    return lb;
 }

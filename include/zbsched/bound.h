@@ -14,4 +14,10 @@ double zb_bound_cost(const struct zb_profile *p);
  * time plus the earliest its first pass can start. */
 double zb_bound_makespan(const struct zb_profile *p);
 
+/* Lower bound on the step with data parallelism (dp >= 2; zero.h's
+ * step_time): the makespan bound per rank, plus the gather ZeRO-3 waits
+ * for at the start and the rank's shortest REDUCE_GRAD after its last W.
+ * Without data parallelism, the makespan bound. */
+double zb_bound_step(const struct zb_profile *p);
+
 #endif

@@ -37,6 +37,17 @@ expect_status 0 "eval with collectives"
 expect_out "step_time "
 expect_out "total_memory"
 
+# ilp minimises the step: zb's order meets zb_bound_step() here (the cost
+# objective's optimum, cost 48, ends its step at 56.12), and the summary
+# line, the solver block and step_time say the same number.
+run "$ZBSCHED" generate $dp --zero 1 --vpp 2 --placement v --schedule ilp \
+    --time-limit 5 -o "$TMP/ilp.json"
+expect_status 0 "ilp with dp"
+expect_err "ilp: optimal, step 54.06, bound 54.06,"
+grep -q '"objective": 54.06, "bound": 54.06,' "$TMP/ilp.json" ||
+    fail "ilp's solver block is not the step"
+grep -q '"step_time": 54.06,' "$TMP/ilp.json" || fail "ilp's step_time"
+
 # A stage whose gather is gone: the validator names the pass.
 sed '/"op": "UNSHARD", "stage": 0,/d' "$TMP/v.json" >"$TMP/gatherless.json"
 run "$ZBSCHED" validate "$TMP/gatherless.json"
