@@ -146,17 +146,20 @@
  * v) of them, so some B(s, x), x = ceil(nB / v) - 1, ended before it:
  * F(lo, x) went up and came back down to s first (trip, as in section
  * 4), and then F(hi, m-1) makes its own round trip to B(lo, m-1) (X3).
- * F(lo, x) starts after x F's of lo, after the B and W work that frees
- * memory for x + 1 F's (at least the memory needed times the least time
- * per unit a B, or a B with its W, frees) and, if x + 1 > k, after the
- * head window with its idle. Few B's before the last F leave the tail
- * window to the W's, whose count memory also caps (section 1's tail with
- * this pair's fill); many B's chain two round trips. So r's span is at
+ * F(lo, x) starts no earlier than start(x), the same argument one level
+ * down: memory for x + 1 F's needs some pair (nb, nw) of earlier
+ * microbatches ended, so F(lo, x) starts after x F's of lo, those B's
+ * and W's and, if x + 1 > k, the head window with its idle; and after
+ * F(lo, ceil(nb / v) - 1) started (start() of it) and came back. Few
+ * B's before the last F leave the tail window to the W's, whose count
+ * memory also caps (section 1's tail with this pair's fill); many B's
+ * chain round trips. So r's span is at
  * least the least over pairs of max(busy + idle with the pair's tail,
  * X2 + W_lo, X3 + W_lo), and section 7's turn takes max(X1, X2, X3)
  * with X1's idle also the pair's. On a loop pipeline at 1F1B's memory
- * (bench_quality's instance 1 at p 4, m 9) it meets zb's cost, 1.8 %
- * above sections 1-7, a gap the ILP does not close in 80 s. */
+ * it proves zb optimal on bench_quality's instance 1 (p 6, m 14) and on
+ * its copy at p 4, m 9 (sections 1-7: 1.8 % below both; the ILP does
+ * not close either gap in 80-90 s). */
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -563,6 +566,107 @@ static double rank_idle(const struct zb_profile *p, int r,
     return idle_sum(p, &ip, tail);
 }
 
+/* Section 8's starts: start[x] bounds when F(lo, x) starts, from rank
+ * q's first pass. Memory for x + 1 F's needs nb B's and nw W's ended
+ * first (nb <= v x: they are of earlier microbatches), so F(lo, x)
+ * starts after x F's of lo, those B's and W's and, past k F's, the head
+ * idle (a(nb)); and after some B(s, ceil(nb / v) - 1) ended, whose F(lo)
+ * started no earlier than its own start[], then went up and came back
+ * (c(nb), nondecreasing in nb). start[x] >= min over nb of max(a, c). */
+struct starts {
+    const struct zb_profile *p;
+    const double *start;        /* start[] of earlier microbatches */
+    double need, base, trip;    /* memory to free; a without the B, W */
+    double b, w;                /* the rank's shortest B and W */
+};
+
+static double starts_a(const struct starts *st, long nb)
+{
+    long nw = ws_to_free(st->p, st->need, nb);
+
+    return nw < 0 ? INFINITY : st->base + nb * st->b + nw * st->w;
+}
+
+/* a with the W count real-valued: a convex lower bound on a, linear
+ * until the B's alone free enough. */
+static double starts_lin(const struct starts *st, long nb)
+{
+    const struct zb_profile *p = st->p;
+    double rest = fmax(0, st->need - nb * (p->m_b - p->m_w));
+
+    return st->base + nb * st->b + (p->m_w > 0 ? rest / p->m_w * st->w : 0);
+}
+
+static double starts_c(const struct starts *st, long nb)
+{
+    return st->start[(nb + st->p->vpp - 1) / st->p->vpp - 1] + st->trip;
+}
+
+/* The least over nb in [lo, hi] of max(a, c), or a lower bound on it:
+ * exact from where a's bound meets c (a bisection while a falls),
+ * until c alone reaches the best so far; a few steps at most, then the
+ * rest bounded by a's bound. */
+static double starts_min(const struct starts *st, long lo, long hi,
+                         long kink)
+{
+    const int steps = 16;
+    double best = INFINITY;
+    long nb = lo, l = lo, r = kink < hi ? kink : hi;
+
+    if (starts_lin(st, lo + 1) < starts_lin(st, lo)) {
+        while (l < r) {             /* first nb with lin <= c */
+            long mid = l + (r - l) / 2;
+            if (starts_lin(st, mid) <= starts_c(st, mid))
+                r = mid;
+            else
+                l = mid + 1;
+        }
+        if (l - 2 >= lo)            /* before it lin falls: f >= lin */
+            best = starts_lin(st, l - 2);
+        nb = l - 1 > lo ? l - 1 : lo;
+    }
+    for (int i = 0; nb <= hi && i < steps; nb++, i++) {
+        double c = starts_c(st, nb);
+        if (c >= best)
+            return best;            /* c only rises from here */
+        best = fmin(best, fmax(starts_a(st, nb), c));
+    }
+    if (nb <= hi) {                 /* the rest: lin is convex */
+        double lin = fmin(starts_lin(st, nb), starts_lin(st, hi));
+        if (kink > nb && kink < hi)
+            lin = fmin(lin, starts_lin(st, kink));
+        best = fmin(best, fmax(lin, starts_c(st, nb)));
+    }
+    return best;
+}
+
+/* start[x] for x = 0..m-1, each at least the one before plus F(lo):
+ * F(lo, x) follows F(lo, x - 1). */
+static void chain_starts(const struct zb_profile *p,
+                         const struct rank_shape *rs,
+                         const struct idle_parts *ip, double limit,
+                         double trip, double *start)
+{
+    const double f_lo = p->stage[rs->lo].f, frees = p->m_b - p->m_w;
+    struct starts st = { p, start, 0, 0, trip, rs->min_b, rs->min_w };
+
+    for (long x = 0; x < p->microbatches; x++) {
+        long lo, hi = p->vpp * x, kink;
+        double best = x * f_lo;
+
+        st.need = (x + 1) * p->m_b - limit;
+        st.base = x * f_lo + (x + 1 > ip->k ? ip->head : 0);
+        lo = (long)ceil(st.need / p->m_b - 1e-9);
+        lo = lo > 1 ? lo : 1;
+        /* From kink + 1 B's on no W is needed: a rises by B, and c
+         * never falls. */
+        kink = frees > 0 ? (long)floor(st.need / frees + 1e-9) : hi;
+        if (st.need > 0 && lo <= hi)
+            best = starts_min(&st, lo, kink + 1 < hi ? kink + 1 : hi, kink);
+        start[x] = x > 0 ? fmax(best, start[x - 1] + f_lo) : best;
+    }
+}
+
 /* Sections 7 and 8 for rank q, over the memory-feasible pairs (nB B's,
  * nW W's ended before q's last F; nW the fewest for nB). From q's first
  * pass, the end of B(lo_q, m-1) is at least
@@ -577,14 +681,14 @@ static double rank_idle(const struct zb_profile *p, int r,
  * of q's stages and count at the least mean of such a suffix. */
 static void memory_pairs(const struct zb_profile *p, int q,
                          const struct rank_shape *rs, double pre_idle,
-                         const double *sf, const double *sb, double *turn,
-                         double *own)
+                         const double *sf, const double *sb, double *start,
+                         double *turn, double *own)
 {
     const int v = p->vpp;
     const long total = (long)p->microbatches * v;
     const double m = p->microbatches, limit = p->mem_limit[q];
-    const double f_lo = p->stage[rs->lo].f, w_lo = p->stage[rs->lo].w;
-    double fs = 0, bs = 0, need, chain, trip = INFINITY, rate;
+    const double w_lo = p->stage[rs->lo].w;
+    double fs = 0, bs = 0, need, chain, trip = INFINITY;
     double b = INFINITY, suffix = 0;
     struct idle_parts ip;
 
@@ -600,14 +704,12 @@ static void memory_pairs(const struct zb_profile *p, int q,
             suffix += p->stage[s].b;
             b = fmin(b, suffix / n++);
         }
-    /* Per unit of memory: a B frees M_B - M_W, a B with its W M_B. */
-    rate = (rs->min_b + rs->min_w) / p->m_b;
-    if (p->m_b > p->m_w)
-        rate = fmin(rate, rs->min_b / (p->m_b - p->m_w));
     idle_parts(p, q, rs, &ip);
     /* F(hi_q, m-1) start up to the last stage and down to B(lo_q). */
     chain = sf[rs->hi] + sb[rs->lo];
     need = isfinite(limit) ? total * p->m_b - limit : 0;
+    if (need > 0)
+        chain_starts(p, rs, &ip, limit, trip, start);
     /* Below need / M_B B's even as many W's free too little. */
     for (long nb = need > 0 ? (long)(need / p->m_b) : 0; nb <= total - v;
          nb++) {
@@ -618,13 +720,9 @@ static void memory_pairs(const struct zb_profile *p, int q,
         double x1 = fs + bs + nw * rs->min_w + idle;
         double x2 = fs - p->stage[rs->hi].f + nb * b + nw * rs->min_w +
                     pre_idle + chain;
-        /* Some B(s, x) ended before the last F: F(lo, x) started after
-         * x F's of lo, the work that freed memory for x + 1 F's and,
-         * past k F's, the head window; then went up and back. */
-        double x3 = x < 0 ? 0
-                          : x * f_lo +
-                                fmax(0, (x + 1) * p->m_b - limit) * rate +
-                                (x + 1 > ip.k ? ip.head : 0) + trip + chain;
+        /* Some B(s, x) ended before the last F: F(lo, x) started no
+         * earlier than start[x], then went up and back. */
+        double x3 = x < 0 ? 0 : start[x] + trip + chain;
         *turn = fmin(*turn, fmax(x1, fmax(x2, x3)));
         *own = fmin(*own, fmax(rs->work + idle, fmax(x2, x3) + w_lo));
         if (nw == 0)
@@ -638,11 +736,11 @@ static int rank_bounds(const struct zb_profile *p, double *span,
                        double *start)
 {
     const int n = zb_profile_stages(p);
-    double *idle = malloc(((size_t)5 * p->pp + 3 * (size_t)n + 3) *
-                          sizeof *idle);
+    double *idle = malloc(((size_t)5 * p->pp + 3 * (size_t)n + 3 +
+                           (size_t)p->microbatches) * sizeof *idle);
     double *pre = idle + p->pp, *post = pre + p->pp, *turn = post + p->pp;
     double *own = turn + p->pp, *sf = own + p->pp, *sb = sf + n + 1;
-    double *tail = sb + n + 1;
+    double *tail = sb + n + 1, *f_start = tail + n + 1;
     long total = (long)p->microbatches * p->vpp;
     struct rank_shape rs;
 
@@ -666,7 +764,8 @@ static int rank_bounds(const struct zb_profile *p, double *span,
         }
         own[r] = turn[r] = INFINITY;
         if (isfinite(idle[r]))
-            memory_pairs(p, r, &rs, pre[r], sf, sb, &turn[r], &own[r]);
+            memory_pairs(p, r, &rs, pre[r], sf, sb, f_start, &turn[r],
+                         &own[r]);
         if (isfinite(limit) && isfinite(idle[r]))
             pre[r] += forced_done(p, limit, rs.min_b, rs.min_w, total,
                                   p->vpp);
