@@ -678,7 +678,8 @@ static void chain_starts(const struct zb_profile *p,
  * max(busy + idle with the pair's tail, X2 + W_lo, X3 + W_lo), a bound
  * on q's own span. Each W counts at q's shortest; the B's, as B(s, i)
  * follows B(s', i) on q's stages s' above s, form columns on suffixes
- * of q's stages and count at the least mean of such a suffix. */
+ * of q's stages and count at the least mean of such a suffix. start:
+ * room for m values (chain_starts). */
 static void memory_pairs(const struct zb_profile *p, int q,
                          const struct rank_shape *rs, double pre_idle,
                          const double *sf, const double *sb, double *start,
