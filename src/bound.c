@@ -609,7 +609,7 @@ static double starts_c(const struct starts *st, long nb)
 static double starts_min(const struct starts *st, long lo, long hi,
                          long kink)
 {
-    const int steps = 16;
+    const int steps = 2;
     double best = INFINITY;
     long nb = lo, l = lo, r = kink < hi ? kink : hi;
 
