@@ -578,6 +578,7 @@ struct starts {
     const double *start;        /* start[] of earlier microbatches */
     double need, base, trip;    /* memory to free; a without the B, W */
     double b, w;                /* the rank's shortest B and W */
+    bool falls;                 /* a W costs more than the B's it spares */
 };
 
 static double starts_a(const struct starts *st, long nb)
@@ -613,7 +614,7 @@ static double starts_min(const struct starts *st, long lo, long hi,
     double best = INFINITY;
     long nb = lo, l = lo, r = kink < hi ? kink : hi;
 
-    if (starts_lin(st, lo + 1) < starts_lin(st, lo)) {
+    if (st->falls) {
         while (l < r) {             /* first nb with lin <= c */
             long mid = l + (r - l) / 2;
             if (starts_lin(st, mid) <= starts_c(st, mid))
@@ -648,7 +649,8 @@ static void chain_starts(const struct zb_profile *p,
                          double trip, double *start)
 {
     const double f_lo = p->stage[rs->lo].f, frees = p->m_b - p->m_w;
-    struct starts st = { p, start, 0, 0, trip, rs->min_b, rs->min_w };
+    struct starts st = { p, start, 0, 0, trip, rs->min_b, rs->min_w,
+                         p->m_w > 0 && rs->min_b * p->m_w < rs->min_w * frees };
 
     for (long x = 0; x < p->microbatches; x++) {
         long lo, hi = p->vpp * x, kink;
