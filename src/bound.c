@@ -139,7 +139,27 @@
  * pairs of max(X1, X2); then B(lo_q, m-1) goes on down to lo and W(lo,
  * m-1) ends r's span. In V placement at 1F1B's memory a middle rank
  * must free memory before its last forwards, and the B's that do it sit
- * on the turn of every rank below. */
+ * on the turn of every rank below.
+ *
+ * 8. Memory tail: the same pairs against the tail window and the round
+ * trips. With nB B's ended before the last F, some chunk has ceil(nB /
+ * v) of them, so some B(s, x), x = ceil(nB / v) - 1, ended before it:
+ * F(lo, x) went up and came back down to s first (trip, as in section
+ * 4), and then F(hi, m-1) makes its own round trip to B(lo, m-1) (X3).
+ * F(lo, x) starts no earlier than start(x), the same argument one level
+ * down: memory for x + 1 F's needs some pair (nb, nw) of earlier
+ * microbatches ended, so F(lo, x) starts after x F's of lo, those B's
+ * and W's and, if x + 1 > k, the head window with its idle; and after
+ * F(lo, ceil(nb / v) - 1) started (start() of it) and came back. Few
+ * B's before the last F leave the tail window to the W's, whose count
+ * memory also caps (section 1's tail with this pair's fill); many B's
+ * chain round trips. So r's span is at
+ * least the least over pairs of max(busy + idle with the pair's tail,
+ * X2 + W_lo, X3 + W_lo), and section 7's turn takes max(X1, X2, X3)
+ * with X1's idle also the pair's. On a loop pipeline at 1F1B's memory
+ * it proves zb optimal on bench_quality's instance 1 (p 6, m 14) and on
+ * its copy at p 4, m 9 (sections 1-7: 1.8 % below both; the ILP does
+ * not close either gap in 80-90 s). */
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -422,52 +442,6 @@ static double backward_turn(const struct zb_profile *p,
     return best;
 }
 
-/* Section 7 for rank q: the least over memory-feasible (nB, nW) of
- * max(X1, X2), from q's first pass to the end of B(lo_q, m-1). sb: as
- * in forward_turn; pre_idle: q's idle before its last F; idle: all of
- * q's section-1 idle. */
-static double memory_turn(const struct zb_profile *p, int q,
-                          const struct rank_shape *rs, double pre_idle,
-                          double idle, const double *sf, const double *sb)
-{
-    const long total = (long)p->microbatches * p->vpp;
-    const double m = p->microbatches, limit = p->mem_limit[q];
-    double fs = 0, bs = 0, best = INFINITY, need, chain;
-    double b = INFINITY, suffix = 0;
-
-    for (int c = 0; c < p->vpp; c++) {
-        const struct zb_stage_times *t =
-            &p->stage[zb_profile_rank_stage(p, q, c)];
-        fs += m * t->f;
-        bs += m * t->b;
-    }
-    /* A B of q's stage runs after the same microbatch's B of q's stages
-     * above it: nB B's form columns, each on a suffix of q's stages,
-     * so they take at least nB times the least suffix mean. */
-    for (int s = rs->hi, n = 1; s >= rs->lo; s--)
-        if (zb_profile_stage_rank(p, s) == q) {
-            suffix += p->stage[s].b;
-            b = fmin(b, suffix / n++);
-        }
-    /* F(hi_q, m-1) start up to the last stage and down to B(lo_q). */
-    chain = sf[rs->hi] + sb[rs->lo];
-    need = isfinite(limit) ? total * p->m_b - limit : 0;
-    /* Below need / M_B B's even as many W's free too little. */
-    for (long nb = need > 0 ? (long)(need / p->m_b) : 0;
-         nb <= total - p->vpp; nb++) {
-        long nw = ws_to_free(p, need, nb);
-        if (nw < 0)
-            continue;
-        double x1 = fs + bs + nw * rs->min_w + idle;
-        double x2 = fs - p->stage[rs->hi].f + nb * b +
-                    nw * rs->min_w + pre_idle + chain;
-        best = fmin(best, fmax(x1, x2));
-        if (nw == 0)
-            break;          /* more B's only delay the last F */
-    }
-    return best;
-}
-
 /* Section 7 for rank r: fwd(lo -> lo_q), q's memory turn, then
  * B(lo_q, m-1) down to B(lo, m-1) and W(lo, m-1), at best over ranks q
  * with lo_q >= lo (fwd and bwd are differences of sf and sb). */
@@ -519,39 +493,246 @@ static double back_idle(const struct zb_profile *p, int r,
     return fmax(0, len - fill);
 }
 
-/* Forced idle of rank r within [t0, end of B(lo, m-1)] (section 1);
- * INFINITY when no order keeps r within its limit. */
-static double rank_idle(const struct zb_profile *p, int r,
-                        const struct rank_shape *rs, double *pre)
+/* The pieces of rank r's section-1 idle: head idle, chunk gap, the tail
+ * window before it is filled, back idle; k = F's that fit before a B. */
+struct idle_parts {
+    double k, head, gap, window, back;
+};
+
+static void idle_parts(const struct zb_profile *p, int r,
+                       const struct rank_shape *rs, struct idle_parts *ip)
 {
     const int last = zb_profile_stages(p) - 1;
     long total = (long)p->microbatches * p->vpp;
-    double limit = p->mem_limit[r], k, h, head, gap, tail, fill, forced;
+    double limit = p->mem_limit[r], h;
 
-    k = isfinite(limit) ? floor(limit / p->m_b + 1e-9) : (double)total;
-    k = fmin(k, (double)total);
+    ip->k = isfinite(limit) ? floor(limit / p->m_b + 1e-9) : (double)total;
+    ip->k = fmin(ip->k, (double)total);
 
     /* F(lo, i) start to B(hi + 1, i) end, then comm to hi: every F
      * from lo up and every B above hi. */
     h = sum_f(p, rs->lo, last) + path_comm(p, rs->lo, last) +
         sum_b(p, rs->hi + 1, last) + path_comm(p, rs->hi, last);
-    head = fmax(0, h - head_fill(p, r, rs, k, h, &gap));
+    ip->head = fmax(0, h - head_fill(p, r, rs, ip->k, h, &ip->gap));
 
     /* F(hi, m-1) end to B(hi, m-1) start: the stages above hi and back. */
-    tail = sum_f(p, rs->hi + 1, last) + sum_b(p, rs->hi + 1, last) +
-           2 * path_comm(p, rs->hi, last);
+    ip->window = sum_f(p, rs->hi + 1, last) + sum_b(p, rs->hi + 1, last) +
+                 2 * path_comm(p, rs->hi, last);
+    ip->back = back_idle(p, r, rs);
+}
+
+/* Section 1's sum of the pieces with the tail idle given: the head and
+ * tail windows are disjoint when r has more F's than fit before a B. */
+static double idle_sum(const struct zb_profile *p,
+                       const struct idle_parts *ip, double tail)
+{
+    long total = (long)p->microbatches * p->vpp;
+
+    return (total > ip->k ? ip->head + tail : fmax(ip->head, ip->gap + tail)) +
+           ip->back;
+}
+
+/* Section-1 idle when nb B's and nw W's end before r's last F: the
+ * tail window holds at most the other mv - v - nb B's and mv - v - nw
+ * W's. */
+static double idle_with(const struct zb_profile *p,
+                        const struct rank_shape *rs,
+                        const struct idle_parts *ip, long nb, long nw)
+{
+    long rest = (long)p->microbatches * p->vpp - p->vpp;
+
+    return idle_sum(p, ip, fmax(0, ip->window - (rest - nb) * rs->max_b -
+                                       (rest - nw) * rs->max_w));
+}
+
+/* Forced idle of rank r within [t0, end of B(lo, m-1)] (section 1);
+ * INFINITY when no order keeps r within its limit. */
+static double rank_idle(const struct zb_profile *p, int r,
+                        const struct rank_shape *rs, double *pre)
+{
+    long total = (long)p->microbatches * p->vpp;
+    double limit = p->mem_limit[r], forced, tail;
+    struct idle_parts ip;
+
+    idle_parts(p, r, rs, &ip);
     forced = isfinite(limit) ? forced_done(p, limit, rs->max_b, rs->max_w,
                                            total, p->vpp)
                              : 0;
     if (!isfinite(forced))
         return INFINITY;    /* no order keeps this rank within its limit */
-    fill = (double)(total - p->vpp) * (rs->max_b + rs->max_w) - forced;
-    tail = fmax(0, tail - fill);
+    tail = fmax(0, ip.window - ((double)(total - p->vpp) *
+                                    (rs->max_b + rs->max_w) - forced));
 
     /* Idle before r's last F starts (section 5). */
-    *pre = total > k ? head : gap;
-    return (total > k ? head + tail : fmax(head, gap + tail)) +
-           back_idle(p, r, rs);
+    *pre = total > ip.k ? ip.head : ip.gap;
+    return idle_sum(p, &ip, tail);
+}
+
+/* Section 8's starts: start[x] bounds when F(lo, x) starts, from rank
+ * q's first pass. Memory for x + 1 F's needs nb B's and nw W's ended
+ * first (nb <= v x: they are of earlier microbatches), so F(lo, x)
+ * starts after x F's of lo, those B's and W's and, past k F's, the head
+ * idle (a(nb)); and after some B(s, ceil(nb / v) - 1) ended, whose F(lo)
+ * started no earlier than its own start[], then went up and came back
+ * (c(nb), nondecreasing in nb). start[x] >= min over nb of max(a, c). */
+struct starts {
+    const struct zb_profile *p;
+    const double *start;        /* start[] of earlier microbatches */
+    double need, base, trip;    /* memory to free; a without the B, W */
+    double b, w;                /* the rank's shortest B and W */
+    bool falls;                 /* a W costs more than the B's it spares */
+};
+
+static double starts_a(const struct starts *st, long nb)
+{
+    long nw = ws_to_free(st->p, st->need, nb);
+
+    return nw < 0 ? INFINITY : st->base + nb * st->b + nw * st->w;
+}
+
+/* a with the W count real-valued: a convex lower bound on a, linear
+ * until the B's alone free enough. */
+static double starts_lin(const struct starts *st, long nb)
+{
+    const struct zb_profile *p = st->p;
+    double rest = fmax(0, st->need - nb * (p->m_b - p->m_w));
+
+    return st->base + nb * st->b + (p->m_w > 0 ? rest / p->m_w * st->w : 0);
+}
+
+static double starts_c(const struct starts *st, long nb)
+{
+    return st->start[(nb + st->p->vpp - 1) / st->p->vpp - 1] + st->trip;
+}
+
+/* The least over nb in [lo, hi] of max(a, c), or a lower bound on it:
+ * exact from where a's bound meets c (a bisection while a falls),
+ * until c alone reaches the best so far; a few steps at most, then the
+ * rest bounded by a's bound. */
+static double starts_min(const struct starts *st, long lo, long hi,
+                         long kink)
+{
+    const int steps = 2;
+    double best = INFINITY;
+    long nb = lo, l = lo, r = kink < hi ? kink : hi;
+
+    if (st->falls) {
+        while (l < r) {             /* first nb with lin <= c */
+            long mid = l + (r - l) / 2;
+            if (starts_lin(st, mid) <= starts_c(st, mid))
+                r = mid;
+            else
+                l = mid + 1;
+        }
+        if (l - 2 >= lo)            /* before it lin falls: f >= lin */
+            best = starts_lin(st, l - 2);
+        nb = l - 1 > lo ? l - 1 : lo;
+    }
+    for (int i = 0; nb <= hi && i < steps; nb++, i++) {
+        double c = starts_c(st, nb);
+        if (c >= best)
+            return best;            /* c only rises from here */
+        best = fmin(best, fmax(starts_a(st, nb), c));
+    }
+    if (nb <= hi) {                 /* the rest: lin is convex */
+        double lin = fmin(starts_lin(st, nb), starts_lin(st, hi));
+        if (kink > nb && kink < hi)
+            lin = fmin(lin, starts_lin(st, kink));
+        best = fmin(best, fmax(lin, starts_c(st, nb)));
+    }
+    return best;
+}
+
+/* start[x] for x = 0..m-1, each at least the one before plus F(lo):
+ * F(lo, x) follows F(lo, x - 1). */
+static void chain_starts(const struct zb_profile *p,
+                         const struct rank_shape *rs,
+                         const struct idle_parts *ip, double limit,
+                         double trip, double *start)
+{
+    const double f_lo = p->stage[rs->lo].f, frees = p->m_b - p->m_w;
+    struct starts st = { p, start, 0, 0, trip, rs->min_b, rs->min_w,
+                         p->m_w > 0 && rs->min_b * p->m_w < rs->min_w * frees };
+
+    for (long x = 0; x < p->microbatches; x++) {
+        long lo, hi = p->vpp * x, kink;
+        double best = x * f_lo;
+
+        st.need = (x + 1) * p->m_b - limit;
+        st.base = x * f_lo + (x + 1 > ip->k ? ip->head : 0);
+        lo = (long)ceil(st.need / p->m_b - 1e-9);
+        lo = lo > 1 ? lo : 1;
+        /* From kink + 1 B's on no W is needed: a rises by B, and c
+         * never falls. */
+        kink = frees > 0 ? (long)floor(st.need / frees + 1e-9) : hi;
+        if (st.need > 0 && lo <= hi)
+            best = starts_min(&st, lo, kink + 1 < hi ? kink + 1 : hi, kink);
+        start[x] = x > 0 ? fmax(best, start[x - 1] + f_lo) : best;
+    }
+}
+
+/* Sections 7 and 8 for rank q, over the memory-feasible pairs (nB B's,
+ * nW W's ended before q's last F; nW the fewest for nB). From q's first
+ * pass, the end of B(lo_q, m-1) is at least
+ *   X1 = m sum (F + B) + nW W + q's section-1 idle with this pair's tail,
+ *   X2 = m sum F - F_hi + nB B + nW W + pre_idle + the last F's round
+ *        trip (section 7),
+ *   X3 = start(x) + trip + the last F's round trip (section 8);
+ * *turn gets the least over pairs of max(X1, X2, X3), *own the least of
+ * max(busy + idle with the pair's tail, X2 + W_lo, X3 + W_lo), a bound
+ * on q's own span. Each W counts at q's shortest; the B's, as B(s, i)
+ * follows B(s', i) on q's stages s' above s, form columns on suffixes
+ * of q's stages and count at the least mean of such a suffix. start:
+ * room for m values (chain_starts). */
+static void memory_pairs(const struct zb_profile *p, int q,
+                         const struct rank_shape *rs, double pre_idle,
+                         const double *sf, const double *sb, double *start,
+                         double *turn, double *own)
+{
+    const int v = p->vpp;
+    const long total = (long)p->microbatches * v;
+    const double m = p->microbatches, limit = p->mem_limit[q];
+    const double w_lo = p->stage[rs->lo].w;
+    double fs = 0, bs = 0, need, chain, trip = INFINITY;
+    double b = INFINITY, suffix = 0;
+    struct idle_parts ip;
+
+    *turn = *own = INFINITY;
+    for (int c = 0; c < v; c++) {
+        int s = zb_profile_rank_stage(p, q, c);
+        fs += m * p->stage[s].f;
+        bs += m * p->stage[s].b;
+        trip = fmin(trip, sf[rs->lo] + sb[s]);
+    }
+    for (int s = rs->hi, n = 1; s >= rs->lo; s--)
+        if (zb_profile_stage_rank(p, s) == q) {
+            suffix += p->stage[s].b;
+            b = fmin(b, suffix / n++);
+        }
+    idle_parts(p, q, rs, &ip);
+    /* F(hi_q, m-1) start up to the last stage and down to B(lo_q). */
+    chain = sf[rs->hi] + sb[rs->lo];
+    need = isfinite(limit) ? total * p->m_b - limit : 0;
+    if (need > 0)
+        chain_starts(p, rs, &ip, limit, trip, start);
+    /* Below need / M_B B's even as many W's free too little. */
+    for (long nb = need > 0 ? (long)(need / p->m_b) : 0; nb <= total - v;
+         nb++) {
+        long nw = ws_to_free(p, need, nb), x = (nb + v - 1) / v - 1;
+        if (nw < 0)
+            continue;
+        double idle = idle_with(p, rs, &ip, nb, nw);
+        double x1 = fs + bs + nw * rs->min_w + idle;
+        double x2 = fs - p->stage[rs->hi].f + nb * b + nw * rs->min_w +
+                    pre_idle + chain;
+        /* Some B(s, x) ended before the last F: F(lo, x) started no
+         * earlier than start[x], then went up and back. */
+        double x3 = x < 0 ? 0 : start[x] + trip + chain;
+        *turn = fmin(*turn, fmax(x1, fmax(x2, x3)));
+        *own = fmin(*own, fmax(rs->work + idle, fmax(x2, x3) + w_lo));
+        if (nw == 0)
+            break;          /* more B's only delay the last F */
+    }
 }
 
 /* Per-rank span bounds; start[r] gets the earliest start of r's first
@@ -560,10 +741,11 @@ static int rank_bounds(const struct zb_profile *p, double *span,
                        double *start)
 {
     const int n = zb_profile_stages(p);
-    double *idle = malloc(((size_t)4 * p->pp + 3 * (size_t)n + 3) *
-                          sizeof *idle);
+    double *idle = malloc(((size_t)5 * p->pp + 3 * (size_t)n + 3 +
+                           (size_t)p->microbatches) * sizeof *idle);
     double *pre = idle + p->pp, *post = pre + p->pp, *turn = post + p->pp;
-    double *sf = turn + p->pp, *sb = sf + n + 1, *tail = sb + n + 1;
+    double *own = turn + p->pp, *sf = own + p->pp, *sb = sf + n + 1;
+    double *tail = sb + n + 1, *f_start = tail + n + 1;
     long total = (long)p->microbatches * p->vpp;
     struct rank_shape rs;
 
@@ -585,9 +767,10 @@ static int rank_bounds(const struct zb_profile *p, double *span,
                 f = fmin(f, p->stage[zb_profile_rank_stage(p, r, c)].f);
             post[r] += fmax(0, (double)total - k) * f;
         }
-        turn[r] = isfinite(idle[r])
-                      ? memory_turn(p, r, &rs, pre[r], idle[r], sf, sb)
-                      : INFINITY;
+        own[r] = turn[r] = INFINITY;
+        if (isfinite(idle[r]))
+            memory_pairs(p, r, &rs, pre[r], sf, sb, f_start, &turn[r],
+                         &own[r]);
         if (isfinite(limit) && isfinite(idle[r]))
             pre[r] += forced_done(p, limit, rs.min_b, rs.min_w, total,
                                   p->vpp);
@@ -599,7 +782,7 @@ static int rank_bounds(const struct zb_profile *p, double *span,
         span[r] = isfinite(idle[r])
                       ? fmax(fmax(rs.work + idle[r],
                                   round_trip(p, &rs, idle)),
-                             fmax(fmax(memory_chain(p, r, &rs),
+                             fmax(fmax(fmax(memory_chain(p, r, &rs), own[r]),
                                        turn_from(p, &rs, sf, sb, tail)),
                                   fmax(forward_turn(p, &rs, pre, sf, sb),
                                        backward_turn(p, &rs, post, sf,

@@ -251,6 +251,57 @@ Test(bound, no_order_beats_the_lower_bound_at_low_limits)
     assert_never_beaten(fam, sizeof(fam) / sizeof(fam[0]), 13);
 }
 
+/* The memory tail (bound.c section 8): p 2, m 4, limit 2.25 microbatches,
+ * M_W 0.5, comm 0.2. Rank 0 must free 1.75 before its last F: with few
+ * B's done the W's left for the tail window cannot fill it, with all
+ * three B's done the second round trip waits for the third. Sections
+ * 1-7 give 10.9; the best of every order is 11.3, and section 8 meets
+ * it. */
+Test(bound, memory_tail_meets_the_best_order)
+{
+    struct shape sh = unit_shape(2, 4);
+    struct zb_profile p;
+    static struct seqs q;
+
+    sh.comm = 0.2;
+    sh.m_w = 0.5;
+    sh.limit = 2.25;
+    make_profile(&sh, &p);
+    p.stage[0] = (struct zb_stage_times){ 1, 0.5, 1 };
+    p.stage[1] = (struct zb_stage_times){ 1, 0.5, 0 };
+    all_orders(&q, 4, 1);
+    double lb = zb_bound_cost(&p), opt = best_cost(&p, &q);
+    cr_assert_float_eq(opt, 11.3, 1e-9, "best order %g", opt);
+    cr_assert_float_eq(lb, opt, 1e-9, "bound %g, best order %g", lb, opt);
+    zb_profile_release(&p);
+}
+
+/* Section 8's start(x), one level further: at a limit of one
+ * microbatch (M_W 0.25, so a B alone frees too little) each F of rank 0
+ * waits for an earlier microbatch's B and W, and that microbatch's F for
+ * one before it. With start(x) only charging the work and head idle the
+ * bound is 14.5; chaining the round trips gives 15. The best order is
+ * 16.5, so the bound stays below it. */
+Test(bound, memory_tail_chains_the_earlier_round_trips)
+{
+    struct shape sh = unit_shape(2, 3);
+    struct zb_profile p;
+    static struct seqs q;
+
+    sh.m_w = 0.25;
+    sh.limit = 1;
+    make_profile(&sh, &p);
+    p.stage[0] = (struct zb_stage_times){ 0.5, 0.5, 1.5 };
+    p.stage[1] = (struct zb_stage_times){ 1, 2, 1.5 };
+    all_orders(&q, 3, 1);
+    double lb = zb_bound_cost(&p), opt = best_cost(&p, &q);
+    cr_assert_float_eq(opt, 16.5, 1e-9, "best order %g", opt);
+    cr_assert_geq(lb, 15 - 1e-9, "bound %g", lb);
+    cr_assert_leq(lb, opt + 1e-9, "bound %g above the best order %g", lb,
+                  opt);
+    zb_profile_release(&p);
+}
+
 /* V placement at 1F1B's memory (2p chunk activations), m just above p:
  * the middle rank must run B's and W's before its last forwards, and
  * the memory turn (bound.c section 7) charges them to rank 0's span.
