@@ -70,10 +70,12 @@ static int link_ops(struct improve_state *st, const long *pass_op,
                                     x->mb);
             y = &st->op[pi];
             x->pred[x->npred] = (int)pi;
+            x->prank[x->npred] = y->rank;
             x->lag[x->npred++] = y->rank != x->rank ? p->comm : 0;
             if (y->nsucc == 2)
                 return zb_error_set(err, ZB_EILLEGAL, "stage %d mb %d: "
                                     "duplicate pass", y->stage, y->mb);
+            y->srank[y->nsucc] = x->rank;
             y->succ[y->nsucc++] = id;
         }
     }
@@ -103,9 +105,7 @@ static void alloc_state(struct improve_state *st, const struct zb_profile *p,
     st->start = zb_xcalloc((size_t)n + 1, sizeof(double));
     st->end = zb_xcalloc((size_t)n + 1, sizeof(double));
     st->pend = zb_xcalloc((size_t)n + 1, sizeof(int));
-    st->log_op = zb_xcalloc((size_t)n + 1, sizeof(int));
-    st->log_start = zb_xcalloc((size_t)n + 1, sizeof(double));
-    st->log_end = zb_xcalloc((size_t)n + 1, sizeof(double));
+    st->log = zb_xcalloc((size_t)n + 1, sizeof(*st->log));
     st->newmem = zb_xcalloc((size_t)n + 1, sizeof(double));
     st->span = zb_xcalloc((size_t)pp, sizeof(double));
     st->old_span = zb_xcalloc((size_t)pp, sizeof(double));
@@ -187,9 +187,7 @@ void improve_state_release(struct improve_state *st)
     free(st->start);
     free(st->end);
     free(st->pend);
-    free(st->log_op);
-    free(st->log_start);
-    free(st->log_end);
+    free(st->log);
     free(st->newmem);
     free(st->span);
     free(st->old_span);
@@ -203,24 +201,6 @@ void improve_state_release(struct improve_state *st)
 
 /* ---- re-timing ---------------------------------------------------------- */
 
-/* An op's time is final once its rank's pointer has passed it: the ops
- * before fr[] started before t0, the others were re-timed. */
-static inline bool is_final(const struct improve_state *st, int id)
-{
-    return st->pos[id] < st->ptr[st->op[id].rank];
-}
-
-/* pend[id] = 2 * (successors not re-timed yet) + (its end changed); only
- * ops re-timed in this evaluation (at or past fr[]) count. */
-static inline void consume(struct improve_state *st, int id, int *diff)
-{
-    if (st->pos[id] < st->fr[st->op[id].rank])
-        return;
-    st->pend[id] -= 2;
-    if (st->pend[id] == 1)
-        (*diff)--;
-}
-
 static inline void wake(struct improve_state *st, int r)
 {
     if (!st->queued[r]) {
@@ -229,21 +209,41 @@ static inline void wake(struct improve_state *st, int r)
     }
 }
 
-/* Re-time rank r's next ops while their inputs are final. True when the
- * change has died out (early only) and every moved rank's ptr has reached
- * its th[], so the loop can stop. */
+/* The op at position k of rank r, re-timed in this evaluation (at or past
+ * fr[r]), has met one more successor. */
+static inline void consume(struct improve_state *st, int id, int r, int k,
+                           int *diff)
+{
+    if (k >= st->fr[r] && (st->pend[id] -= 2) == 1)
+        (*diff)--;
+}
+
+/* Re-time rank r's next ops while their inputs are final (an op's time is
+ * final once its rank's pointer has passed it: the ops before fr[]
+ * started before t0, the others were re-timed). True when the change has
+ * died out (early only) and every moved rank's ptr has reached its th[],
+ * so the loop can stop.
+ *
+ * pend[id] = 2 * (successors not re-timed yet) + (its end changed), for
+ * the ops re-timed in this evaluation; *diff counts those with a changed
+ * end and a successor still to come. The search's hot loop: the inputs'
+ * ranks and positions are read once, from the op and pos[]. */
 static bool advance(struct improve_state *st, int r, bool early, int *diff)
 {
     const int *ord = st->order[r];
+    int k = st->ptr[r], len = st->len[r];
+    double prev = k > 0 ? st->end[ord[k - 1]] : 0;
 
-    while (st->ptr[r] < st->len[r]) {
-        int k = st->ptr[r], id = ord[k], n, left;
+    while (k < len) {
+        int id = ord[k], left, pk[2];
         const struct improve_op *x = &st->op[id];
-        double t = k > 0 ? st->end[ord[k - 1]] : 0, e;
+        double t = prev, e;
         bool changed;
+        struct improve_log *lg;
 
         for (int j = 0; j < x->npred; j++) {
-            if (!is_final(st, x->pred[j]))
+            pk[j] = st->pos[x->pred[j]];
+            if (pk[j] >= st->ptr[x->prank[j]])
                 return false;
             e = st->end[x->pred[j]] + x->lag[j];
             if (e > t)
@@ -251,25 +251,26 @@ static bool advance(struct improve_state *st, int r, bool early, int *diff)
         }
         e = t + x->dur;
         changed = e != st->end[id] || t != st->start[id];
-        n = st->log_n++;
-        st->log_op[n] = id;
-        st->log_start[n] = st->start[id];
-        st->log_end[n] = st->end[id];
+        lg = &st->log[st->log_n++];
+        lg->id = id;
+        lg->start = st->start[id];
+        lg->end = st->end[id];
         st->start[id] = t;
         st->end[id] = e;
-        st->ptr[r] = k + 1;
-        st->unmet -= k + 1 == st->th[r];
-        left = x->nsucc + (k + 1 < st->len[r]);
+        prev = e;
+        st->ptr[r] = ++k;
+        st->unmet -= k == st->th[r];
+        left = x->nsucc + (k < len);
         st->pend[id] = 2 * left + changed;
         *diff += changed && left;
-        if (k > 0)
-            consume(st, ord[k - 1], diff);
+        if (k > 1)
+            consume(st, ord[k - 2], r, k - 2, diff);
         for (int j = 0; j < x->npred; j++)
-            consume(st, x->pred[j], diff);
+            consume(st, x->pred[j], x->prank[j], pk[j], diff);
         if (early && *diff == 0 && st->unmet == 0)
             return true;
         for (int j = 0; j < x->nsucc; j++)
-            wake(st, st->op[x->succ[j]].rank);
+            wake(st, x->srank[j]);
     }
     return false;
 }
@@ -468,8 +469,8 @@ static int first_at(const struct improve_state *st, int r, double t0,
 static void restore_times(struct improve_state *st)
 {
     for (int i = 0; i < st->log_n; i++) {
-        st->start[st->log_op[i]] = st->log_start[i];
-        st->end[st->log_op[i]] = st->log_end[i];
+        st->start[st->log[i].id] = st->log[i].start;
+        st->end[st->log[i].id] = st->log[i].end;
     }
     st->log_n = 0;
 }

@@ -30,6 +30,14 @@ struct improve_op {
     int pred[2];            /* ops it waits for */
     double lag[2];          /* comm added on that edge (0 on one rank) */
     int succ[2];            /* ops that wait for it */
+    int prank[2], srank[2]; /* their ranks (the re-timing's hot loop
+                               reads these instead of their op) */
+};
+
+/* One entry of the undo log: an op and its times before the move. */
+struct improve_log {
+    int id;
+    double start, end;
 };
 
 struct improve_state {
@@ -54,8 +62,7 @@ struct improve_state {
     int unmet;              /* ranks whose ptr is still below th */
     bool *queued;
     int *stack, stack_n;    /* ranks that may advance */
-    int *log_op;            /* undo log: op and its old times */
-    double *log_start, *log_end;
+    struct improve_log *log;    /* undo log */
     int log_n;
     double *old_span;
     double old_cost, old_makespan;
