@@ -39,6 +39,25 @@ static inline void make_profile(const struct shape *sh, struct zb_profile *p)
         p->mem_limit[r] = sh->limit;
 }
 
+/* Data parallelism for tests: d 4 replicas of every stage, ZeRO `zero`,
+ * 1e9 parameters per stage (2-byte weights and gradients, 12-byte
+ * optimizer state), 1 GB per time unit and 0.01 per ring step, memory
+ * in GB: a ZeRO-0 REDUCE_GRAD takes 3.06. Needs p's pp and vpp set. */
+static inline void set_test_dp(struct zb_profile *p, int zero)
+{
+    const int n = p->pp * p->vpp;
+
+    p->dp = (struct zb_dp){ .degree = 4, .zero = zero, .bandwidth = 1e9,
+                            .latency = 0.01, .bytes_weight = 2,
+                            .bytes_grad = 2, .bytes_optim = 12,
+                            .unit_bytes = 1e9, .prefetch = 1,
+                            .all_reduce = NAN, .reduce_scatter = NAN,
+                            .all_gather = NAN };
+    p->dp.params = malloc((size_t)n * sizeof(double));
+    for (int s = 0; s < n; s++)
+        p->dp.params[s] = 1e9;
+}
+
 /* Ranges of random_profile(): pp in [pp_min, pp_min + pp_span), vpp in
  * [1, vpp_span], m in [1, mb_per_pp * pp + mb_extra], a common limit up to
  * limit_scale * pp * vpp (or none), and with rank_limits some ranks get

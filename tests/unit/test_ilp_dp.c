@@ -23,15 +23,7 @@ static void small_profile(struct zb_profile *p, int vpp, int zero)
                         1, 1.2, 0.8, 0.05, 1, 0.5, 8 };
 
     make_profile(&sh, p);
-    p->dp = (struct zb_dp){ .degree = 4, .zero = zero, .bandwidth = 1e9,
-                            .latency = 0.01, .bytes_weight = 2,
-                            .bytes_grad = 2, .bytes_optim = 12,
-                            .unit_bytes = 1e9, .prefetch = 1,
-                            .all_reduce = NAN, .reduce_scatter = NAN,
-                            .all_gather = NAN };
-    p->dp.params = malloc((size_t)(4 * vpp) * sizeof(double));
-    for (int s = 0; s < 4 * vpp; s++)
-        p->dp.params[s] = 1e9;
+    set_test_dp(p, zero);
 }
 
 static void run_ilp(const struct zb_profile *p, struct zb_schedule *s)

@@ -19,15 +19,7 @@ static void dp_profile(struct zb_profile *p, int pp, int vpp, int mb,
     sh.vpp = vpp;
     sh.placement = vpp == 2 ? ZB_PLACEMENT_V : ZB_PLACEMENT_LOOP;
     make_profile(&sh, p);
-    p->dp = (struct zb_dp){ .degree = 4, .zero = zero, .bandwidth = 1e9,
-                            .latency = 0.01, .bytes_weight = 2,
-                            .bytes_grad = 2, .bytes_optim = 12,
-                            .unit_bytes = 1e9, .prefetch = 1,
-                            .all_reduce = NAN, .reduce_scatter = NAN,
-                            .all_gather = NAN };
-    p->dp.params = malloc((size_t)(pp * vpp) * sizeof(double));
-    for (int s = 0; s < pp * vpp; s++)
-        p->dp.params[s] = 1e9;
+    set_test_dp(p, zero);
 }
 
 static int find(const struct zb_op_list *l, enum zb_op_kind k, int stage)
