@@ -91,6 +91,9 @@ const struct cli_opt cli_profile_opts[] = {
     { "bandwidth", 0, "BYTES/T", "collective link bandwidth (unlimited)" },
     { "latency", 0, "T", "collective latency per ring step (0)" },
     { "prefetch", 0, "N", "ZeRO-3: UNSHARD N passes ahead (1)" },
+    { "reduce", 0, "step|microbatch", "reduce the gradients once per stage "
+                                      "after its\nlast W (step), or after "
+                                      "every W (microbatch;\nzero >= 2)" },
     { NULL, 0, NULL, NULL },
 };
 

@@ -18,6 +18,7 @@ void zb_dp_draft_init(struct zb_dp_draft *d)
     d->bytes_weight = d->bytes_grad = d->bytes_optim = NAN;
     d->all_reduce = d->reduce_scatter = d->all_gather = NAN;
     d->params = NAN;
+    d->reduce = -1;
 }
 
 void zb_dp_draft_release(struct zb_dp_draft *d)
@@ -43,15 +44,41 @@ static const struct {
 
 bool zb_dp_is_flag(const char *name)
 {
+    if (!strcmp(name, "reduce"))
+        return true;
     for (size_t i = 0; i < NFLAGS; i++)
         if (!strcmp(name, flags[i].flag))
             return true;
     return false;
 }
 
+static const char *const reduce_names[] = {
+    [ZB_DP_REDUCE_STEP] = "step",
+    [ZB_DP_REDUCE_MICROBATCH] = "microbatch",
+};
+
+int zb_dp_reduce_parse(const char *s, const char *key, int *out,
+                       struct zb_error *err)
+{
+    for (int r = ZB_DP_REDUCE_STEP; r <= ZB_DP_REDUCE_MICROBATCH; r++)
+        if (!strcmp(s, reduce_names[r])) {
+            *out = r;
+            return 0;
+        }
+    return zb_error_set(err, ZB_EINVAL, "%s must be \"step\" or "
+                        "\"microbatch\", got '%s'", key, s);
+}
+
+const char *zb_dp_reduce_name(enum zb_dp_reduce r)
+{
+    return reduce_names[r];
+}
+
 int zb_dp_draft_set(struct zb_dp_draft *d, const char *name,
                     const char *value, struct zb_error *err)
 {
+    if (!strcmp(name, "reduce"))
+        return zb_dp_reduce_parse(value, "--reduce", &d->reduce, err);
     for (size_t i = 0; i < NFLAGS; i++) {
         char *end;
         double v;
@@ -143,6 +170,14 @@ int zb_dp_build(const struct zb_dp_draft *d, int nstages, struct zb_dp *out,
     if (dp.zero > 0 && dp.degree < 2)
         return zb_error_set(err, ZB_EINVAL, "zero %d needs dp >= 2, got dp "
                             "%d", dp.zero, dp.degree);
+    dp.reduce = d->reduce < 0 ? ZB_DP_REDUCE_STEP
+                              : (enum zb_dp_reduce)d->reduce;
+    /* Below ZeRO-2 every replica keeps the whole gradient until its one
+     * reduce: there is no shard to reduce a microbatch into. */
+    if (dp.reduce == ZB_DP_REDUCE_MICROBATCH && dp.zero < 2)
+        return zb_error_set(err, ZB_EINVAL, "reduce microbatch needs zero "
+                            ">= 2 (sharded gradients), got zero %d",
+                            dp.zero);
     if (d->params_list && d->n_params != nstages)
         return zb_error_set(err, ZB_EINVAL, "data_parallel.params has %d "
                             "entries, expected pp*vpp = %d", d->n_params,
@@ -187,6 +222,11 @@ bool zb_dp_active(const struct zb_profile *p)
     return p->dp.degree >= 2;
 }
 
+bool zb_dp_per_mb(const struct zb_profile *p)
+{
+    return zb_dp_active(p) && p->dp.reduce == ZB_DP_REDUCE_MICROBATCH;
+}
+
 /* ---- Collectives ------------------------------------------------------ */
 
 double zb_dp_ring_half(const struct zb_dp *dp, double bytes)
@@ -227,6 +267,16 @@ double zb_dp_op_time(const struct zb_profile *p, int kind, int stage)
     default:
         return 0;
     }
+}
+
+double zb_dp_reduce_time(const struct zb_profile *p, int stage, bool last)
+{
+    const struct zb_dp *dp = &p->dp;
+
+    if (!zb_dp_per_mb(p) || (last && dp->zero < 3))
+        return zb_dp_op_time(p, ZB_OP_REDUCE_GRAD, stage);
+    return given_or(dp->reduce_scatter,
+                    zb_dp_ring_half(dp, dp->params[stage] * dp->bytes_grad));
 }
 
 /* ---- Memory ------------------------------------------------------------ */

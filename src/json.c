@@ -254,6 +254,16 @@ DP_FIELD(p_dp_bw8, "data_parallel.bytes.weights", bytes_weight)
 DP_FIELD(p_dp_bg8, "data_parallel.bytes.grads", bytes_grad)
 DP_FIELD(p_dp_bo8, "data_parallel.bytes.optimizer", bytes_optim)
 
+static int p_dp_reduce(const cJSON *it, struct zb_profile_draft *d,
+                       struct zb_error *err)
+{
+    if (!cJSON_IsString(it))
+        return zb_error_set(err, ZB_EPARSE, "data_parallel.reduce must be "
+                            "a string");
+    return zb_dp_reduce_parse(it->valuestring, "data_parallel.reduce",
+                              &d->dp.reduce, err);
+}
+
 /* One number for every stage, or an array of pp*vpp. */
 static int p_dp_params(const cJSON *it, struct zb_profile_draft *d,
                        struct zb_error *err)
@@ -297,7 +307,8 @@ static int p_data_parallel(const cJSON *it, struct zb_profile_draft *d,
         { "latency", p_dp_lat }, { "bytes_per_unit", p_dp_unit },
         { "prefetch", p_dp_pre }, { "bytes", p_dp_bytes },
         { "all_reduce", p_dp_ar }, { "reduce_scatter", p_dp_rs },
-        { "all_gather", p_dp_ag }, { NULL, NULL },
+        { "all_gather", p_dp_ag }, { "reduce", p_dp_reduce },
+        { NULL, NULL },
     };
     return parse_object(it, "data_parallel", rules, d, err);
 }
@@ -350,11 +361,14 @@ static int parse_op(const cJSON *o, int r, int i, struct zb_op *op,
     if (op->kind == ZB_OP_STEP)
         return 0;
     if (zb_op_is_collective(op->kind)) {
-        /* A collective names a stage, not a microbatch. */
-        if (json_get_int(o, "stage", &op->stage) < 0)
+        /* A collective names a stage, and a microbatch only when it
+         * reduces one (reduce microbatch). */
+        if (json_get_int(o, "stage", &op->stage) < 0 ||
+            (cJSON_HasObjectItem(o, "mb") &&
+             json_get_int(o, "mb", &op->mb) < 0))
             return zb_error_set(err, ZB_EPARSE, "rank %d op %d (%s): "
-                                "\"stage\" must be an integer", r, i,
-                                kind->valuestring);
+                                "\"stage\" (and \"mb\" if given) must be "
+                                "integers", r, i, kind->valuestring);
     } else if (json_get_int(o, "stage", &op->stage) < 0 ||
                json_get_int(o, "mb", &op->mb) < 0)
         return zb_error_set(err, ZB_EPARSE,
@@ -562,6 +576,8 @@ static void add_dp(struct strbuf *sb, const struct zb_profile *p,
         sb_addf(sb, ", ");
         add_key_num(sb, "all_gather", dp->all_gather);
     }
+    if (dp->reduce != ZB_DP_REDUCE_STEP)     /* step: written as before */
+        sb_addf(sb, ", \"reduce\": \"%s\"", zb_dp_reduce_name(dp->reduce));
     sb_addf(sb, "}");
 }
 
@@ -692,7 +708,7 @@ static void add_op(struct strbuf *sb, const struct zb_schedule *s,
             sb_addf(sb, ", \"post_validation\": true");
     } else {
         sb_addf(sb, ", \"stage\": %d", op->stage);
-        if (!zb_op_is_collective(op->kind))
+        if (!zb_op_is_collective(op->kind) || op->mb >= 0)
             sb_addf(sb, ", \"mb\": %d", op->mb);
         if (op->kind == ZB_OP_FB)
             sb_addf(sb, ", \"b_stage\": %d, \"b_mb\": %d", op->b_stage,

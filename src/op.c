@@ -96,6 +96,9 @@ const char *zb_op_describe(const struct zb_op *op, char *buf, int size)
 {
     if (op->kind == ZB_OP_STEP)
         snprintf(buf, (size_t)size, "STEP");
+    else if (zb_op_is_collective(op->kind) && op->mb >= 0)
+        snprintf(buf, (size_t)size, "%s stage %d mb %d",
+                 zb_op_kind_name(op->kind), op->stage, op->mb);
     else if (zb_op_is_collective(op->kind))
         snprintf(buf, (size_t)size, "%s stage %d",
                  zb_op_kind_name(op->kind), op->stage);

@@ -12,7 +12,9 @@
  * Data-parallel collectives (dp.h) run on one collective stream per rank:
  * in list order, each starts when the rank has reached it (the end of the
  * compute op before it) and the stream is free; a pass of a ZeRO-3 stage
- * waits for its UNSHARD. The collectives do not contend with the
+ * waits for its UNSHARD. Reducing per microbatch, a W (or BW) waits for
+ * the end of its stage's previous REDUCE_GRAD, which frees the one
+ * gradient buffer the W writes. The collectives do not contend with the
  * pipeline's own transfers either (docs/zero.md). */
 #include <math.h>
 #include <stdio.h>
@@ -39,6 +41,8 @@ struct sim {
     bool *queued;
     double *coll_free;        /* per rank: when its collective stream is */
     double *unsharded;        /* per stage: end of its UNSHARD (or 0) */
+    double *grad_free;        /* per stage: end of its last REDUCE_GRAD */
+    int *reduced;             /* per stage: REDUCE_GRADs timed so far */
     struct heap_item *heap;
     int heap_n;
 };
@@ -100,11 +104,22 @@ static int op_deps(const struct zb_profile *p, const struct zb_op *op,
 /* Time a collective that rank r has just reached. */
 static void run_collective(struct sim *m, int r, struct zb_op *op)
 {
+    double t;
+
+    if (op->kind == ZB_OP_REDUCE_GRAD) {
+        /* Per step there is one; per microbatch the m-th is the last. */
+        bool last = ++m->reduced[op->stage] >= m->p->microbatches;
+        t = zb_dp_reduce_time(m->p, op->stage, last);
+    } else {
+        t = zb_dp_op_time(m->p, op->kind, op->stage);
+    }
     op->start = fmax(m->clock[r], m->coll_free[r]);
-    op->end = op->start + zb_dp_op_time(m->p, op->kind, op->stage);
+    op->end = op->start + t;
     m->coll_free[r] = op->end;
     if (op->kind == ZB_OP_UNSHARD)
         m->unsharded[op->stage] = op->end;
+    if (op->kind == ZB_OP_REDUCE_GRAD)
+        m->grad_free[op->stage] = op->end;
 }
 
 /* Skip non-compute ops (timing collectives on the way); queue the rank if
@@ -129,6 +144,8 @@ static void try_queue(struct sim *m, int r)
     ready = fmax(m->clock[r], m->unsharded[op->stage]);
     if (op->kind == ZB_OP_FB)
         ready = fmax(ready, m->unsharded[op->b_stage]);
+    if (zb_dp_per_mb(m->p) && (op->kind == ZB_OP_W || op->kind == ZB_OP_BW))
+        ready = fmax(ready, m->grad_free[op->stage]);
     n = op_deps(m->p, op, deps);
     for (int i = 0; i < n; i++) {
         double e = m->end[zb_pass_index(m->p, deps[i].pass, deps[i].stage,
@@ -220,6 +237,8 @@ int zb_sim_run(struct zb_schedule *s, struct zb_error *err)
     m.heap = zb_xmalloc((size_t)p->pp * sizeof(*m.heap));
     m.coll_free = zb_xcalloc((size_t)p->pp, sizeof(double));
     m.unsharded = zb_xcalloc((size_t)zb_profile_stages(p), sizeof(double));
+    m.grad_free = zb_xcalloc((size_t)zb_profile_stages(p), sizeof(double));
+    m.reduced = zb_xcalloc((size_t)zb_profile_stages(p), sizeof(int));
 
     for (int r = 0; r < p->pp; r++)
         try_queue(&m, r);
@@ -275,5 +294,7 @@ out:
     free(m.heap);
     free(m.coll_free);
     free(m.unsharded);
+    free(m.grad_free);
+    free(m.reduced);
     return rc;
 }

@@ -50,13 +50,14 @@ static int check_range(const struct zb_profile *p, int r, int i,
     int n = zb_op_split(op, part);
     char desc[96];
 
-    /* A collective names a whole stage (mb -1). */
-    bool any_mb = zb_op_is_collective(op->kind);
+    /* A collective names a whole stage (mb -1) or, reducing per
+     * microbatch, a microbatch (validate_dp.c says which). */
+    bool no_mb = zb_op_is_collective(op->kind) && op->mb == -1;
 
     for (int k = 0; k < n; k++) {
         const struct zb_op *x = &part[k];
         if (x->stage < 0 || x->stage >= zb_profile_stages(p) ||
-            (!any_mb && (x->mb < 0 || x->mb >= p->microbatches)))
+            (!no_mb && (x->mb < 0 || x->mb >= p->microbatches)))
             return zb_error_set(err, ZB_EILLEGAL, "rank %d op %d (%s): stage "
                                 "or microbatch out of range", r, i,
                                 DESC(op));

@@ -7,8 +7,9 @@
 #include "zbsched/schedule.h"
 
 /* With data parallelism (check_shape() rejects collectives without), per
- * rank and
- * stage: one REDUCE_GRAD after the stage's last W (or BW); for ZeRO-3 one
+ * rank and stage: one REDUCE_GRAD after the stage's last W (or BW), or,
+ * reducing per microbatch, one per microbatch after its W and before the
+ * stage's next W, naming that microbatch; for ZeRO-3 one
  * UNSHARD before its first pass and one RESHARD after its last, so no
  * pass runs on sharded weights; below ZeRO-3 no UNSHARD or RESHARD.
  * Needs zb_validate_shape() to hold. ZB_EILLEGAL naming rank, op index

@@ -26,9 +26,10 @@ void zb_zero_strip(struct zb_schedule *s)
     }
 }
 
-static void push_coll(struct zb_op_list *l, enum zb_op_kind kind, int stage)
+static void push_coll(struct zb_op_list *l, enum zb_op_kind kind, int stage,
+                      int mb)
 {
-    struct zb_op op = { .kind = kind, .stage = stage, .mb = -1, .peer = -1,
+    struct zb_op op = { .kind = kind, .stage = stage, .mb = mb, .peer = -1,
                         .seq = -1 };
     zb_op_list_push(l, &op);
 }
@@ -45,7 +46,7 @@ static void place_rank(struct zb_schedule *s, int r)
     int *last_w = pre + nst, *last = pre + 2 * nst;
     int *compute = zb_xmalloc((size_t)(l->n ? l->n : 1) * sizeof(int));
     int nc = 0;
-    bool zero3 = p->dp.zero >= 3;
+    bool zero3 = p->dp.zero >= 3, per_mb = zb_dp_per_mb(p);
 
     for (int st = 0; st < 3 * nst; st++)
         pre[st] = -1;
@@ -69,15 +70,17 @@ static void place_rank(struct zb_schedule *s, int r)
         for (int c = 0; c < p->vpp && zero3; c++) {
             int st = zb_profile_rank_stage(p, r, c);
             if (pre[st] == i)
-                push_coll(&out, ZB_OP_UNSHARD, st);
+                push_coll(&out, ZB_OP_UNSHARD, st, -1);
         }
         zb_op_list_push(&out, op);
         if (!zb_op_is_compute(op->kind))
             continue;
-        if (last_w[op->stage] == i)
-            push_coll(&out, ZB_OP_REDUCE_GRAD, op->stage);
+        if (per_mb && (op->kind == ZB_OP_W || op->kind == ZB_OP_BW))
+            push_coll(&out, ZB_OP_REDUCE_GRAD, op->stage, op->mb);
+        else if (last_w[op->stage] == i)
+            push_coll(&out, ZB_OP_REDUCE_GRAD, op->stage, -1);
         if (zero3 && last[op->stage] == i)
-            push_coll(&out, ZB_OP_RESHARD, op->stage);
+            push_coll(&out, ZB_OP_RESHARD, op->stage, -1);
     }
     free(l->ops);
     *l = out;
@@ -280,30 +283,56 @@ fail:
 /* ---- Measures ----------------------------------------------------------- */
 
 /* Peak over rank r's list of its model state plus, with act, its
- * activations. */
+ * activations. Reducing per step, a stage's full gradient buffer lives
+ * from its first W to its REDUCE_GRAD, then its shard. Reducing per
+ * microbatch, each W takes a full buffer that its reduce-scatter frees
+ * when it ends, a time the list does not show: the buffer counts for
+ * every compute op that starts before that end (pend). The simulator
+ * makes a stage's next W wait for it, so a stage holds one buffer at a
+ * time. Its accumulated shard lives from its first W on. */
 static double rank_memory(const struct zb_schedule *s, int r, bool *seen_w,
                           bool act)
 {
     const struct zb_profile *p = &s->profile;
     const struct zb_op_list *l = &s->ranks[r];
+    const bool per_mb = zb_dp_per_mb(p);
+    double *pend_end = zb_xmalloc((size_t)(l->n ? l->n : 1) *
+                                  2 * sizeof(double));
+    double *pend_units = pend_end + (l->n ? l->n : 1);
     double mem = 0, peak;
+    int npend = 0;
 
     for (int c = 0; c < p->vpp; c++)
         mem += zb_dp_state_memory(p, zb_profile_rank_stage(p, r, c));
     peak = mem;
     for (int i = 0; i < l->n; i++) {
         const struct zb_op *op = &l->ops[i];
+        for (int k = 0; zb_op_is_compute(op->kind) && k < npend;)
+            if (pend_end[k] <= op->start) {
+                mem -= pend_units[k];
+                pend_end[k] = pend_end[--npend];
+                pend_units[k] = pend_units[npend];
+            } else {
+                k++;
+            }
         switch (op->kind) {
         case ZB_OP_W:
         case ZB_OP_BW:
-            /* The full gradient buffer lives from the first W on. */
             if (!seen_w[op->stage])
+                mem += per_mb ? zb_dp_grad_shard(p, op->stage)
+                              : zb_dp_grad_buffer(p, op->stage);
+            if (per_mb)
                 mem += zb_dp_grad_buffer(p, op->stage);
             seen_w[op->stage] = true;
             break;
         case ZB_OP_REDUCE_GRAD:
-            mem += zb_dp_grad_shard(p, op->stage) -
-                   zb_dp_grad_buffer(p, op->stage);
+            if (per_mb) {
+                pend_end[npend] = op->end;
+                pend_units[npend++] = zb_dp_grad_buffer(p, op->stage);
+            } else {
+                mem += zb_dp_grad_shard(p, op->stage) -
+                       zb_dp_grad_buffer(p, op->stage);
+            }
             break;
         case ZB_OP_UNSHARD:
             mem += zb_dp_gathered(p, op->stage);
@@ -318,6 +347,7 @@ static double rank_memory(const struct zb_schedule *s, int r, bool *seen_w,
             mem += zb_op_memory_delta(p, op->kind);
         peak = fmax(peak, mem);
     }
+    free(pend_end);
     return peak;
 }
 

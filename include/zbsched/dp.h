@@ -20,6 +20,13 @@ struct zb_profile;
 #define ZB_DP_BYTES_GRAD 2.0
 #define ZB_DP_BYTES_OPTIM 12.0
 
+/* When the gradients are reduced (`data_parallel.reduce`, --reduce). */
+enum zb_dp_reduce {
+    ZB_DP_REDUCE_STEP,      /* one REDUCE_GRAD per stage, after its last W */
+    ZB_DP_REDUCE_MICROBATCH /* ZeRO >= 2: one per W, a reduce-scatter of
+                               that microbatch's gradient into the shard */
+};
+
 struct zb_dp {
     int degree;             /* d: replicas of each pipeline rank; 1 = none */
     int zero;               /* ZeRO stage 0-3 */
@@ -30,6 +37,7 @@ struct zb_dp {
     double bytes_weight, bytes_grad, bytes_optim; /* per parameter */
     double unit_bytes;      /* bytes in one memory unit (M_B's unit) */
     int prefetch;           /* ZeRO-3: UNSHARD this many passes ahead */
+    enum zb_dp_reduce reduce;
     /* Times of one stage's collective when given (NAN: from bytes). */
     double all_reduce, reduce_scatter, all_gather;
 };
@@ -39,6 +47,7 @@ struct zb_dp_draft {
     double degree, zero, bandwidth, latency, unit_bytes, prefetch;
     double bytes_weight, bytes_grad, bytes_optim;
     double all_reduce, reduce_scatter, all_gather;
+    int reduce;             /* enum zb_dp_reduce, or -1 */
     double params;          /* one count for every stage */
     double *params_list;    /* or one per stage (owned) */
     int n_params;
@@ -48,17 +57,24 @@ void zb_dp_draft_init(struct zb_dp_draft *d);
 void zb_dp_draft_release(struct zb_dp_draft *d);
 
 /* Whether name (without dashes) is one of the flags below: "dp", "zero",
- * "params", "bandwidth", "latency", "prefetch". */
+ * "params", "bandwidth", "latency", "prefetch", "reduce". */
 bool zb_dp_is_flag(const char *name);
 
-/* Apply one of those flags; ZB_EINVAL when value is not a number. */
+/* Apply one of those flags; ZB_EINVAL when value is not a number (for
+ * "reduce": not "step" or "microbatch"). */
 int zb_dp_draft_set(struct zb_dp_draft *d, const char *name,
                     const char *value, struct zb_error *err);
 
+/* "step" or "microbatch" into *out; ZB_EINVAL naming key otherwise. */
+int zb_dp_reduce_parse(const char *s, const char *key, int *out,
+                       struct zb_error *err);
+const char *zb_dp_reduce_name(enum zb_dp_reduce r);
+
 /* Check and materialise for nstages stages. Defaults: dp 1, zero 0,
  * params 0, bandwidth unlimited, latency 0, 2/2/12 bytes per parameter,
- * unit_bytes 1, prefetch 1. Errors name the key ("zero must be 0, 1, 2
- * or 3, got 4"; "zero 3 needs dp >= 2"). */
+ * unit_bytes 1, prefetch 1, reduce step. Errors name the key ("zero must
+ * be 0, 1, 2 or 3, got 4"; "zero 3 needs dp >= 2"; "reduce microbatch
+ * needs zero >= 2"). */
 int zb_dp_build(const struct zb_dp_draft *d, int nstages, struct zb_dp *out,
                 struct zb_error *err);
 
@@ -67,6 +83,9 @@ void zb_dp_copy(struct zb_dp *dst, const struct zb_dp *src, int nstages);
 
 /* Whether the profile has data parallelism (dp >= 2). */
 bool zb_dp_active(const struct zb_profile *p);
+
+/* Whether it reduces per microbatch (reduce microbatch, dp >= 2). */
+bool zb_dp_per_mb(const struct zb_profile *p);
 
 /* ---- Ring collectives over d ranks (alpha-beta model) ----------------
  * With n bytes per rank, a ring moves n/d bytes per step:
@@ -84,6 +103,13 @@ double zb_dp_ring_half(const struct zb_dp *dp, double bytes);
  * the all-gather of the stage's weights. Given times override. */
 double zb_dp_op_time(const struct zb_profile *p, int kind, int stage);
 
+/* Time of one REDUCE_GRAD of a stage, last telling whether it is the
+ * stage's last of the step. Reducing per step, the one above. Per
+ * microbatch, each is the reduce-scatter of one microbatch's gradient,
+ * and ZeRO-2 charges the all-gather of the updated weights to the last,
+ * which then takes as long as the one above. */
+double zb_dp_reduce_time(const struct zb_profile *p, int stage, bool last);
+
 /* ---- Memory, in the profile's memory unit -----------------------------
  * Model state of one stage that a rank holds all step: weights (a 1/d
  * shard for ZeRO-3), optimizer state (a shard for ZeRO >= 1), gradients
@@ -92,7 +118,9 @@ double zb_dp_op_time(const struct zb_profile *p, int kind, int stage);
 double zb_dp_state_memory(const struct zb_profile *p, int stage);
 
 /* ZeRO-2/3 gradients: the full buffer from the stage's first W to its
- * REDUCE_GRAD, then the 1/d shard it leaves (0 below ZeRO-2). */
+ * REDUCE_GRAD, then the 1/d shard it leaves (0 below ZeRO-2). Reducing
+ * per microbatch, a buffer lives from each W to its reduce-scatter's end
+ * and the shard from the stage's first W (zero.c). */
 double zb_dp_grad_buffer(const struct zb_profile *p, int stage);
 double zb_dp_grad_shard(const struct zb_profile *p, int stage);
 

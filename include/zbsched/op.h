@@ -21,7 +21,8 @@ enum zb_op_kind {
     ZB_OP_RECV_B,   /* output gradient into B at this rank's stage */
     ZB_OP_STEP,     /* optimizer step */
     /* Data-parallel collectives (dp.h), on each rank's collective stream,
-     * naming a stage of the rank (mb -1): */
+     * naming a stage of the rank (mb -1; a REDUCE_GRAD of reduce
+     * microbatch names its microbatch): */
     ZB_OP_REDUCE_GRAD, /* all-reduce or reduce-scatter of its gradients */
     ZB_OP_UNSHARD,  /* ZeRO-3: all-gather its weights before its passes */
     ZB_OP_RESHARD,  /* ZeRO-3: free the gathered weights after them */
@@ -33,7 +34,8 @@ enum zb_op_kind {
 struct zb_op {
     enum zb_op_kind kind;
     int stage;          /* -1 for STEP */
-    int mb;             /* microbatch, -1 for STEP and collectives */
+    int mb;             /* microbatch, -1 for STEP and collectives but a
+                           REDUCE_GRAD per microbatch */
     int b_stage, b_mb;  /* FB: the B half's stage and microbatch; else
                            unused */
     int peer;           /* comm ops: the other rank; else -1 */
@@ -72,7 +74,8 @@ double zb_op_duration(const struct zb_profile *p, const struct zb_op *op);
  * FB the sum of its halves (+M_W; its peak is after the F: split it). */
 double zb_op_memory_delta(const struct zb_profile *p, enum zb_op_kind k);
 
-/* "F stage 3 mb 7", "SEND_B stage 2 mb 0 to 1", "UNSHARD stage 3", "STEP",
+/* "F stage 3 mb 7", "SEND_B stage 2 mb 0 to 1", "UNSHARD stage 3",
+ * "REDUCE_GRAD stage 3 mb 7" (per microbatch), "STEP",
  * "FB stage 1 mb 4 + B stage 6 mb 2" into buf. */
 const char *zb_op_describe(const struct zb_op *op, char *buf, int size);
 

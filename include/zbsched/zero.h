@@ -2,7 +2,8 @@
  * and measuring the step they end (docs/zero.md).
  *
  * Placement, per rank and stage: REDUCE_GRAD right after the stage's last
- * W (or BW); for ZeRO-3 an UNSHARD `prefetch` compute passes before the
+ * W (or BW), or, reducing per microbatch, right after each W naming its
+ * microbatch; for ZeRO-3 an UNSHARD `prefetch` compute passes before the
  * stage's first pass and a RESHARD right after its last. The simulator
  * (sim.h) times the collectives on one collective stream per rank. */
 #ifndef ZBSCHED_ZERO_H
