@@ -2,7 +2,8 @@
  * for each family that serves the profile and each ZeRO stage asked for,
  * the schedule with its collectives placed (zero.h), its step time, the
  * step time after the post-pass that groups each rank's trailing W by
- * stage, and the largest per-rank memory with model state. The ilp row is
+ * stage, and the largest per-rank memory with model state. ZeRO-2 that
+ * reduces per microbatch is a row of its own, zero "2mb". The ilp row is
  * left out: one time-limited search per ZeRO stage (generate runs it). */
 #include <math.h>
 #include <stdio.h>
@@ -42,18 +43,39 @@ static int measure(const struct zb_generator *g, const struct zb_profile *prof,
     return rc;
 }
 
-static void print_row(const char *name, int zero, const struct dp_row *row,
-                      bool json)
+/* A row's ZeRO setting: the stage, and whether it reduces per microbatch. */
+struct dp_variant {
+    int zero;
+    enum zb_dp_reduce reduce;
+};
+
+/* "2", or "2mb" reducing per microbatch. */
+static const char *variant_label(const struct dp_variant *v, char *buf,
+                                 size_t size)
 {
+    snprintf(buf, size, "%d%s", v->zero,
+             v->reduce == ZB_DP_REDUCE_MICROBATCH ? "mb" : "");
+    return buf;
+}
+
+static void print_row(const char *name, const struct dp_variant *v,
+                      const struct dp_row *row, bool json)
+{
+    char label[16];
+
     if (!json) {
-        printf("%-15s %4d %12.6g %12.6g %12.6g %12.6g %10.6g %5s\n", name,
-               zero, row->cost, row->step, row->step_grouped, row->memory,
-               row->act_peak, row->fits ? "yes" : "no");
+        printf("%-15s %4s %12.6g %12.6g %12.6g %12.6g %10.6g %5s\n", name,
+               variant_label(v, label, sizeof(label)), row->cost, row->step,
+               row->step_grouped, row->memory, row->act_peak,
+               row->fits ? "yes" : "no");
         return;
     }
     fputs("{\"schedule\": ", stdout);
     zb_json_fput_str(stdout, name);
-    printf(", \"zero\": %d, \"cost\": ", zero);
+    printf(", \"zero\": %d, ", v->zero);
+    if (v->reduce != ZB_DP_REDUCE_STEP)
+        printf("\"reduce\": \"%s\", ", zb_dp_reduce_name(v->reduce));
+    fputs("\"cost\": ", stdout);
     zb_json_fput_num(stdout, row->cost);
     fputs(", \"step_time\": ", stdout);
     zb_json_fput_num(stdout, row->step);
@@ -69,19 +91,30 @@ static void print_row(const char *name, int zero, const struct dp_row *row,
 int compare_dp(const struct zb_profile *prof, const struct zb_options *opt,
                bool all_zero, bool json)
 {
+    /* --zero-all: every stage, and ZeRO-2 both ways; else the profile's. */
+    static const struct dp_variant all[] = {
+        { 0, ZB_DP_REDUCE_STEP }, { 1, ZB_DP_REDUCE_STEP },
+        { 2, ZB_DP_REDUCE_STEP }, { 2, ZB_DP_REDUCE_MICROBATCH },
+        { 3, ZB_DP_REDUCE_STEP },
+    };
+    const struct dp_variant own = { prof->dp.zero, prof->dp.reduce };
+    const struct dp_variant *vs = all_zero ? all : &own;
+    const int nv = all_zero ? (int)(sizeof(all) / sizeof(all[0])) : 1;
     struct zb_profile p;
     const char *best_name = NULL;
     struct dp_row best = { 0 };
-    int best_zero = 0, rows_ok = 0;
+    struct dp_variant best_v = own;
+    int rows_ok = 0;
+    char label[16];
 
     zb_profile_copy(&p, prof);
     if (!json)
         printf("%-15s %4s %12s %12s %12s %12s %10s %5s\n", "schedule",
                "zero", "cost", "step", "step_wgroup", "memory", "act_peak",
                "fits");
-    for (int z = all_zero ? 0 : prof->dp.zero;
-         z <= (all_zero ? 3 : prof->dp.zero); z++) {
-        p.dp.zero = z;
+    for (int v = 0; v < nv; v++) {
+        p.dp.zero = vs[v].zero;
+        p.dp.reduce = vs[v].reduce;
         for (int i = 0; zb_generators[i]; i++) {
             const struct zb_generator *g = zb_generators[i];
             struct zb_error err = { 0 };
@@ -93,10 +126,12 @@ int compare_dp(const struct zb_profile *prof, const struct zb_options *opt,
                 if (json)
                     report_error_json(stdout, g->name, err.msg);
                 else
-                    printf("%-15s %4d %s\n", g->name, z, err.msg);
+                    printf("%-15s %4s %s\n", g->name,
+                           variant_label(&vs[v], label, sizeof(label)),
+                           err.msg);
                 continue;
             }
-            print_row(g->name, z, &row, json);
+            print_row(g->name, &vs[v], &row, json);
             rows_ok++;
             double step = fmin(row.step, row.step_grouped);
             double best_step = fmin(best.step, best.step_grouped);
@@ -105,16 +140,16 @@ int compare_dp(const struct zb_profile *prof, const struct zb_options *opt,
                               row.memory < best.memory))) {
                 best = row;
                 best_name = g->name;
-                best_zero = z;
+                best_v = vs[v];
             }
         }
     }
     zb_profile_release(&p);
     if (!json && best_name)
-        printf("fastest that fits: %s with zero %d, step %.6g, memory "
-               "%.6g\n", best_name, best_zero, fmin(best.step,
-                                                    best.step_grouped),
-               best.memory);
+        printf("fastest that fits: %s with zero %s, step %.6g, memory "
+               "%.6g\n", best_name,
+               variant_label(&best_v, label, sizeof(label)),
+               fmin(best.step, best.step_grouped), best.memory);
     if (!rows_ok) {
         cli_error("compare: no family serves this profile");
         return CLI_FAIL;

@@ -45,9 +45,10 @@ void report_summary(FILE *out, const struct zb_schedule *s)
             "memory %.6g = %.2fx 1F1B, ", s->name, m->cost, m->bubble_ratio,
             m->makespan, report_max_peak(s), report_peak_vs_1f1b(s));
     if (zb_dp_active(&s->profile))
-        fprintf(out, "step time %.6g and memory %.6g with dp %d zero %d, ",
+        fprintf(out, "step time %.6g and memory %.6g with dp %d zero %d%s, ",
                 m->step_time, report_max_total_memory(s),
-                s->profile.dp.degree, s->profile.dp.zero);
+                s->profile.dp.degree, s->profile.dp.zero,
+                zb_dp_per_mb(&s->profile) ? " reduce microbatch" : "");
     fprintf(out, "lower bound %.6g (", m->lower_bound);
     if (gap < 1e-9)
         fprintf(out, "optimal)");

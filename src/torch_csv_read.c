@@ -82,8 +82,14 @@ static int parse_action(struct parser *ps, const char *cell, const char *s,
         return fail(ps, cell, "unexpected text after the microbatch");
     if (note_stage(ps, cell, op.stage) < 0)
         return -1;
-    if (t->role == TORCH_DERIVED)
+    if (t->role == TORCH_DERIVED) {
+        /* Which way the file reduces; the importer checks the profile. */
+        if (!strcmp(t->name, TORCH_REDUCE_GRAD)) {
+            ps->c->reduce_per_mb |= op.mb >= 0;
+            ps->c->reduce_per_step |= op.mb < 0;
+        }
         return 0;
+    }
     if (op.mb < 0)
         return fail(ps, cell, "needs a microbatch");
     op.kind = t->kind;

@@ -116,10 +116,14 @@ static void format_compute_only(const struct zb_schedule *s,
     free(step);
 }
 
-/* A stage-only action (UNSHARD, RESHARD, REDUCE_GRAD) as a further cell. */
-static void add_stage_action(struct strbuf *sb, int stage, const char *type)
+/* A stage-only action (UNSHARD, RESHARD, REDUCE_GRAD) as a further cell;
+ * a REDUCE_GRAD per microbatch names it (mb >= 0). */
+static void add_stage_action(struct strbuf *sb, int stage, const char *type,
+                             int mb)
 {
     sb_addf(sb, ",%d%s", stage, type);
+    if (mb >= 0)
+        sb_addf(sb, "%d", mb);
 }
 
 /* PyTorch's FSDP lowering (`_add_unshard_reshard`), which a
@@ -158,13 +162,13 @@ static void add_fsdp(struct strbuf *sb, const struct zb_op_list *l, int from,
         for (int k = 0; k < n; k++)
             keep = keep || next[k] == s;
         if (active[s] && !keep) {
-            add_stage_action(sb, s, TORCH_RESHARD);
+            add_stage_action(sb, s, TORCH_RESHARD, -1);
             active[s] = false;
         }
     }
     for (int k = 0; k < n; k++)
         if (!active[next[k]]) {
-            add_stage_action(sb, next[k], TORCH_UNSHARD);
+            add_stage_action(sb, next[k], TORCH_UNSHARD, -1);
             active[next[k]] = true;
         }
 }
@@ -173,7 +177,8 @@ static void add_fsdp(struct strbuf *sb, const struct zb_op_list *l, int from,
  * adds where it puts them relative to the compute ops: a REDUCE_GRAD
  * (its runtime scales and reduces a stage's gradients there) after the
  * op that completes the stage's last backward, W or B, and that op's
- * send; the FSDP actions for the next compute op after the previous one,
+ * send (reducing per microbatch: after every W or BW, and its send,
+ * naming the microbatch, as zero.h places ours); the FSDP actions for the next compute op after the previous one,
  * its sends and REDUCE_GRAD, so that the all-gather overlaps the wait for
  * that op's input. A row starts with an empty cell that the first
  * action's comma fills. */
@@ -184,12 +189,13 @@ static void format_compute_comms(const struct zb_schedule *s,
     const int nstages = zb_profile_stages(p);
     int *done = zb_xcalloc((size_t)nstages, sizeof(int));
     bool *active = zb_xcalloc((size_t)nstages, sizeof(bool));
+    const bool per_mb = zb_dp_per_mb(p);
 
     for (int r = 0; r < p->pp; r++) {
         const struct zb_op_list *l = &s->ranks[r];
         struct strbuf row;
         bool fsdp_due = true;
-        int reduce = -1;
+        int reduce = -1, reduce_mb = -1;
 
         sb_init(&row);
         for (int i = 0; i < l->n; i++) {
@@ -207,12 +213,14 @@ static void format_compute_comms(const struct zb_schedule *s,
             add_action(&row, op);
             fsdp_due = fsdp_due || zb_op_is_compute(op->kind);
             if ((op->kind == ZB_OP_W || op->kind == ZB_OP_BW) &&
-                ++done[op->stage] == p->microbatches)
+                (++done[op->stage] == p->microbatches || per_mb)) {
                 reduce = op->stage;
+                reduce_mb = per_mb ? op->mb : -1;
+            }
             if (reduce >= 0 && (i + 1 == l->n ||
                                 l->ops[i + 1].kind != ZB_OP_SEND_B ||
                                 l->ops[i + 1].stage != reduce)) {
-                add_stage_action(&row, reduce, TORCH_REDUCE_GRAD);
+                add_stage_action(&row, reduce, TORCH_REDUCE_GRAD, reduce_mb);
                 reduce = -1;
             }
         }

@@ -19,6 +19,15 @@ static int check_shape(const struct zb_torch_csv *c,
                             zb_placement_name(p->placement), c->pp, c->vpp,
                             c->microbatches,
                             zb_placement_name(c->placement));
+    /* The collectives are placed again from the profile (zero.h): a file
+     * that reduces the other way would not come back as written. */
+    if (c->reduce_per_mb && !zb_dp_per_mb(p))
+        return zb_error_set(err, ZB_EINVAL, "the CSV reduces gradients per "
+                            "microbatch, the profile does not (reduce "
+                            "microbatch needs dp >= 2 and zero >= 2)");
+    if (c->reduce_per_step && zb_dp_per_mb(p))
+        return zb_error_set(err, ZB_EINVAL, "the profile reduces gradients "
+                            "per microbatch, the CSV once per stage");
     return 0;
 }
 

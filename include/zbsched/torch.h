@@ -42,6 +42,8 @@ struct zb_torch_csv {
     int stages, microbatches;     /* highest index seen + 1 */
     int vpp;                      /* stages / pp */
     enum zb_placement placement;  /* inferred from the stage-to-rank map */
+    bool reduce_per_mb;           /* a REDUCE_GRAD names a microbatch */
+    bool reduce_per_step;         /* a REDUCE_GRAD names none */
 };
 
 /* Parse and infer the stage-to-rank map as PyTorch does (the rank whose
@@ -53,7 +55,8 @@ int zb_torch_csv_parse(const char *text, struct zb_torch_csv *out,
 void zb_torch_csv_release(struct zb_torch_csv *c);
 
 /* The schedule of c for profile p (same pp, vpp, microbatches and
- * placement): compute_only is lowered by zb_lower_run(), compute_comms keeps
+ * placement; REDUCE_GRADs per microbatch only for a profile that reduces
+ * per microbatch, and the other way round): compute_only is lowered by zb_lower_run(), compute_comms keeps
  * its transfers in file order and gains the final STEP. Simulated and
  * checked by zb_validate_order(); memory is left to the caller. */
 int zb_torch_csv_schedule(const struct zb_torch_csv *c,
