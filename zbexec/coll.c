@@ -13,7 +13,13 @@
  * steps, all-gathers the weights in place at UNSHARD, keeps its shard
  * again at RESHARD and reduce-scatters the gradient; ZeRO-2/3 free the
  * full gradient buffer once it is reduced. Sums are MPI_SUM over the
- * replicas. */
+ * replicas.
+ *
+ * Reducing per microbatch (ZeRO >= 2), each W writes its microbatch's
+ * gradient into a full buffer g of its own, the REDUCE_GRAD after it
+ * reduce-scatters that into the shard, and the buffer is freed when the
+ * reduce-scatter is seen done; the stage's next W waits for that, as
+ * the simulator's W waits for the buffer. */
 #include <limits.h>
 #include <stdlib.h>
 #include "exec.h"
@@ -27,6 +33,11 @@ static bool zero3(const struct exec *x)
 static bool sharded_grad(const struct exec *x)
 {
     return x->dp > 1 && x->p->dp.zero >= 1;
+}
+
+bool coll_per_mb(const struct exec *x)
+{
+    return x->dp > 1 && zb_dp_per_mb(x->p);
 }
 
 int coll_init(struct exec *x, struct zb_error *err)
@@ -49,6 +60,7 @@ int coll_init(struct exec *x, struct zb_error *err)
     for (int c = 0; c < x->p->vpp; c++) {
         x->st[c].reduce_req = x->st[c].unshard_req = NULL;
         x->st[c].reduce_op = x->st[c].unshard_op = -1;
+        x->st[c].grad_mb = -1;
     }
     if (x->opt.synthetic || !sharded_grad(x))
         return 0;
@@ -57,6 +69,10 @@ int coll_init(struct exec *x, struct zb_error *err)
         const size_t n = (size_t)x->shard_n[x->replica],
                      off = (size_t)x->shard_off[x->replica];
         st->gshard = exec_state_alloc(x, n);
+        if (coll_per_mb(x)) {   /* each W allocates its own buffer */
+            exec_state_free(x, st->g, x->nparam);
+            st->g = NULL;
+        }
         if (!zero3(x))
             continue;
         /* ZeRO-3 starts the run sharded: the first UNSHARD gathers. */
@@ -167,6 +183,40 @@ static int await_unshard(struct exec *x, struct stage_state *st,
     return 0;
 }
 
+/* Reduce microbatch: the reduce-scatter of the microbatch's gradient
+ * that g holds, summed into the shard. This replica first adds the shard
+ * so far into its own slot of g, so the sum over the replicas that lands
+ * in the shard counts it once: no receive buffer beyond the model's. */
+static int post_reduce_mb(struct exec *x, int i, struct stage_state *st,
+                          struct zb_error *err)
+{
+    const size_t n = (size_t)x->shard_n[x->replica],
+                 off = (size_t)x->shard_off[x->replica];
+    int rc;
+
+    if (!st->g || st->grad_mb != x->ops->ops[i].mb)
+        return op_error(x, i, "does not follow its microbatch's W", err);
+    if (st->nreduced > 0)
+        x->m->axpy(x->dev, st->g + off, 1.0f, st->gshard, n);
+    rc = x->be->coll_post(x, COLL_REDUCE_SCATTER, st->g, st->gshard,
+                          &st->reduce_req, err);
+    if (rc < 0)
+        return rc;
+    st->grad_mb = -1;
+    st->reduce_op = i;
+    st->reduced = ++st->nreduced == x->p->microbatches;
+    return 0;
+}
+
+/* A reduce-scatter is done: reducing per microbatch, its buffer goes. */
+static void reduce_done(struct exec *x, struct stage_state *st)
+{
+    if (coll_per_mb(x) && st->grad_mb < 0) {
+        exec_state_free(x, st->g, x->nparam);
+        st->g = NULL;
+    }
+}
+
 static int post_reduce(struct exec *x, int i, struct stage_state *st,
                        struct zb_error *err)
 {
@@ -174,6 +224,8 @@ static int post_reduce(struct exec *x, int i, struct stage_state *st,
 
     if (st->reduced)
         return op_error(x, i, "reduces the stage a second time", err);
+    if (coll_per_mb(x))
+        return post_reduce_mb(x, i, st, err);
     if (st->next_w != x->p->microbatches)
         return op_error(x, i, "comes before the stage's last W", err);
     rc = x->be->coll_post(x, sharded_grad(x) ? COLL_REDUCE_SCATTER
@@ -283,6 +335,14 @@ int coll_before_pass(struct exec *x, int i, struct stage_state *st,
         return 0;
     if ((k == ZB_OP_W || k == ZB_OP_BW) && st->reduced)
         return op_error(x, i, "runs after its stage's REDUCE_GRAD", err);
+    if ((k == ZB_OP_W || k == ZB_OP_BW) && coll_per_mb(x)) {
+        if (st->grad_mb >= 0)
+            return op_error(x, i, "comes before the REDUCE_GRAD of its "
+                            "stage's previous W", err);
+        if ((rc = wait_req(x, &st->reduce_req, st->reduce_op, err)) < 0)
+            return rc;
+        reduce_done(x, st);
+    }
     if (!zero3(x))
         return 0;
     if (!st->w)
@@ -309,6 +369,8 @@ int coll_progress(struct exec *x, struct zb_error *err)
                 continue;
             *reqs[k] = NULL;
             x->t[ops[k]].done = exec_now() - x->epoch;
+            if (k == 0)
+                reduce_done(x, &x->st[c]);
         }
     }
     return 0;
@@ -322,6 +384,11 @@ int coll_drain(struct exec *x, struct zb_error *err)
         return 0;
     for (int c = 0; c < x->p->vpp; c++) {
         struct stage_state *st = &x->st[c];
+        if (!st->reduced && coll_per_mb(x))
+            return zb_error_set(err, ZB_EILLEGAL, "STEP: stage %d has %d "
+                                "REDUCE_GRADs, expected one per microbatch "
+                                "(%d)", st->stage, st->nreduced,
+                                x->p->microbatches);
         if (!st->reduced)
             return zb_error_set(err, ZB_EILLEGAL, "STEP: stage %d has no "
                                 "REDUCE_GRAD", st->stage);
@@ -331,7 +398,9 @@ int coll_drain(struct exec *x, struct zb_error *err)
         if ((rc = wait_req(x, &st->reduce_req, st->reduce_op, err)) < 0 ||
             (rc = wait_req(x, &st->unshard_req, st->unshard_op, err)) < 0)
             return rc;
+        reduce_done(x, st);
         st->reduced = false;    /* for the next iteration */
+        st->nreduced = 0;
         /* ZeRO-2/3 keep only the shard: the full buffer comes back with
          * the stage's first W of the next step (pass.c). */
         if (x->p->dp.zero >= 2) {

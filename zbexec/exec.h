@@ -262,7 +262,12 @@ struct stage_state {
     float *gshard, *wshard;
     void *reduce_req, *unshard_req;     /* backend handles, NULL: none */
     int reduce_op, unshard_op;  /* list index of the posting op */
-    bool reduced;               /* REDUCE_GRAD posted this iteration */
+    bool reduced;               /* every REDUCE_GRAD of the iteration
+                                   posted (one, or one per microbatch) */
+    int nreduced;               /* reduce microbatch: REDUCE_GRADs posted
+                                   this iteration */
+    int grad_mb;                /* reduce microbatch: the microbatch whose
+                                   gradient g holds, not yet posted; -1 */
     bool unshard_consumed;      /* the compute timeline waits for it */
 };
 
@@ -407,7 +412,11 @@ float exec_loss_scale(const struct exec *x);
 int coll_init(struct exec *x, struct zb_error *err);
 /* REDUCE_GRAD, UNSHARD or RESHARD at op i, non-blocking. */
 int coll_post(struct exec *x, int i, struct zb_error *err);
-/* Before pass i on stage st: its UNSHARD completed (ZeRO-3). */
+/* Whether REDUCE_GRAD reduce-scatters each microbatch's gradient. */
+bool coll_per_mb(const struct exec *x);
+/* Before pass i on stage st: its UNSHARD completed (ZeRO-3); reducing
+ * per microbatch, before a W the stage's previous reduce-scatter too,
+ * which frees the gradient buffer the W writes. */
 int coll_before_pass(struct exec *x, int i, struct stage_state *st,
                      struct zb_error *err);
 /* Drive MPI's progress on the collectives in flight. */

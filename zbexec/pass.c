@@ -66,6 +66,15 @@ static void add_grad(struct exec *x, struct stage_state *st, const float *d)
 
 static void accumulate(struct exec *x, struct stage_state *st, int mb)
 {
+    /* Reducing per microbatch, g holds this microbatch's gradient alone
+     * until the REDUCE_GRAD after the W (coll.c); the order of the sum is
+     * then the reduce-scatters', and --check allows for it. */
+    if (coll_per_mb(x)) {
+        st->g = exec_state_alloc(x, x->nparam);
+        x->m->copy(x->dev, st->g, st->dw, x->nparam);
+        st->grad_mb = mb;
+        return;
+    }
     if (mb != st->next_w) {
         st->pending[mb] = exec_alloc(x, x->nparam, false);
         x->m->copy(x->dev, st->pending[mb], st->dw, x->nparam);
