@@ -7,7 +7,7 @@
 
 # The options of each command's rows (cli/cmd_*.c, cli.c's shared lists).
 profile="profile pp vpp mb placement per f b w fb comm m-b m-w mem-limit
-         dp zero params bandwidth latency prefetch"
+         dp zero params bandwidth latency prefetch reduce"
 search="effort time-limit gap objective"
 declare -A want=(
     [generate]="schedule output quiet export-lp $search $profile"

@@ -65,6 +65,61 @@ run "$ZBSCHED" compare --pp 4 --mb 8 --zero-all
 expect_status 2 "--zero-all without dp"
 expect_err "--zero-all needs data parallelism"
 
+# ZeRO-2 reducing per microbatch (--reduce microbatch): compare's "2mb"
+# rows, one REDUCE_GRAD per W naming its microbatch, the validator, the
+# CSV round trip and the errors.
+run "$ZBSCHED" compare $dp --zero-all
+[ "$(grep -cE "^[a-z0-9-]+ +2mb " "$OUT")" -ge 4 ] ||
+    fail "compare --zero-all has fewer than 4 rows for zero 2mb"
+run "$ZBSCHED" compare $dp --zero 2 --reduce microbatch --json
+expect_status 0 "compare --json, reduce microbatch"
+[ "$(grep -c '"zero": 2, "reduce": "microbatch", ' "$OUT")" -eq \
+    "$(wc -l <"$OUT")" ] || fail "compare --json: a row without reduce"
+run "$ZBSCHED" generate $dp --zero 2 --reduce microbatch -o "$TMP/mb.json"
+expect_status 0 "generate, reduce microbatch"
+expect_err "with dp 4 zero 2 reduce microbatch,"
+# pp 4, vpp 1, 8 microbatches: 4 x 8 of them, each naming its microbatch.
+[ "$(grep -c '"op": "REDUCE_GRAD", "stage": [0-9]*, "mb": ' \
+    "$TMP/mb.json")" -eq 32 ] || fail "not one REDUCE_GRAD per W"
+grep -q '"reduce": "microbatch"' "$TMP/mb.json" ||
+    fail "the schedule's profile does not say reduce microbatch"
+run "$ZBSCHED" validate "$TMP/mb.json"
+expect_status 0 "validate, reduce microbatch"
+sed '/"op": "REDUCE_GRAD", "stage": 0, "mb": 7,/d' "$TMP/mb.json" \
+    >"$TMP/mb-missing.json"
+run "$ZBSCHED" validate "$TMP/mb-missing.json"
+expect_status 1 "a W without its REDUCE_GRAD"
+expect_err "(W stage 0 mb 7) has no REDUCE_GRAD after it"
+sed 's/"op": "REDUCE_GRAD", "stage": 0, "mb": 2,/"op": "REDUCE_GRAD", "stage": 0, "mb": 3,/' \
+    "$TMP/mb.json" >"$TMP/mb-moved.json"
+run "$ZBSCHED" validate "$TMP/mb-moved.json"
+expect_status 1 "a REDUCE_GRAD naming another microbatch"
+expect_err "(REDUCE_GRAD stage 0 mb 3) does not follow its microbatch's W"
+run "$ZBSCHED" export --to torch-csv --format compute_comms "$TMP/mb.json" \
+    -o "$TMP/mb.csv"
+grep -q ',0W7,0REDUCE_GRAD7' "$TMP/mb.csv" ||
+    fail "compute_comms: no REDUCE_GRAD naming its microbatch after its W"
+run "$ZBSCHED" import --from torch-csv --name zb $dp --zero 2 \
+    --reduce microbatch -q "$TMP/mb.csv"
+expect_status 0 "import compute_comms, reduce microbatch"
+cmp -s "$OUT" "$TMP/mb.json" || fail "the CSV round trip changes the schedule"
+run "$ZBSCHED" import --from torch-csv $dp --zero 2 -q "$TMP/mb.csv"
+expect_status 1 "import per-microbatch reduces with a step profile"
+expect_err "the CSV reduces gradients per microbatch, the profile does not"
+run "$ZBSCHED" generate $dp --zero 1 --reduce microbatch -q
+expect_status 1 "reduce microbatch with zero 1"
+expect_err "reduce microbatch needs zero >= 2 (sharded gradients), got zero 1"
+expect_err_lines 1
+run "$ZBSCHED" generate $dp --zero 2 --reduce layer -q
+expect_status 1 "--reduce layer"
+expect_err "--reduce must be \"step\" or \"microbatch\", got 'layer'"
+expect_err_lines 1
+echo '{"pp": 2, "microbatches": 4, "dp": 2, "zero": 2,
+       "data_parallel": {"reduce": 1}}' >"$TMP/bad.json"
+run "$ZBSCHED" generate --profile "$TMP/bad.json" -q
+expect_status 1 "data_parallel.reduce not a string"
+expect_err "data_parallel.reduce must be a string"
+
 # Without dp nothing changes: dp 1 writes the same bytes as no dp.
 run "$ZBSCHED" generate --pp 4 --mb 8 --dp 1
 expect_status 0 "dp 1"
