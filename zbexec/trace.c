@@ -158,7 +158,9 @@ static void comm_events(struct exec *x, int i)
 
 /* A collective as a message is drawn: its post, its time in flight (an
  * async span: two stages' collectives may be in flight together) and the
- * consumer's wait, if it waited. Async ids follow every transfer's. */
+ * consumer's wait, if it waited. Async ids follow every transfer's; a
+ * stage's reduces per microbatch share one, their spans one after the
+ * other (the stage's next W waits for the previous reduce). */
 static void collective_events(struct exec *x, int i)
 {
     const struct zb_op *op = &x->ops->ops[i];

@@ -18,8 +18,14 @@ for zero in 2 3; do
 done
 # Two stages a rank, each with its own buffer and reduces.
 gen "$TMP/v.json" $DP --schedule zb-v --vpp 2 --placement v --zero 2
-zbexec 4 "$TMP/v.json" --check --model "$MODEL" --iters 2
+zbexec 4 "$TMP/v.json" --check --model "$MODEL" --iters 2 \
+    --trace "$TMP/t.json"
 expect "check: zb-v, zero 2, reduce microbatch" 0 '^check: within tolerance'
+# A stage's reduces reuse one async id, one after the other.
+if command -v python3 >/dev/null 2>&1; then
+    expect_true "trace: reduces per microbatch keep every viewer's rules" \
+        python3 "$(dirname "$0")/../lib/trace_check.py" "$TMP/t.json"
+fi
 
 # The model state against the model (as in t_dp.sh: this MLP's
 # parameters, fp32 SGD, M_B's unit in bytes). Per microbatch the run
