@@ -282,23 +282,45 @@ fail:
 
 /* ---- Measures ----------------------------------------------------------- */
 
+/* Reducing per microbatch: a gradient buffer until its reduce-scatter
+ * ends. */
+struct pending {
+    double end, units;
+};
+
+/* Free the buffers of pend whose reduce-scatter has ended by t; returns
+ * their units. */
+static double free_ended(struct pending *pend, int *n, double t)
+{
+    double freed = 0;
+
+    for (int k = 0; k < *n;)
+        if (pend[k].end <= t) {
+            freed += pend[k].units;
+            pend[k] = pend[--*n];
+        } else {
+            k++;
+        }
+    return freed;
+}
+
 /* Peak over rank r's list of its model state plus, with act, its
  * activations. Reducing per step, a stage's full gradient buffer lives
  * from its first W to its REDUCE_GRAD, then its shard. Reducing per
  * microbatch, each W takes a full buffer that its reduce-scatter frees
  * when it ends, a time the list does not show: the buffer counts for
- * every compute op that starts before that end (pend). The simulator
- * makes a stage's next W wait for it, so a stage holds one buffer at a
- * time. Its accumulated shard lives from its first W on. */
+ * every compute op that starts before that end. The simulator makes a
+ * stage's next W wait for it, so a stage holds one buffer at a time. Its
+ * accumulated shard lives from its first W on. */
 static double rank_memory(const struct zb_schedule *s, int r, bool *seen_w,
                           bool act)
 {
     const struct zb_profile *p = &s->profile;
     const struct zb_op_list *l = &s->ranks[r];
     const bool per_mb = zb_dp_per_mb(p);
-    double *pend_end = zb_xmalloc((size_t)(l->n ? l->n : 1) *
-                                  2 * sizeof(double));
-    double *pend_units = pend_end + (l->n ? l->n : 1);
+    struct pending *pend = per_mb ? zb_xmalloc((size_t)(l->n ? l->n : 1) *
+                                               sizeof(*pend))
+                                  : NULL;
     double mem = 0, peak;
     int npend = 0;
 
@@ -307,14 +329,8 @@ static double rank_memory(const struct zb_schedule *s, int r, bool *seen_w,
     peak = mem;
     for (int i = 0; i < l->n; i++) {
         const struct zb_op *op = &l->ops[i];
-        for (int k = 0; zb_op_is_compute(op->kind) && k < npend;)
-            if (pend_end[k] <= op->start) {
-                mem -= pend_units[k];
-                pend_end[k] = pend_end[--npend];
-                pend_units[k] = pend_units[npend];
-            } else {
-                k++;
-            }
+        if (zb_op_is_compute(op->kind))
+            mem -= free_ended(pend, &npend, op->start);
         switch (op->kind) {
         case ZB_OP_W:
         case ZB_OP_BW:
@@ -327,8 +343,8 @@ static double rank_memory(const struct zb_schedule *s, int r, bool *seen_w,
             break;
         case ZB_OP_REDUCE_GRAD:
             if (per_mb) {
-                pend_end[npend] = op->end;
-                pend_units[npend++] = zb_dp_grad_buffer(p, op->stage);
+                pend[npend++] = (struct pending){
+                    op->end, zb_dp_grad_buffer(p, op->stage) };
             } else {
                 mem += zb_dp_grad_shard(p, op->stage) -
                        zb_dp_grad_buffer(p, op->stage);
@@ -347,7 +363,7 @@ static double rank_memory(const struct zb_schedule *s, int r, bool *seen_w,
             mem += zb_op_memory_delta(p, op->kind);
         peak = fmax(peak, mem);
     }
-    free(pend_end);
+    free(pend);
     return peak;
 }
 
