@@ -36,6 +36,13 @@ double report_gap(const struct zb_measures *m)
     return m->lower_bound > 0 ? m->cost / m->lower_bound - 1 : 0;
 }
 
+/* " reduce microbatch" after "zero Z" when the gradients are reduced per
+ * microbatch; nothing for the step's one reduce, written as before. */
+static const char *reduce_note(const struct zb_profile *p)
+{
+    return zb_dp_per_mb(p) ? " reduce microbatch" : "";
+}
+
 void report_summary(FILE *out, const struct zb_schedule *s)
 {
     const struct zb_measures *m = &s->predicted;
@@ -48,7 +55,7 @@ void report_summary(FILE *out, const struct zb_schedule *s)
         fprintf(out, "step time %.6g and memory %.6g with dp %d zero %d%s, ",
                 m->step_time, report_max_total_memory(s),
                 s->profile.dp.degree, s->profile.dp.zero,
-                zb_dp_per_mb(&s->profile) ? " reduce microbatch" : "");
+                reduce_note(&s->profile));
     fprintf(out, "lower bound %.6g (", m->lower_bound);
     if (gap < 1e-9)
         fprintf(out, "optimal)");
@@ -72,9 +79,9 @@ void report_measures(FILE *out, const struct zb_schedule *s)
             "fits_memory %s\n", m->lower_bound, 100 * report_gap(m),
             m->makespan_bound, m->fits_memory ? "yes" : "no");
     if (dp)
-        fprintf(out, "step_time %.6g  dp %d  zero %d (collectives "
+        fprintf(out, "step_time %.6g  dp %d  zero %d%s (collectives "
                 "included; total_memory adds model state)\n", m->step_time,
-                p->dp.degree, p->dp.zero);
+                p->dp.degree, p->dp.zero, reduce_note(p));
     fprintf(out, "%4s %12s %12s %12s %12s%s\n", "rank", "busy", "span",
             "peak_memory", "limit", dp ? "  total_memory" : "");
     for (int r = 0; r < p->pp; r++) {

@@ -160,8 +160,8 @@ static void print_header(const struct exec *x, const char *check)
            zb_placement_name(p->placement));
     /* The measures are replica 0's; the replicas run the same list. */
     if (x->dp > 1)
-        printf(", dp %d, zero %d (measures of replica 0)", x->dp,
-               p->dp.zero);
+        printf(", dp %d, zero %d%s (measures of replica 0)", x->dp,
+               p->dp.zero, zb_dp_per_mb(p) ? ", reduce microbatch" : "");
     printf("\n");
     if (x->opt.synthetic) {
         printf("run: backend %s, synthetic, %d iterations\n", x->be->name,

@@ -130,6 +130,8 @@ int report_write(const struct exec *x, const struct realized *r,
             x->opt.synthetic ? "synthetic" : "model");
     if (x->dp > 1)
         fprintf(f, "\"dp\": %d, \"zero\": %d, ", x->dp, x->p->dp.zero);
+    if (coll_per_mb(x))
+        fprintf(f, "\"reduce\": \"microbatch\", ");
     if (!x->opt.synthetic)
         fprintf(f, "\"model\": {\"layers\": %d, \"hidden\": %d, "
                 "\"batch\": %d}, ", x->net.layers, x->net.hidden,

@@ -85,6 +85,8 @@ grep -q '"reduce": "microbatch"' "$TMP/mb.json" ||
     fail "the schedule's profile does not say reduce microbatch"
 run "$ZBSCHED" validate "$TMP/mb.json"
 expect_status 0 "validate, reduce microbatch"
+run "$ZBSCHED" eval "$TMP/mb.json"
+expect_out "step_time 34.65  dp 4  zero 2 reduce microbatch (collectives"
 sed '/"op": "REDUCE_GRAD", "stage": 0, "mb": 7,/d' "$TMP/mb.json" \
     >"$TMP/mb-missing.json"
 run "$ZBSCHED" validate "$TMP/mb-missing.json"

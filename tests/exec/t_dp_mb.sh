@@ -27,6 +27,14 @@ if command -v python3 >/dev/null 2>&1; then
         python3 "$(dirname "$0")/../lib/trace_check.py" "$TMP/t.json"
 fi
 
+# The report says how the gradients were reduced.
+gen "$TMP/s.json" $DP --schedule 1f1b --zero 2
+zbexec 4 "$TMP/s.json" --model "$MODEL" --report "$TMP/r.json"
+expect "report: reduce microbatch" 0 \
+    'dp 2, zero 2, reduce microbatch \(measures of replica 0\)'
+grep -q '"dp": 2, "zero": 2, "reduce": "microbatch",' "$TMP/r.json" ||
+    fail "report: reduce microbatch in the JSON"
+
 # The model state against the model (as in t_dp.sh: this MLP's
 # parameters, fp32 SGD, M_B's unit in bytes). Per microbatch the run
 # holds what the model counts: the shard, and one full buffer from a W to
