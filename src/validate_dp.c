@@ -95,6 +95,10 @@ static int scan_rank(const struct zb_schedule *s, int r, struct where *w,
         }
         if (!zb_op_is_collective(op->kind))
             continue;
+        if (op->mb >= 0 && (op->kind != ZB_OP_REDUCE_GRAD || !mb_mode))
+            return zb_error_set(err, ZB_EILLEGAL, "rank %d op %d (%s): only "
+                                "a REDUCE_GRAD under reduce microbatch "
+                                "names a microbatch", r, i, DESC(op));
         if (op->kind != ZB_OP_REDUCE_GRAD && s->profile.dp.zero < 3)
             return zb_error_set(err, ZB_EILLEGAL, "rank %d op %d (%s): only "
                                 "ZeRO-3 shards weights, this is zero %d", r,
@@ -104,10 +108,6 @@ static int scan_rank(const struct zb_schedule *s, int r, struct where *w,
                 return rc;
             continue;
         }
-        if (op->kind == ZB_OP_REDUCE_GRAD && op->mb >= 0)
-            return zb_error_set(err, ZB_EILLEGAL, "rank %d op %d (%s) names "
-                                "a microbatch, but reduce is step", r, i,
-                                DESC(op));
         rc = once(l, r, i, op->kind == ZB_OP_REDUCE_GRAD ? &x->reduce
                            : op->kind == ZB_OP_UNSHARD ? &x->unshard
                                                        : &x->reshard, err);

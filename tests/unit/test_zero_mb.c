@@ -264,7 +264,16 @@ Test(validate_dp_mb, rejects_a_misplaced_reduce)
     /* The same list under a profile that reduces per step. */
     setup(&p, &s);
     s.profile.dp.reduce = ZB_DP_REDUCE_STEP;
-    assert_rejects(&s, "names a microbatch, but reduce is step");
+    assert_rejects(&s, "(REDUCE_GRAD stage 0 mb 0): only a REDUCE_GRAD "
+                       "under reduce microbatch names a microbatch");
+    zb_schedule_release(&s);
+    /* Another collective naming one. */
+    setup(&p, &s);
+    s.profile.dp.zero = 3;
+    l = &s.ranks[0];
+    l->ops[find_op(l, ZB_OP_REDUCE_GRAD, 0, 0)].kind = ZB_OP_RESHARD;
+    assert_rejects(&s, "(RESHARD stage 0 mb 0): only a REDUCE_GRAD under "
+                       "reduce microbatch names a microbatch");
     zb_schedule_release(&s);
     zb_profile_release(&p);
 }
