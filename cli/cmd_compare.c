@@ -319,8 +319,8 @@ static const struct cli_opt opts[] = {
       "memory limit\ninstead (e.g. 1p:2p:0.25p; at most 1000 points)" },
     { "quiet", 'q', NULL, "no progress lines (compare prints none "
                           "anyway)" },
-    { "zero-all", 0, NULL, "with --dp >= 2: rows for ZeRO 0, 1, 2, 2mb (ZeRO-2\n"
-                          "reducing per microbatch) and 3" },
+    { "zero-all", 0, NULL, "with --dp >= 2: rows for ZeRO 0, 1, 2, 2mb "
+                          "(ZeRO-2\nreducing per microbatch) and 3" },
     { NULL, 0, NULL, NULL },
 };
 

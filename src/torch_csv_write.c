@@ -178,10 +178,10 @@ static void add_fsdp(struct strbuf *sb, const struct zb_op_list *l, int from,
  * (its runtime scales and reduces a stage's gradients there) after the
  * op that completes the stage's last backward, W or B, and that op's
  * send (reducing per microbatch: after every W or BW, and its send,
- * naming the microbatch, as zero.h places ours); the FSDP actions for the next compute op after the previous one,
- * its sends and REDUCE_GRAD, so that the all-gather overlaps the wait for
- * that op's input. A row starts with an empty cell that the first
- * action's comma fills. */
+ * naming the microbatch, as zero.h places ours); the FSDP actions for
+ * the next compute op after the previous one, its sends and REDUCE_GRAD,
+ * so that the all-gather overlaps the wait for that op's input. A row
+ * starts with an empty cell that the first action's comma fills. */
 static void format_compute_comms(const struct zb_schedule *s,
                                  struct strbuf *sb)
 {

@@ -56,8 +56,9 @@ void zb_torch_csv_release(struct zb_torch_csv *c);
 
 /* The schedule of c for profile p (same pp, vpp, microbatches and
  * placement; REDUCE_GRADs per microbatch only for a profile that reduces
- * per microbatch, and the other way round): compute_only is lowered by zb_lower_run(), compute_comms keeps
- * its transfers in file order and gains the final STEP. Simulated and
+ * per microbatch, and the other way round): compute_only is lowered by
+ * zb_lower_run(), compute_comms keeps its transfers in file order and
+ * gains the final STEP. Simulated and
  * checked by zb_validate_order(); memory is left to the caller. */
 int zb_torch_csv_schedule(const struct zb_torch_csv *c,
                           const struct zb_profile *p, const char *name,
