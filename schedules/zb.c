@@ -21,9 +21,6 @@
 
 /* Share of the budget the runner-up's search gets (search_from_two()). */
 #define RUNNER_UP_SHARE 0.5
-/* How far (relative cost) above the best start a runner-up may start and
- * still get its own search (search_from_two()). */
-#define RUNNER_UP_NEAR 0.01
 
 /* Run the local search on s (the order of candidate `from`) for `share`
  * of the budget and say in s->origin where the result came from. True
@@ -74,16 +71,18 @@ static const struct zb_schedule *runner_up(const struct best_candidates *c,
  * best start it can settle in a basin that a different start (another
  * family's shape of warm-up and drain) avoids; at p 8, m 32, V, a limit
  * of 0.75 1F1B's, the best start (list scheduler, 212) stays at 212 while
- * the runner-up (V-Half, 215) reaches 205. A runner-up that starts more
- * than RUNNER_UP_NEAR above the best rarely gets past it in half the
- * budget (bench_quality's grids, seeds 20240117 and 7: of 184 runner-up
- * searches 10 won, each from within 0.31 % of the best start; from 0.5-11
- * % above, none), so the best's search gets that half instead: its first
- * run is the default's, so this never ends worse than the best's search
- * alone. Without data parallelism a best start that meets the lower
- * bound is already optimal: no search. With it the search minimises the
- * step, which pick_by_step() then weighs against every candidate: one
- * search. */
+ * the runner-up (V-Half, 215) reaches 205. But a runner-up that starts
+ * further above the best than the best is above the lower bound would
+ * have to gain more than the best's whole room, and in half the budget
+ * it does not (bench_quality's grids of seeds 20240117 and 7: 10 of 184
+ * runner-up searches won, each from within 0.31 % of the best start,
+ * none of those from 0.5-11 % above; seed 11: one from 2.6 % above a
+ * best 3.05 % above the bound); then the best's search gets that half
+ * instead. Its first run is the default's, so this never ends worse
+ * than the best's search alone did. Without data parallelism a best
+ * start that meets the lower bound is already optimal: no search. With
+ * it the search minimises the step, which pick_by_step() then weighs
+ * against every candidate: one search. */
 static void search_from_two(const struct zb_profile *p,
                             const struct zb_options *opt,
                             const struct best_candidates *c,
@@ -102,7 +101,7 @@ static void search_from_two(const struct zb_profile *p,
     }
     if (m->cost <= m->lower_bound * (1 + 1e-9))
         return;
-    if (r && r->predicted.cost > m->cost * (1 + RUNNER_UP_NEAR))
+    if (r && r->predicted.cost - m->cost > m->cost - m->lower_bound)
         r = NULL;
     if (!search(p, opt, s, best->name, r ? 1 : 1 + RUNNER_UP_SHARE) || !r)
         return;
