@@ -79,7 +79,9 @@ static const struct zb_schedule *runner_up(const struct best_candidates *c,
  * none of those from 0.5-11 % above; seed 11: one from 2.6 % above a
  * best 3.05 % above the bound); then the best's search gets that half
  * instead. Its first run is the default's, so this never ends worse
- * than the best's search alone did. Without data parallelism a best
+ * than the best's search alone did (but can where a far runner-up's
+ * search would have won: docs/model.md, "Families"). Without data
+ * parallelism a best
  * start that meets the lower bound is already optimal: no search. With
  * it the search minimises the step, which pick_by_step() then weighs
  * against every candidate: one search. */
