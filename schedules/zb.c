@@ -81,10 +81,9 @@ static const struct zb_schedule *runner_up(const struct best_candidates *c,
  * instead. Its first run is the default's, so this never ends worse
  * than the best's search alone did (but can where a far runner-up's
  * search would have won: docs/model.md, "Families"). Without data
- * parallelism a best
- * start that meets the lower bound is already optimal: no search. With
- * it the search minimises the step, which pick_by_step() then weighs
- * against every candidate: one search. */
+ * parallelism a best start that meets the lower bound is already
+ * optimal: no search. With it the search minimises the step, which
+ * pick_by_step() then weighs against every candidate: one search. */
 static void search_from_two(const struct zb_profile *p,
                             const struct zb_options *opt,
                             const struct best_candidates *c,
