@@ -100,10 +100,10 @@ const struct cli_opt cli_profile_opts[] = {
 const struct cli_opt cli_search_opts[] = {
     { "effort", 0, "SECONDS", "zb (and ilp's warm start): seconds of local\n"
       "search on the chosen order (half as long again from\n"
-      "the runner-up, or on the chosen order when that is\n"
-      "nearer the lower bound than to the runner-up),\n"
-      "converted into a fixed\n"
-      "amount of work, so results do not depend on machine\n"
+      "the runner-up, or on the chosen order when the\n"
+      "runner-up starts more than twice as far above it\n"
+      "as it is above the lower bound), converted into a\n"
+      "fixed amount of work, so results do not depend on machine\n"
       "speed or load; 0: the default budget (0.2 s at p 8,\n"
       "m 32, at most 1 s), < 0: none" },
     { "time-limit", 0, "S",

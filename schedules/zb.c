@@ -21,6 +21,9 @@
 
 /* Share of the budget the runner-up's search gets (search_from_two()). */
 #define RUNNER_UP_SHARE 0.5
+/* The runner-up is searched only if it starts at most this many times
+ * the best's distance to the lower bound above the best. */
+#define RUNNER_UP_ROOM 2
 
 /* Run the local search on s (the order of candidate `from`) for `share`
  * of the budget and say in s->origin where the result came from. True
@@ -72,15 +75,15 @@ static const struct zb_schedule *runner_up(const struct best_candidates *c,
  * family's shape of warm-up and drain) avoids; at p 8, m 32, V, a limit
  * of 0.75 1F1B's, the best start (list scheduler, 212) stays at 212 while
  * the runner-up (V-Half, 215) reaches 205. But a runner-up that starts
- * further above the best than the best is above the lower bound would
- * have to gain more than the best's whole room, and in half the budget
- * it does not (bench_quality's grids of seeds 20240117 and 7: 10 of 184
- * runner-up searches won, each from within 0.31 % of the best start,
- * none of those from 0.5-11 % above; seed 11: one from 2.6 % above a
- * best 3.05 % above the bound); then the best's search gets that half
- * instead. Its first run is the default's, so this never ends worse
- * than the best's search alone did (but can where a far runner-up's
- * search would have won: docs/model.md, "Families"). Without data
+ * further above the best than twice the best's room (its distance to
+ * the lower bound) has not been seen to win in half the budget: on
+ * bench_quality's grids of seeds 20240117 and 7, 10 of 184 runner-up
+ * searches won, each from within 0.31 % of the best start; the furthest
+ * winners seen started 0.9 and 1.1 times the best's room above it (a
+ * seed-11 grid instance, a p 6 copy of a grid instance). Then the
+ * best's search gets that half instead. Its first run is the default's,
+ * so this never ends worse than the best's search alone did (but can
+ * where a far runner-up's search would have won). Without data
  * parallelism a best start that meets the lower bound is already
  * optimal: no search. With it the search minimises the step, which
  * pick_by_step() then weighs against every candidate: one search. */
@@ -102,7 +105,8 @@ static void search_from_two(const struct zb_profile *p,
     }
     if (m->cost <= m->lower_bound * (1 + 1e-9))
         return;
-    if (r && r->predicted.cost - m->cost > m->cost - m->lower_bound)
+    if (r && r->predicted.cost - m->cost >
+                 RUNNER_UP_ROOM * (m->cost - m->lower_bound))
         r = NULL;
     if (!search(p, opt, s, best->name, r ? 1 : 1 + RUNNER_UP_SHARE) || !r)
         return;

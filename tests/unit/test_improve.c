@@ -357,11 +357,12 @@ Test(improve, compound_moves_retime_like_a_full_pass_and_undo_exactly)
 /* `zb` searches its best candidate for at least the default budget (the
  * runner-up's half goes to the best when the runner-up starts too far
  * above it, zb.c), so it never ends worse than that search alone. Loop
- * profiles at 1F1B's memory with unequal stages; in two of these four
- * the runner-up starts too far behind to be searched. */
+ * profiles at 1F1B's memory with unequal stages; in one of these four
+ * the runner-up starts too far behind to be searched, in the others the
+ * two searches run. */
 Test(improve, zb_is_never_worse_than_searching_its_best_candidate)
 {
-    unsigned seed = 31;
+    unsigned seed = 7;
 
     for (int iter = 0; iter < 4; iter++) {
         struct shape sh = unit_shape(4 + iter, 3 * (4 + iter));
