@@ -200,6 +200,13 @@ static void setup(struct zb_profile *p, struct zb_schedule *s)
     gen("zb-h1", p, s);
 }
 
+/* Each case sets up its own profile and schedule: release both. */
+static void teardown(struct zb_profile *p, struct zb_schedule *s)
+{
+    zb_schedule_release(s);
+    zb_profile_release(p);
+}
+
 Test(validate_dp_mb, accepts_the_placement)
 {
     struct zb_profile p;
@@ -208,8 +215,7 @@ Test(validate_dp_mb, accepts_the_placement)
 
     setup(&p, &s);
     cr_assert_eq(zb_validate_schedule(&s, &err), 0, "%s", err.msg);
-    zb_schedule_release(&s);
-    zb_profile_release(&p);
+    teardown(&p, &s);
 }
 
 Test(validate_dp_mb, rejects_a_missing_reduce)
@@ -222,14 +228,13 @@ Test(validate_dp_mb, rejects_a_missing_reduce)
     l = &s.ranks[2];
     drop(l, find_op(l, ZB_OP_REDUCE_GRAD, 2, 3));
     assert_rejects(&s, "(W stage 2 mb 4) comes before the REDUCE_GRAD of op");
-    zb_schedule_release(&s);
+    teardown(&p, &s);
     /* The last W's: nothing comes after it. */
     setup(&p, &s);
     l = &s.ranks[2];
     drop(l, find_op(l, ZB_OP_REDUCE_GRAD, 2, 7));
     assert_rejects(&s, "(W stage 2 mb 7) has no REDUCE_GRAD after it");
-    zb_schedule_release(&s);
-    zb_profile_release(&p);
+    teardown(&p, &s);
 }
 
 Test(validate_dp_mb, rejects_a_misplaced_reduce)
@@ -247,26 +252,26 @@ Test(validate_dp_mb, rejects_a_misplaced_reduce)
     l->ops[rg] = tmp;
     assert_rejects(&s, "(REDUCE_GRAD stage 1 mb 5) does not follow its "
                        "microbatch's W");
-    zb_schedule_release(&s);
+    teardown(&p, &s);
     /* Naming another microbatch. */
     setup(&p, &s);
     l = &s.ranks[1];
     l->ops[find_op(l, ZB_OP_REDUCE_GRAD, 1, 5)].mb = 6;
     assert_rejects(&s, "(REDUCE_GRAD stage 1 mb 6) does not follow its "
                        "microbatch's W");
-    zb_schedule_release(&s);
+    teardown(&p, &s);
     /* Naming none. */
     setup(&p, &s);
     l = &s.ranks[1];
     l->ops[find_op(l, ZB_OP_REDUCE_GRAD, 1, 5)].mb = -1;
     assert_rejects(&s, "names no microbatch, but reduce is microbatch");
-    zb_schedule_release(&s);
+    teardown(&p, &s);
     /* The same list under a profile that reduces per step. */
     setup(&p, &s);
     s.profile.dp.reduce = ZB_DP_REDUCE_STEP;
     assert_rejects(&s, "(REDUCE_GRAD stage 0 mb 0): only a REDUCE_GRAD "
                        "under reduce microbatch names a microbatch");
-    zb_schedule_release(&s);
+    teardown(&p, &s);
     /* Another collective naming one. */
     setup(&p, &s);
     s.profile.dp.zero = 3;
@@ -274,8 +279,7 @@ Test(validate_dp_mb, rejects_a_misplaced_reduce)
     l->ops[find_op(l, ZB_OP_REDUCE_GRAD, 0, 0)].kind = ZB_OP_RESHARD;
     assert_rejects(&s, "(RESHARD stage 0 mb 0): only a REDUCE_GRAD under "
                        "reduce microbatch names a microbatch");
-    zb_schedule_release(&s);
-    zb_profile_release(&p);
+    teardown(&p, &s);
 }
 
 /* ---- Round trips ------------------------------------------------------ */
