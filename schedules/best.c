@@ -6,6 +6,7 @@
 #include "families.h"
 #include "construct.h"
 #include "construct_v.h"
+#include "warm_depth.h"
 #include "zbsched/generator.h"
 #include "zbsched/sim.h"
 #include "zbsched/xalloc.h"
@@ -38,7 +39,7 @@ void best_candidates_collect(const struct zb_profile *p,
                              const struct zb_options *opt,
                              struct best_candidates *out)
 {
-    int cap = 3;
+    int cap = 4;
 
     for (int i = 0; zb_generators[i]; i++)
         cap++;
@@ -53,6 +54,8 @@ void best_candidates_collect(const struct zb_profile *p,
     if (p->placement == ZB_PLACEMENT_LOOP && p->vpp == 1) {
         zb_schedule_init(&out->s[out->n], "zb-construct", p);
         keep(out, construct_loop(p, &out->s[out->n], NULL), true);
+        zb_schedule_init(&out->s[out->n], "warm-depth", p);
+        keep(out, warm_depth_loop(p, &out->s[out->n], NULL), false);
     }
     /* ZB-V built the paper's way, at the profile's own limit. */
     if (p->placement == ZB_PLACEMENT_V && p->vpp == 2) {

@@ -1,0 +1,123 @@
+/* warm_depth.c - the list scheduler with a warm-up depth per stage (see
+ * warm_depth.h).
+ *
+ * Why: at tight memory (1F1B's, 1.5 times it) with unequal stage times
+ * the better orders warm the middle ranks up deeper than 1F1B's "one
+ * fewer per rank" (ILP optima, long searches), and a stage then runs two
+ * B's before an F whose input is late. The rounds of construct.c (one F,
+ * then one B, per stage) cannot express that; the list scheduler does by
+ * its own rule (the pass whose input arrives first runs first), but with
+ * memory as its only brake it warms every rank up as deep as the limit
+ * allows. Here a depth per stage brakes it: stage s runs an F only while
+ * fewer than d[s] of its microbatches wait for their B, so it warms up d[s]
+ * deep and in the steady state runs a B first whenever the next F's input
+ * has not arrived. The depths are chosen by the simulated cost, one stage
+ * and one step at a time. */
+#include <math.h>
+#include <stdlib.h>
+#include "families.h"
+#include "warm_depth.h"
+#include "zbsched/measures.h"
+#include "zbsched/xalloc.h"
+
+/* Sweeps over the stages; a sweep with no gain ends the descent early. */
+#define WARM_DEPTH_SWEEPS 3
+
+/* The list scheduler's W rule: every gap filled with W, no F waits for a
+ * B (greedy.c's first policy). */
+#define WARM_DEPTH_W_PATIENCE 0
+#define WARM_DEPTH_F_PATIENCE 0
+
+/* Schedule with depths d into try; true when it ran, try->predicted then
+ * filled. */
+static bool run_depths(const struct zb_profile *p, const int *d,
+                       struct zb_schedule *try)
+{
+    struct greedy_policy pol = { WARM_DEPTH_W_PATIENCE,
+                                 WARM_DEPTH_F_PATIENCE, d };
+
+    for (int r = 0; r < p->pp; r++)
+        try->ranks[r].n = 0;
+    if (greedy_schedule(p, &pol, try, NULL) < 0)
+        return false;
+    zb_measures_from_times(p, try->ranks, &try->predicted);
+    return true;
+}
+
+/* Keep try in best (swapped) when it fits and beats best (or best has
+ * none yet). */
+static bool keep_if_better(const struct zb_profile *p, bool *have,
+                           struct zb_schedule *best, struct zb_schedule *try)
+{
+    struct zb_schedule tmp;
+
+    if (!try->predicted.fits_memory ||
+        (*have && !zb_measures_better(&try->predicted, &best->predicted,
+                                      p->pp)))
+        return false;
+    tmp = *best;
+    *best = *try;
+    *try = tmp;
+    *have = true;
+    return true;
+}
+
+int warm_depth_loop(const struct zb_profile *p, struct zb_schedule *s,
+                    struct zb_error *err)
+{
+    const int pp = p->pp, m = p->microbatches;
+    int *d, *most;
+    struct zb_schedule best, try;
+    bool have = false;
+    int rc = 0;
+
+    if (p->placement != ZB_PLACEMENT_LOOP || p->vpp != 1)
+        return zb_error_set(err, ZB_EUNSUPPORTED,
+                            "warm-up depths need loop placement and vpp 1, "
+                            "got %s and vpp %d",
+                            zb_placement_name(p->placement), p->vpp);
+    d = zb_xcalloc((size_t)pp, sizeof(int));
+    most = zb_xcalloc((size_t)pp, sizeof(int));
+    for (int r = 0; r < pp; r++) {
+        double n = p->m_b > 0 ? floor(p->mem_limit[r] / p->m_b + 1e-9)
+                              : INFINITY;
+        most[r] = n < 1 ? 1 : n < m ? (int)n : m;
+        d[r] = pp - r < most[r] ? pp - r : most[r];
+    }
+    zb_schedule_init(&best, s->name, p);
+    zb_schedule_init(&try, s->name, p);
+    if (run_depths(p, d, &try))
+        keep_if_better(p, &have, &best, &try);
+    for (int sweep = 0; have && sweep < WARM_DEPTH_SWEEPS; sweep++) {
+        bool gained = false;
+
+        for (int r = 0; r < pp; r++) {
+            for (int step = 1; step >= -1; step -= 2) {
+                int old = d[r];
+
+                if (old + step < 1 || old + step > most[r])
+                    continue;
+                d[r] = old + step;
+                if (run_depths(p, d, &try) &&
+                    keep_if_better(p, &have, &best, &try)) {
+                    gained = true;
+                    break;
+                }
+                d[r] = old;
+            }
+        }
+        if (!gained)
+            break;
+    }
+    if (have)
+        zb_schedule_copy_order(s, &best);
+    else
+        rc = zb_error_set(err, ZB_ENOMEM_LIMIT,
+                          "the list scheduler with warm-up depths stalls "
+                          "at the memory limit");
+    zb_schedule_release(&best);
+    zb_schedule_release(&try);
+    free(d);
+    free(most);
+    return rc;
+}
