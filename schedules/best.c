@@ -45,6 +45,7 @@ void best_candidates_collect(const struct zb_profile *p,
         cap++;
     out->s = zb_xcalloc((size_t)cap, sizeof(*out->s));
     out->n = 0;
+    out->extra = -1;
     /* Timing an order is enough to compare; the winner is lowered and
      * validated by zb_generator_run() like any generator's order. Each
      * candidate is named after where its order comes from. */
@@ -55,7 +56,10 @@ void best_candidates_collect(const struct zb_profile *p,
         zb_schedule_init(&out->s[out->n], "zb-construct", p);
         keep(out, construct_loop(p, &out->s[out->n], NULL), true);
         zb_schedule_init(&out->s[out->n], "warm-depth", p);
+        out->extra = out->n;
         keep(out, warm_depth_loop(p, &out->s[out->n], NULL), false);
+        if (out->extra == out->n)
+            out->extra = -1;
     }
     /* ZB-V built the paper's way, at the profile's own limit. */
     if (p->placement == ZB_PLACEMENT_V && p->vpp == 2) {

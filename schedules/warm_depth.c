@@ -23,18 +23,18 @@
 /* Sweeps over the stages; a sweep with no gain ends the descent early. */
 #define WARM_DEPTH_SWEEPS 3
 
-/* The list scheduler's W rule: every gap filled with W, no F waits for a
- * B (greedy.c's first policy). */
-#define WARM_DEPTH_W_PATIENCE 0
-#define WARM_DEPTH_F_PATIENCE 0
+/* The list scheduler's W rules tried (greedy_policy.w_patience): which
+ * fills best depends on the profile. No F waits for a B: the depth
+ * already brakes the F passes. */
+static const double w_patience[] = { 0, 0.5, 1 };
+#define N_W_RULES (sizeof(w_patience) / sizeof(w_patience[0]))
 
-/* Schedule with depths d into try; true when it ran, try->predicted then
- * filled. */
-static bool run_depths(const struct zb_profile *p, const int *d,
+/* Schedule with depths d and W rule w into try; true when it ran,
+ * try->predicted then filled. */
+static bool run_depths(const struct zb_profile *p, const int *d, double w,
                        struct zb_schedule *try)
 {
-    struct greedy_policy pol = { WARM_DEPTH_W_PATIENCE,
-                                 WARM_DEPTH_F_PATIENCE, d };
+    struct greedy_policy pol = { w, 0, d };
 
     for (int r = 0; r < p->pp; r++)
         try->ranks[r].n = 0;
@@ -62,13 +62,49 @@ static bool keep_if_better(const struct zb_profile *p, bool *have,
     return true;
 }
 
+/* Under W rule w, from 1F1B's depths (p - s, within what each rank
+ * holds), move one stage's depth by one while that lowers the cost; the
+ * best order found goes to cur (have: one did). Sweeps end early without
+ * a gain. */
+static void descend(const struct zb_profile *p, double w, const int *most,
+                    bool *have, struct zb_schedule *cur,
+                    struct zb_schedule *try)
+{
+    int *d = zb_xcalloc((size_t)p->pp, sizeof(int));
+    bool gained = true;
+
+    *have = false;
+    for (int r = 0; r < p->pp; r++)
+        d[r] = p->pp - r < most[r] ? p->pp - r : most[r];
+    if (run_depths(p, d, w, try))
+        keep_if_better(p, have, cur, try);
+    for (int sweep = 0; gained && sweep < WARM_DEPTH_SWEEPS; sweep++) {
+        gained = false;
+        for (int r = 0; r < p->pp; r++)
+            for (int step = 1; step >= -1; step -= 2) {
+                int old = d[r];
+
+                if (old + step < 1 || old + step > most[r])
+                    continue;
+                d[r] = old + step;
+                if (run_depths(p, d, w, try) &&
+                    keep_if_better(p, have, cur, try)) {
+                    gained = true;
+                    break;
+                }
+                d[r] = old;
+            }
+    }
+    free(d);
+}
+
 int warm_depth_loop(const struct zb_profile *p, struct zb_schedule *s,
                     struct zb_error *err)
 {
     const int pp = p->pp, m = p->microbatches;
-    int *d, *most;
-    struct zb_schedule best, try;
-    bool have = false;
+    int *most;
+    struct zb_schedule best, cur, try;
+    bool have = false, found;
     int rc = 0;
 
     if (p->placement != ZB_PLACEMENT_LOOP || p->vpp != 1)
@@ -76,38 +112,19 @@ int warm_depth_loop(const struct zb_profile *p, struct zb_schedule *s,
                             "warm-up depths need loop placement and vpp 1, "
                             "got %s and vpp %d",
                             zb_placement_name(p->placement), p->vpp);
-    d = zb_xcalloc((size_t)pp, sizeof(int));
     most = zb_xcalloc((size_t)pp, sizeof(int));
     for (int r = 0; r < pp; r++) {
         double n = p->m_b > 0 ? floor(p->mem_limit[r] / p->m_b + 1e-9)
                               : INFINITY;
         most[r] = n < 1 ? 1 : n < m ? (int)n : m;
-        d[r] = pp - r < most[r] ? pp - r : most[r];
     }
     zb_schedule_init(&best, s->name, p);
+    zb_schedule_init(&cur, s->name, p);
     zb_schedule_init(&try, s->name, p);
-    if (run_depths(p, d, &try))
-        keep_if_better(p, &have, &best, &try);
-    for (int sweep = 0; have && sweep < WARM_DEPTH_SWEEPS; sweep++) {
-        bool gained = false;
-
-        for (int r = 0; r < pp; r++) {
-            for (int step = 1; step >= -1; step -= 2) {
-                int old = d[r];
-
-                if (old + step < 1 || old + step > most[r])
-                    continue;
-                d[r] = old + step;
-                if (run_depths(p, d, &try) &&
-                    keep_if_better(p, &have, &best, &try)) {
-                    gained = true;
-                    break;
-                }
-                d[r] = old;
-            }
-        }
-        if (!gained)
-            break;
+    for (size_t i = 0; i < N_W_RULES; i++) {
+        descend(p, w_patience[i], most, &found, &cur, &try);
+        if (found)
+            keep_if_better(p, &have, &best, &cur);
     }
     if (have)
         zb_schedule_copy_order(s, &best);
@@ -116,8 +133,8 @@ int warm_depth_loop(const struct zb_profile *p, struct zb_schedule *s,
                           "the list scheduler with warm-up depths stalls "
                           "at the memory limit");
     zb_schedule_release(&best);
+    zb_schedule_release(&cur);
     zb_schedule_release(&try);
-    free(d);
     free(most);
     return rc;
 }
