@@ -17,6 +17,7 @@
 #include "zbsched/dp.h"
 #include "zbsched/generator.h"
 #include "zbsched/measures.h"
+#include "zbsched/sim.h"
 #include "zbsched/zero.h"
 
 /* Share of the budget the runner-up's search gets (search_from_two()). */
@@ -89,9 +90,8 @@ static const struct zb_schedule *runner_up(const struct best_candidates *c,
  * where a far runner-up's search would have won). Without data
  * parallelism a best start that meets the lower bound is already
  * optimal: no search. With it the search minimises the step, which
- * pick_by_step() then weighs against every candidate: one search.
- * True when s was searched (s->predicted then holds its times). */
-static bool search_from_two(const struct zb_profile *p,
+ * pick_by_step() then weighs against every candidate: one search. */
+static void search_from_two(const struct zb_profile *p,
                             const struct zb_options *opt,
                             const struct best_candidates *c,
                             const struct zb_schedule *best,
@@ -103,17 +103,19 @@ static bool search_from_two(const struct zb_profile *p,
 
     zb_schedule_copy_order(s, best);
     snprintf(s->origin, sizeof(s->origin), "%s", best->name);
-    if (zb_dp_active(p))
-        return search(p, opt, s, best->name, 1);
+    if (zb_dp_active(p)) {
+        search(p, opt, s, best->name, 1);
+        return;
+    }
     if (m->cost <= m->lower_bound * (1 + 1e-9))
-        return false;
+        return;
     if (r && r->predicted.cost - m->cost >
                  RUNNER_UP_ROOM * (m->cost - m->lower_bound))
         r = NULL;
-    if (!search(p, opt, s, best->name, r ? 1 : 1 + RUNNER_UP_SHARE))
-        return false;
-    if (!r || zb_schedule_init(&t, best->name, p) < 0)
-        return true;
+    if (!search(p, opt, s, best->name, r ? 1 : 1 + RUNNER_UP_SHARE) || !r)
+        return;
+    if (zb_schedule_init(&t, best->name, p) < 0)
+        return;
     zb_schedule_copy_order(&t, r);
     if (search(p, opt, &t, r->name, RUNNER_UP_SHARE) &&
         zb_measures_better(&t.predicted, &s->predicted, p->pp)) {
@@ -121,7 +123,6 @@ static bool search_from_two(const struct zb_profile *p,
         snprintf(s->origin, sizeof(s->origin), "%s", t.origin);
     }
     zb_schedule_release(&t);
-    return true;
 }
 
 /* The warm-up-depth order (best.h) as a start of its own: where it
@@ -135,7 +136,7 @@ static bool search_from_two(const struct zb_profile *p,
 static void search_extra(const struct zb_profile *p,
                          const struct zb_options *opt,
                          const struct best_candidates *c,
-                         const struct zb_schedule *best, bool searched,
+                         const struct zb_schedule *best,
                          struct zb_schedule *s)
 {
     const struct zb_schedule *x;
@@ -144,15 +145,14 @@ static void search_extra(const struct zb_profile *p,
     if (c->extra < 0 || zb_dp_active(p))
         return;
     x = &c->s[c->extra];
+    /* s's times: the order it holds (searched or not) simulated. */
     if (!x->predicted.fits_memory ||
         !zb_measures_better(&x->predicted, &best->predicted, p->pp) ||
-        zb_schedule_init(&t, x->name, p) < 0)
+        zb_sim_run(s, NULL) < 0 || zb_schedule_init(&t, x->name, p) < 0)
         return;
     zb_schedule_copy_order(&t, x);
     if (search(p, opt, &t, x->name, EXTRA_SHARE) &&
-        zb_measures_better(&t.predicted,
-                           searched ? &s->predicted : &best->predicted,
-                           p->pp)) {
+        zb_measures_better(&t.predicted, &s->predicted, p->pp)) {
         zb_schedule_copy_order(s, &t);
         snprintf(s->origin, sizeof(s->origin), "%s", t.origin);
     }
@@ -227,10 +227,12 @@ static int gen_zb(const struct zb_profile *p, const struct zb_options *opt,
     for (int i = 0; i < c.n; i++)
         if (i != c.extra)
             best_consider(&b, &c.s[i]);
+    /* The extra start is chosen only where nothing else fits. */
+    if (!b.sched && c.extra >= 0)
+        best_consider(&b, &c.s[c.extra]);
     if ((rc = best_result(&b, p, err)) == 0) {
-        bool searched = search_from_two(p, opt, &c, b.sched, s);
-
-        search_extra(p, opt, &c, b.sched, searched, s);
+        search_from_two(p, opt, &c, b.sched, s);
+        search_extra(p, opt, &c, b.sched, s);
         if (zb_dp_active(p))
             rc = pick_by_step(&c, s, err);
     }
