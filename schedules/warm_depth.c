@@ -22,12 +22,27 @@
 
 /* Sweeps over the stages; a sweep with no gain ends the descent early. */
 #define WARM_DEPTH_SWEEPS 3
+/* Passes all tries together may place (each places 3 p m), so the time
+ * stays bounded: a full descent on bench_quality's largest loop instance
+ * (p 31, m 124) places 2.2 million; p 64, m 512 gets 10 tries. */
+#define WARM_DEPTH_BUDGET 3000000L
 
-/* The list scheduler's W rules tried (greedy_policy.w_patience): which
- * fills best depends on the profile. No F waits for a B: the depth
- * already brakes the F passes. */
+/* The list scheduler's W rules tried (greedy_policy.w_patience) at the
+ * start depths: which fills best depends on the profile; the best one
+ * is kept for the descent. No F waits for a B: the depth already brakes
+ * the F passes. */
 static const double w_patience[] = { 0, 0.5, 1 };
 #define N_W_RULES (sizeof(w_patience) / sizeof(w_patience[0]))
+
+struct descent {
+    const struct zb_profile *p;
+    const int *most;        /* per stage: the deepest its limit holds */
+    int *d;                 /* per stage: depth being tried */
+    double w;               /* W rule being tried */
+    long tries_left;
+    bool have;              /* best holds an order that fits */
+    struct zb_schedule best, try;
+};
 
 /* Schedule with depths d and W rule w into try; true when it ran,
  * try->predicted then filled. */
@@ -77,48 +92,48 @@ static int start_depth(const struct zb_profile *p, int r, int most)
     return d < most ? (int)d : most;
 }
 
-/* Under W rule w, from the start depths (start_depth()), move one stage's depth by one while that lowers the cost; the
- * best order found goes to cur (have: one did). Sweeps end early without
- * a gain. */
-static void descend(const struct zb_profile *p, double w, const int *most,
-                    bool *have, struct zb_schedule *cur,
-                    struct zb_schedule *try)
+/* One try of x->d under x->w, kept in x->best when it fits and beats
+ * it; false when it does not (or the budget is spent). */
+static bool attempt(struct descent *x)
 {
-    int *d = zb_xcalloc((size_t)p->pp, sizeof(int));
+    if (x->tries_left <= 0)
+        return false;
+    x->tries_left--;
+    return run_depths(x->p, x->d, x->w, &x->try) &&
+           keep_if_better(x->p, &x->have, &x->best, &x->try);
+}
+
+/* Move one stage's depth by one (deeper first) while that lowers the
+ * cost; sweeps end early without a gain. */
+static void descend(struct descent *x)
+{
     bool gained = true;
 
-    *have = false;
-    for (int r = 0; r < p->pp; r++)
-        d[r] = start_depth(p, r, most[r]);
-    if (run_depths(p, d, w, try))
-        keep_if_better(p, have, cur, try);
     for (int sweep = 0; gained && sweep < WARM_DEPTH_SWEEPS; sweep++) {
         gained = false;
-        for (int r = 0; r < p->pp; r++)
+        for (int r = 0; r < x->p->pp; r++)
             for (int step = 1; step >= -1; step -= 2) {
-                int old = d[r];
+                int old = x->d[r];
 
-                if (old + step < 1 || old + step > most[r])
+                if (old + step < 1 || old + step > x->most[r])
                     continue;
-                d[r] = old + step;
-                if (run_depths(p, d, w, try) &&
-                    keep_if_better(p, have, cur, try)) {
+                x->d[r] = old + step;
+                if (attempt(x)) {
                     gained = true;
                     break;
                 }
-                d[r] = old;
+                x->d[r] = old;
             }
     }
-    free(d);
 }
 
 int warm_depth_loop(const struct zb_profile *p, struct zb_schedule *s,
                     struct zb_error *err)
 {
     const int pp = p->pp, m = p->microbatches;
+    struct descent x = { .p = p };
     int *most;
-    struct zb_schedule best, cur, try;
-    bool have = false, found;
+    double w = w_patience[0];
     int rc = 0;
 
     if (p->placement != ZB_PLACEMENT_LOOP || p->vpp != 1)
@@ -127,28 +142,36 @@ int warm_depth_loop(const struct zb_profile *p, struct zb_schedule *s,
                             "got %s and vpp %d",
                             zb_placement_name(p->placement), p->vpp);
     most = zb_xcalloc((size_t)pp, sizeof(int));
+    x.d = zb_xcalloc((size_t)pp, sizeof(int));
     for (int r = 0; r < pp; r++) {
         double n = p->m_b > 0 ? floor(p->mem_limit[r] / p->m_b + 1e-9)
                               : INFINITY;
         most[r] = n < 1 ? 1 : n < m ? (int)n : m;
+        x.d[r] = start_depth(p, r, most[r]);
     }
-    zb_schedule_init(&best, s->name, p);
-    zb_schedule_init(&cur, s->name, p);
-    zb_schedule_init(&try, s->name, p);
+    x.most = most;
+    x.tries_left = WARM_DEPTH_BUDGET / (3L * pp * m);
+    if (x.tries_left < (long)N_W_RULES)
+        x.tries_left = N_W_RULES;
+    zb_schedule_init(&x.best, s->name, p);
+    zb_schedule_init(&x.try, s->name, p);
     for (size_t i = 0; i < N_W_RULES; i++) {
-        descend(p, w_patience[i], most, &found, &cur, &try);
-        if (found)
-            keep_if_better(p, &have, &best, &cur);
+        x.w = w_patience[i];
+        if (attempt(&x))
+            w = x.w;
     }
-    if (have)
-        zb_schedule_copy_order(s, &best);
+    x.w = w;
+    if (x.have)
+        descend(&x);
+    if (x.have)
+        zb_schedule_copy_order(s, &x.best);
     else
         rc = zb_error_set(err, ZB_ENOMEM_LIMIT,
                           "the list scheduler with warm-up depths stalls "
                           "at the memory limit");
-    zb_schedule_release(&best);
-    zb_schedule_release(&cur);
-    zb_schedule_release(&try);
+    zb_schedule_release(&x.best);
+    zb_schedule_release(&x.try);
+    free(x.d);
     free(most);
     return rc;
 }
