@@ -163,9 +163,13 @@ int warm_depth_loop(const struct zb_profile *p, struct zb_schedule *s,
     x.w = w;
     if (x.have)
         descend(&x);
-    if (x.have)
-        zb_schedule_copy_order(s, &x.best);
-    else
+    if (x.have) {
+        /* s takes the best whole: its times and measures come along. */
+        struct zb_schedule old = *s;
+
+        *s = x.best;
+        x.best = old;
+    } else
         rc = zb_error_set(err, ZB_ENOMEM_LIMIT,
                           "the list scheduler with warm-up depths stalls "
                           "at the memory limit");
