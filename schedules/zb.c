@@ -3,8 +3,9 @@
  * limit (cost, then makespan, then memory: best.c) among the paper's
  * constructions (construct.c, construct_v.c), the list scheduler
  * (greedy.c) and every fixed family that serves the profile; then a local
- * search (improve.c) works on that order for the effort budget, and on the
- * runner-up for half of it (search_from_two()). So `zb` is
+ * search (improve.c) works on that order for the effort budget, on the
+ * runner-up for half of it (search_from_two()), and on the warm-up-depth
+ * order (warm_depth.c) where it starts better (search_extra()). So `zb` is
  * never worse than any of its candidates, and equals ZB-H1 at 1F1B's
  * memory. With data parallelism the step ends with the last collective,
  * which cost does not see: the local search then minimises the step, and
