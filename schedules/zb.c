@@ -130,10 +130,10 @@ static void search_from_two(const struct zb_profile *p,
  * starts better than the chosen best (loop placement, tight memory), its
  * search (EXTRA_SHARE of the budget) replaces s when it ends better.
  * It is kept out of the choice because a search settles in its start's
- * basin: as the best it would take the usual start's budget, and on
- * bench_quality's default grid two instances the usual start's search
- * won (by 0.004 and 0.007 %) then ended worse. Without data parallelism
- * only; with it pick_by_step() weighs every candidate. */
+ * basin: as the best start it took the usual start's budget, and on
+ * bench_quality's default grid two instances whose usual search ended
+ * lower lost 0.004 and 0.007 %. Without data parallelism only; with it
+ * pick_by_step() weighs every candidate. */
 static void search_extra(const struct zb_profile *p,
                          const struct zb_options *opt,
                          const struct best_candidates *c,
