@@ -6,6 +6,7 @@
 #include "families.h"
 #include "construct.h"
 #include "construct_v.h"
+#include "warm_depth.h"
 #include "zbsched/generator.h"
 #include "zbsched/sim.h"
 #include "zbsched/xalloc.h"
@@ -38,12 +39,13 @@ void best_candidates_collect(const struct zb_profile *p,
                              const struct zb_options *opt,
                              struct best_candidates *out)
 {
-    int cap = 3;
+    int cap = 4;
 
     for (int i = 0; zb_generators[i]; i++)
         cap++;
     out->s = zb_xcalloc((size_t)cap, sizeof(*out->s));
     out->n = 0;
+    out->extra = -1;
     /* Timing an order is enough to compare; the winner is lowered and
      * validated by zb_generator_run() like any generator's order. Each
      * candidate is named after where its order comes from. */
@@ -53,6 +55,11 @@ void best_candidates_collect(const struct zb_profile *p,
     if (p->placement == ZB_PLACEMENT_LOOP && p->vpp == 1) {
         zb_schedule_init(&out->s[out->n], "zb-construct", p);
         keep(out, construct_loop(p, &out->s[out->n], NULL), true);
+        zb_schedule_init(&out->s[out->n], "warm-depth", p);
+        out->extra = out->n;
+        keep(out, warm_depth_loop(p, &out->s[out->n], NULL), false);
+        if (out->extra == out->n)
+            out->extra = -1;
     }
     /* ZB-V built the paper's way, at the profile's own limit. */
     if (p->placement == ZB_PLACEMENT_V && p->vpp == 2) {

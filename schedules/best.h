@@ -14,7 +14,8 @@
 /* Simulated compute orders (not lowered), each named after its origin:
  * the list scheduler's best policy ("list-scheduler", when it does not
  * stall), the paper's construction ("zb-construct", loop placement with
- * one chunk; "zb-v-construct", V placement with two), then every fixed
+ * one chunk, then "warm-depth", the list scheduler braked by a warm-up
+ * depth per stage; "zb-v-construct", V placement with two), then every fixed
  * family that serves the profile and runs one pass per op (not
  * dualpipev: no FB), in table
  * order (named after the family). */
@@ -22,6 +23,9 @@ struct best_candidates {
     struct zb_schedule *s;
     int n;
     int fixed;              /* index of the first fixed family's order */
+    int extra;              /* index of "warm-depth" (warm_depth.h), which
+                               `zb` searches as a start of its own; -1:
+                               none */
 };
 
 void best_candidates_collect(const struct zb_profile *p,

@@ -29,6 +29,10 @@ struct greedy_policy {
     /* An F ready now waits for a B that becomes ready before
      * now + f_patience * T_F: 0 never waits. */
     double f_patience;
+    /* Per stage, the most microbatches it holds between F and B (its
+     * warm-up depth, kept in the steady state), or NULL: memory alone
+     * limits them. */
+    const int *in_flight;
 };
 
 /* Memory-aware list scheduler (the Zero Bubble paper's automatic

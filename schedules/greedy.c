@@ -92,6 +92,9 @@ static void choose(struct greedy *g, int r)
          * chunks, or a rank full of early-chunk activations could never
          * reach a B that frees them. */
         if (g->next[ZB_PASS_F][s] < m &&
+            (!g->pol->in_flight ||
+             g->next[ZB_PASS_F][s] - g->next[ZB_PASS_B][s] <
+                 g->pol->in_flight[s]) &&
             zb_validate_within_limit(p, r,
                                      g->mem[r] + (p->vpp - c) * p->m_b))
             cand[n++] = (struct choice){ true,
@@ -302,7 +305,8 @@ int greedy_best(const struct zb_profile *p, struct zb_schedule *s,
      * (and of preferring F on ties) in every case. On 20 V profiles at 2p
      * a W patience of 1 never won, so V placement runs the first four. */
     static const struct greedy_policy policies[] = {
-        { 0, 0 }, { 0.5, 0 }, { 0, 0.5 }, { 0.5, 0.5 }, { 1, 0 }, { 1, 0.5 },
+        { 0, 0, NULL }, { 0.5, 0, NULL }, { 0, 0.5, NULL },
+        { 0.5, 0.5, NULL }, { 1, 0, NULL }, { 1, 0.5, NULL },
     };
     const size_t n = p->placement == ZB_PLACEMENT_V ? 4 : 6;
     struct policy_run runs[sizeof(policies) / sizeof(policies[0]) + 2];
