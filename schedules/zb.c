@@ -228,8 +228,10 @@ static int gen_zb(const struct zb_profile *p, const struct zb_options *opt,
     for (int i = 0; i < c.n; i++)
         if (i != c.extra)
             best_consider(&b, &c.s[i]);
-    /* The extra start is chosen only where nothing else fits. */
-    if (!b.sched && c.extra >= 0)
+    /* The extra start is chosen where nothing else fits, or where no
+     * search runs (--effort < 0: no basins to weigh), so zb stays never
+     * worse than any of its candidates. */
+    if (c.extra >= 0 && (!b.sched || opt->effort < 0))
         best_consider(&b, &c.s[c.extra]);
     if ((rc = best_result(&b, p, err)) == 0) {
         search_from_two(p, opt, &c, b.sched, s);
