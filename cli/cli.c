@@ -102,10 +102,12 @@ const struct cli_opt cli_search_opts[] = {
       "search on the chosen order (half as long again from\n"
       "the runner-up, or on the chosen order when the\n"
       "runner-up starts more than twice as far above it\n"
-      "as it is above the lower bound), converted into a\n"
-      "fixed amount of work, so results do not depend on\n"
-      "machine speed or load; 0: the default budget (0.2 s\n"
-      "at p 8, m 32, at most 1 s), < 0: none" },
+      "as it is above the lower bound; as long again from\n"
+      "the warm-up-depth order where it starts better),\n"
+      "converted into a fixed amount of work, so results\n"
+      "do not depend on machine speed or load; 0: the\n"
+      "default budget (0.2 s at p 8, m 32, at most 1 s),\n"
+      "< 0: none" },
     { "time-limit", 0, "S",
       "ilp: seconds of search (generate 60, compare 10)" },
     { "gap", 0, "G", "ilp: stop once cost/bound - 1 <= G (0)" },
