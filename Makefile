@@ -55,7 +55,7 @@ TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 TEST_RUNNER := $(BUILD)/tests/unit/run
 
-.PHONY: all test test-unit test-cli bench regen clean memcheck
+.PHONY: all test test-unit test-cli bench bench-effort regen clean memcheck
 all: $(ZBSCHED)
 
 # Objects depend on the flags they were built with (git's GIT-CFLAGS).
@@ -121,6 +121,11 @@ bench: $(BENCH) $(BENCH_QUALITY) $(SOLVER_CHECK) $(ZBSCHED)
 	$(Q)bash tools/bench_quality.sh $(BENCH_QUALITY) $(ZBSCHED) \
 	    docs/bench-quality.md
 	$(Q)$(SOLVER_CHECK)
+
+# Not part of `bench` (about half an hour): the quality grid at more
+# search effort -> docs/bench-effort.md.
+bench-effort: $(BENCH_QUALITY)
+	$(Q)bash tools/bench_effort.sh $(BENCH_QUALITY) docs/bench-effort.md
 
 regen: $(ZBSCHED)
 	$(Q)bash tools/regen.sh $(ZBSCHED)

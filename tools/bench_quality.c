@@ -3,7 +3,8 @@
  * on the ZB paper's twelve settings: cost against the proven lower bound,
  * fit, seconds, and which of zb's candidates wins. Prints Markdown on
  * stdout, progress on stderr; tools/bench_quality.sh adds the machine and
- * the whole-process timings. Usage: bench_quality [SEED];
+ * the whole-process timings. Usage: bench_quality [--effort E] [SEED]
+ * (E: zb's `--effort`, default 0, the default budget);
  * bench_quality --profile K [SEED] prints grid instance K's profile JSON
  * (for `zbsched generate --profile FILE`). */
 #include <math.h>
@@ -29,6 +30,9 @@
 #define EPS 1e-9                /* relative: equal costs, cost on bound */
 
 static const double limits[N_LIMITS] = { 1.0, 1.5, 2.0 };
+
+/* Every family runs with these (zb's effort from --effort). */
+static struct zb_options run_opts;
 
 /* One grid instance: what was drawn (ratios to the stage's F, before the
  * per-stage jitter) and what every family made of it. */
@@ -151,7 +155,7 @@ static void run_one(const struct zb_generator *g, const struct zb_profile *p,
     *r = (struct result){ 0 };
     if (zb_generator_accepts(g, p, NULL) < 0)
         return;
-    if (zb_generator_run(g, p, NULL, &s, &err) < 0) {
+    if (zb_generator_run(g, p, &run_opts, &s, &err) < 0) {
         r->failed = true;
         r->secs = now() - t0;
         fprintf(stderr, "bench_quality: instance %d: %s: %s\n", k, g->name,
@@ -498,7 +502,7 @@ static bool paper_row(const struct paper *t, double n)
 
     make_paper(t, n, &p);
     printf("| %s | %d | %d | %s |", t->model, t->p, t->m, limit_name(n));
-    if (zb_generator_run(fam[zb_index], &p, NULL, &s, &err) < 0) {
+    if (zb_generator_run(fam[zb_index], &p, &run_opts, &s, &err) < 0) {
         printf(" failed: %s | %.4f | | | | |\n", err.msg, ref);
         fprintf(stderr, "bench_quality: paper %s p %d m %d: %s\n", t->model,
                 t->p, t->m, err.msg);
@@ -570,6 +574,9 @@ static void print_grid(uint64_t seed)
            "activations for V.\n\n",
            (unsigned long long)seed, PER_CELL, N_INST, 1 - JITTER,
            1 + JITTER);
+    if (run_opts.effort != 0)
+        printf("`zb` searches with `--effort %g` (here and on the paper's "
+               "settings).\n\n", run_opts.effort);
 }
 
 static int dump_profile(int k, uint64_t seed)
@@ -597,9 +604,15 @@ int main(int argc, char **argv)
     uint64_t seed = DEFAULT_SEED;
     double t0 = now();
 
+    zb_options_init(&run_opts);
     if (argc > 2 && !strcmp(argv[1], "--profile"))
         return dump_profile(atoi(argv[2]),
                             argc > 3 ? strtoull(argv[3], NULL, 0) : seed);
+    if (argc > 2 && !strcmp(argv[1], "--effort")) {
+        run_opts.effort = strtod(argv[2], NULL);
+        argc -= 2;
+        argv += 2;
+    }
     if (argc > 1)
         seed = strtoull(argv[1], NULL, 0);
     find_families();
