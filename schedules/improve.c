@@ -51,6 +51,7 @@ struct chain {
     const struct zb_schedule *in;
     uint64_t rng;
     long budget;
+    long base;                /* the default effort's budget (anneal_all) */
     long cyc_at, cyc_len;     /* the current annealing run's work span */
     struct improve_state st;
     struct improve_step step;   /* the score's step term (dp only) */
@@ -407,28 +408,40 @@ static void anneal(struct chain *c, long len)
         step(c);
 }
 
-/* The first run is as long as the default budget, so a larger effort
- * begins with exactly the default's search; the rest of the budget goes
- * to runs of that length or more (a remainder below it: one shorter run),
- * each restarted from the best order so far with the full cooling. So
- * more effort is never worse, where one long run could end worse because
- * its cooling stretched with the budget. */
-static void anneal_all(struct chain *c)
+/* Runs restarted from the best order so far, with the full cooling,
+ * until `upto` work units are spent: as many as there are default-length
+ * cycles in what is left (at least one; none for a remainder up to an
+ * eighth of a cycle). */
+static void restarts(struct chain *c, long cycle, long upto)
 {
-    long cycle = (long)(improve_default_effort(c->p) *
-                        IMPROVE_WORK_PER_SECOND), rest, k;
+    long rest = upto - c->st.work, k;
 
-    anneal(c, c->budget < cycle ? c->budget : cycle);
-    rest = c->budget - c->st.work;
     if (rest <= cycle / 8)
         return;
     k = rest / cycle > 1 ? rest / cycle : 1;
-    while (c->st.work < c->budget && !interrupted(c)) {
+    while (c->st.work < upto && !interrupted(c)) {
         improve_load(&c->st, c->best);
         c->energy = energy(c);
         c->path_at = -1;
         anneal(c, rest / k);
     }
+}
+
+/* First the search the default effort runs (`base` units, this search's
+ * share of the default budget: a run as long as the default cycle or
+ * base if shorter, then restarts up to base), then the rest of the
+ * budget in restarts. So a larger effort begins with exactly the
+ * default's search and more effort is never worse, where one long run
+ * could end worse because its cooling stretched with the budget. */
+static void anneal_all(struct chain *c)
+{
+    long cycle = (long)(improve_default_effort(c->p) *
+                        IMPROVE_WORK_PER_SECOND);
+    long base = c->base > 0 && c->base < c->budget ? c->base : c->budget;
+
+    anneal(c, base < cycle ? base : cycle);
+    restarts(c, cycle, base);
+    restarts(c, cycle, c->budget);
 }
 
 static void *run_chain(void *arg)
@@ -568,6 +581,9 @@ int improve_order(const struct zb_profile *p, struct zb_schedule *s,
         ch[i].interrupt = o->interrupt;
         ch[i].budget = o->effort > 0
             ? (long)(o->effort * IMPROVE_WORK_PER_SECOND) : 0;
+        ch[i].base = (long)((o->base_effort > 0 ? o->base_effort
+                                                : improve_default_effort(p)) *
+                            IMPROVE_WORK_PER_SECOND);
     }
     win = run_chains(ch, n, o->threads, err);
     if (win < -1) {

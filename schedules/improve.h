@@ -33,6 +33,11 @@ struct improve_opts {
     /* Nonzero stops the search within one move and keeps the best order
      * so far (then the result depends on when it was set); NULL: never. */
     const volatile sig_atomic_t *interrupt;
+    /* Seconds of the search that the default effort would run here (a
+     * caller that splits its budget passes its share of the default);
+     * a larger effort first runs exactly that search, then restarts from
+     * its best, so more effort never ends worse. 0: the default budget. */
+    double base_effort;
 };
 
 struct improve_stats {
