@@ -398,12 +398,13 @@ static bool interrupted(const struct chain *c)
     return c->interrupt && *c->interrupt;
 }
 
-/* One annealing run of `len` work units from the current order. */
-static void anneal(struct chain *c, long len)
+/* One annealing run of `len` work units from the current order, cut
+ * off where the work reaches `cap`. */
+static void anneal(struct chain *c, long len, long cap)
 {
     c->cyc_at = c->st.work;
     c->cyc_len = len > 0 ? len : 1;
-    while (c->st.work < c->cyc_at + c->cyc_len && c->st.work < c->budget &&
+    while (c->st.work < c->cyc_at + c->cyc_len && c->st.work < cap &&
            !interrupted(c))
         step(c);
 }
@@ -423,7 +424,7 @@ static void restarts(struct chain *c, long cycle, long upto)
         improve_load(&c->st, c->best);
         c->energy = energy(c);
         c->path_at = -1;
-        anneal(c, rest / k);
+        anneal(c, rest / k, upto);
     }
 }
 
@@ -439,7 +440,7 @@ static void anneal_all(struct chain *c)
                         IMPROVE_WORK_PER_SECOND);
     long base = c->base > 0 && c->base < c->budget ? c->base : c->budget;
 
-    anneal(c, base < cycle ? base : cycle);
+    anneal(c, base < cycle ? base : cycle, base);
     restarts(c, cycle, base);
     restarts(c, cycle, c->budget);
 }
