@@ -34,8 +34,8 @@ rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
     echo "\`generate --help\`). The budget is a fixed amount of work, so the"
     echo "gaps are the same on any machine; the seconds are this machine's."
     echo "Gaps (%) of \`zb\` to the lower bound over the grid's instances with"
-    echo "m >= 2p, the issue's targets' measure; *s mean* and *s max*: one"
-    echo "\`zb\` run (generate, simulate, lower, validate), wall clock."
+    echo "m >= 2p, issue 9's targets' measure; *s mean* and *s max*: one"
+    echo "\`zb\` run (generate, simulate, lower, validate) over all 96, wall clock."
     echo
     echo "Reproduce: \`make bench-effort\` (tools/bench_effort.sh)."
     echo "Machine: $(uname -srm); $(nproc) cores; $(date -u +%Y-%m-%d);" \
