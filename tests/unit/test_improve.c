@@ -1,7 +1,7 @@
 /* test_improve.c - the local search on compute orders (schedules/improve.c):
  * never worse, legal and within limits, reproducible, and it does improve
- * poor or heuristic starts. Efforts are small: each test takes well under
- * a second even on a loaded machine. */
+ * poor or heuristic starts. Efforts are small: each test takes a second
+ * or two at most on an idle machine (the `zb` ones run it whole). */
 #include <stdlib.h>
 #include <string.h>
 #include "../schedules/best.h"
