@@ -438,7 +438,7 @@ static void anneal_all(struct chain *c)
 {
     long cycle = (long)(improve_default_effort(c->p) *
                         IMPROVE_WORK_PER_SECOND);
-    long base = c->base > 0 && c->base < c->budget ? c->base : c->budget;
+    long base = c->base < c->budget ? c->base : c->budget;
 
     anneal(c, base < cycle ? base : cycle, base);
     restarts(c, cycle, base);

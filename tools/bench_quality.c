@@ -609,7 +609,13 @@ int main(int argc, char **argv)
         return dump_profile(atoi(argv[2]),
                             argc > 3 ? strtoull(argv[3], NULL, 0) : seed);
     if (argc > 2 && !strcmp(argv[1], "--effort")) {
-        run_opts.effort = strtod(argv[2], NULL);
+        char *end;
+        run_opts.effort = strtod(argv[2], &end);
+        if (end == argv[2] || *end || !isfinite(run_opts.effort)) {
+            fprintf(stderr, "bench_quality: --effort wants seconds, got "
+                    "'%s'\n", argv[2]);
+            return 2;
+        }
         argc -= 2;
         argv += 2;
     }
