@@ -38,6 +38,13 @@
  *    (step 3); ten of those again with one more warm-up F (step 2). Two
  *    threads run them, each run is measured from its own times and the
  *    best that fits every limit is kept.
+ * 6. Tuning per rank: the variants give every rank the same rules, but
+ *    with uneven stage times the best warm-up length and gap filling
+ *    differ from rank to rank. From the winner's rules, one rank's rules
+ *    change at a time (its warm-up one F longer or shorter, or one of
+ *    fill F, fill B, warm-up rule, drain rule, leg rule switched), kept
+ *    when the refined run is better, sweep after sweep while one gains
+ *    (bounded: TUNE_*).
  *
  * Stalls: with a reserve, a chunk-0 F leaves room for the chunk-1 F of the
  * oldest microbatch in flight, so that microbatch can always advance and
@@ -57,6 +64,15 @@
 /* Refinement runs per variant at most (it usually stops after 2-4). */
 #define MAX_REFINE 12
 
+/* Step 6 (tune_ranks()): a rank's warm-up may end at most this many of
+ * its F passes before or after the first backward wave's arrival, and the
+ * tuning's runs may place at most this many passes in all (a run places
+ * 6 p m). */
+#define TUNE_MAX_EXTRA 3
+#define TUNE_BUDGET 4000000L
+/* Sweeps over the ranks; one without a gain ends the tuning. */
+#define TUNE_SWEEPS 3
+
 /* early_leg: how much sooner (in B passes of the first leg) the first
  * leg's input must arrive to be taken before the second leg's. */
 #define EARLY_LEG_MARGIN 0.25
@@ -72,7 +88,8 @@ struct variant {
                        before second-leg B (see choose_leg()) */
     int warm_extra;   /* warm-up F passes a rank may run past the first
                        backward wave's arrival (see warm_balance()): the
-                       extra microbatch in flight absorbs uneven times */
+                       extra microbatch in flight absorbs uneven times;
+                       negative: it stops that many F passes earlier */
     bool early_leg;   /* the B leg whose input arrives first (see
                          choose_leg()) */
 };
@@ -85,7 +102,7 @@ enum {
 
 struct vc {
     const struct zb_profile *p;
-    const struct variant *var;
+    const struct variant *var;  /* per rank: its rules */
     struct zb_schedule *s;      /* the order being built, with times */
     int pp, m;
     double eps;                 /* time tolerance */
@@ -246,9 +263,9 @@ static double f_need(const struct vc *v, int r, int c)
 {
     int later = v->nf[r][0] + 1 - v->nf[r][1];
 
-    if (c == 1 || v->var->reserve == RESERVE_NONE)
+    if (c == 1 || v->var[r].reserve == RESERVE_NONE)
         return v->p->m_b;
-    return v->p->m_b * (1 + (v->var->reserve == RESERVE_ALL ? later : 1));
+    return v->p->m_b * (1 + (v->var[r].reserve == RESERVE_ALL ? later : 1));
 }
 
 /* The F rank r should run next: chunk 1 when its input is placed, else
@@ -272,14 +289,14 @@ static bool chain_fits(const struct vc *v, int i, double t)
     double e = -INFINITY, start = 0;
 
     for (int j = 0; j <= i; j++) {
-        double reserve = fmax(2 + 2 * j, v->var->reserve == RESERVE_ALL
+        double reserve = fmax(2 + 2 * j, v->var[j].reserve == RESERVE_ALL
                               ? v->nf[j][0] + 2 - v->nf[j][1] : 0);
         if (v->nf[j][0] >= v->m || !fits(v, j, reserve * v->p->m_b))
             return false;
         start = fmax(v->clock[j], j > 0 ? e + v->p->comm : -INFINITY);
         e = start + v->p->stage[stage_of(v, j, 0)].f;
     }
-    return v->var->warm_idle ? start < t - v->eps : e <= t + v->eps;
+    return v->var[i].warm_idle ? start < t - v->eps : e <= t + v->eps;
 }
 
 static void warm_chain(struct vc *v)
@@ -299,9 +316,9 @@ static void warm_chain(struct vc *v)
 }
 
 /* F passes on ranks 1..p-1 that end (start, warm_idle) before the first
- * backward wave arrives, or warm_extra F durations after it; ranks
- * descending, so a chunk-1 F finds its input from the rank above placed
- * in the same sweep. */
+ * backward wave arrives, or warm_extra F durations after it (before, if
+ * negative); ranks descending, so a chunk-1 F finds its input from the
+ * rank above placed in the same sweep. */
 static void warm_balance(struct vc *v, double *arrive)
 {
     bool more = true;
@@ -320,8 +337,9 @@ static void warm_balance(struct vc *v, double *arrive)
                 continue;
             double start = fmax(v->clock[r], next_input(v, ZB_OP_F, r, c));
             double d = v->p->stage[stage_of(v, r, c)].f, e = start + d;
-            double t = arrive[r] + v->var->warm_extra * d;
-            if (v->var->warm_idle ? start < t - v->eps : e <= t + v->eps) {
+            double t = arrive[r] + v->var[r].warm_extra * d;
+            if (v->var[r].warm_idle ? start < t - v->eps
+                                    : e <= t + v->eps) {
                 put(v, r, ZB_OP_F, c);
                 more = true;
             }
@@ -350,10 +368,10 @@ static int choose_leg(const struct vc *v, int r)
     bool can2 = v->nb[r][0] < v->nb[r][1];
     bool can1 = v->nb[r][1] < v->nf[r][1];
 
-    if (v->var->drain_first && can1 && v->nf[r][1] >= v->m &&
+    if (v->var[r].drain_first && can1 && v->nf[r][1] >= v->m &&
         !isnan(next_input(v, ZB_OP_B, r, 1)))
         return 1;
-    if (v->var->early_leg && can1 && can2) {
+    if (v->var[r].early_leg && can1 && can2) {
         double in0 = next_input(v, ZB_OP_B, r, 0);
         double in1 = next_input(v, ZB_OP_B, r, 1);
         if (!isnan(in1) && !(in1 >= in0 - EARLY_LEG_MARGIN *
@@ -371,7 +389,7 @@ static void place_b(struct vc *v, int r, int c)
 
     if (isnan(in) || !make_room(v, r, zb_op_memory_delta(v->p, ZB_OP_B)))
         return;
-    fill_gap(v, r, in, c == 0 || v->var->fill_b);
+    fill_gap(v, r, in, c == 0 || v->var[r].fill_b);
     put(v, r, ZB_OP_B, c);
 }
 
@@ -381,7 +399,7 @@ static void place_f(struct vc *v, int r)
 
     if (c < 0 || !make_room(v, r, f_need(v, r, c)))
         return;
-    fill_gap(v, r, next_input(v, ZB_OP_F, r, c), v->var->fill_f);
+    fill_gap(v, r, next_input(v, ZB_OP_F, r, c), v->var[r].fill_f);
     put(v, r, ZB_OP_F, c);
 }
 
@@ -468,7 +486,8 @@ static void vc_release(struct vc *v)
     free(v->leg);
 }
 
-/* One construction into s (empty lists); headroom may be NULL. */
+/* One construction into s (empty lists), rank r under var[r]; headroom
+ * may be NULL. */
 static int run_once(const struct zb_profile *p, const struct variant *var,
                     const double *limit, const double *headroom,
                     struct zb_schedule *s)
@@ -487,21 +506,25 @@ static int run_once(const struct zb_profile *p, const struct variant *var,
 }
 
 /* A thread's share of the variants: the best run so far and a scratch
- * schedule that each run reuses (swapped in when it wins). */
+ * schedule that each run reuses (swapped in when it wins), the rules
+ * every rank ran under in the best run and in the one being made. */
 struct worker {
     const struct zb_profile *p;
     const double *limit;
     size_t first, step;         /* variants first, first + step, ... */
     struct zb_schedule best, scratch;
     int best_variant;           /* -1 while none */
+    struct variant *best_var, *var; /* per rank */
+    long runs, wins;            /* runs made; runs that became best */
 };
 
-/* A variant and its refinements: each re-run gets every rank's headroom
- * in the previous run (cost - its span) as slack, while the cost falls.
+/* w->var (each rank's rules) and its refinements: each re-run gets every
+ * rank's headroom in the previous run (cost - its span) as slack, while
+ * the cost falls.
  * Runs are measured from the times the builder gave every pass, which
  * follow the simulator's rule exactly (tests check that they agree), so a
  * second simulation per candidate is not needed. */
-static void refine(struct worker *w, const struct variant *var, int index)
+static void refine(struct worker *w, int index)
 {
     const struct zb_profile *p = w->p;
     double *head = NULL, prev = INFINITY;
@@ -511,7 +534,8 @@ static void refine(struct worker *w, const struct variant *var, int index)
         double cost;
         for (int r = 0; r < p->pp; r++)
             w->scratch.ranks[r].n = 0;
-        if (run_once(p, var, w->limit, head, &w->scratch) < 0)
+        w->runs++;
+        if (run_once(p, w->var, w->limit, head, &w->scratch) < 0)
             break;
         zb_measures_from_times(p, w->scratch.ranks, ms);
         cost = ms->cost;
@@ -525,6 +549,8 @@ static void refine(struct worker *w, const struct variant *var, int index)
             w->best = w->scratch;
             w->scratch = t;
             w->best_variant = index;
+            memcpy(w->best_var, w->var, (size_t)p->pp * sizeof(*w->var));
+            w->wins++;
         }
         if (!(cost < prev * (1 - 1e-12)))
             break;
@@ -616,13 +642,21 @@ static const struct variant variants[] = {
 static const struct variant fallback = { true, true, false, RESERVE_ALL,
                                          false, 0, false };
 
+/* Run variant v on every rank and refine it. */
+static void run_variant(struct worker *w, const struct variant *v, int index)
+{
+    for (int r = 0; r < w->p->pp; r++)
+        w->var[r] = *v;
+    refine(w, index);
+}
+
 static void *work(void *arg)
 {
     struct worker *w = arg;
     const size_t n = sizeof(variants) / sizeof(variants[0]);
 
     for (size_t i = w->first; i < n; i += w->step)
-        refine(w, &variants[i], (int)i);
+        run_variant(w, &variants[i], (int)i);
     return NULL;
 }
 
@@ -633,17 +667,21 @@ static void worker_init(struct worker *w, const struct zb_profile *p,
                           .step = step, .best_variant = -1 };
     zb_schedule_init(&w->best, "zb-v", p);
     zb_schedule_init(&w->scratch, "zb-v", p);
+    w->var = zb_xcalloc((size_t)p->pp, sizeof(*w->var));
+    w->best_var = zb_xcalloc((size_t)p->pp, sizeof(*w->best_var));
 }
 
 static void worker_release(struct worker *w)
 {
     zb_schedule_release(&w->best);
     zb_schedule_release(&w->scratch);
+    free(w->var);
+    free(w->best_var);
 }
 
 /* Both workers' variants (the second on a thread when one starts); the
  * winner is chosen as if one thread had run them in table order. */
-static const struct worker *run_variants(struct worker w[2])
+static struct worker *run_variants(struct worker w[2])
 {
     pthread_t helper;
     bool threaded = pthread_create(&helper, NULL, work, &w[1]) == 0;
@@ -665,11 +703,67 @@ static const struct worker *run_variants(struct worker w[2])
     return w[0].best_variant < w[1].best_variant ? &w[0] : &w[1];
 }
 
+/* Step 6's moves on one rank's rules: its warm-up one F pass longer or
+ * shorter, or one of its rules switched. False when the move does not
+ * apply (the warm-up already at its bound, or rank 0's, which step 2
+ * does not extend). */
+enum { MOVE_LONGER, MOVE_SHORTER, MOVE_FILL_F, MOVE_FILL_B, MOVE_WARM_IDLE,
+       MOVE_DRAIN_FIRST, MOVE_EARLY_LEG, N_MOVES };
+
+static bool apply_move(struct variant *v, int r, int move)
+{
+    switch (move) {
+    case MOVE_LONGER:
+    case MOVE_SHORTER: {
+        int x = v->warm_extra + (move == MOVE_LONGER ? 1 : -1);
+        if (r == 0 || x > TUNE_MAX_EXTRA || x < -TUNE_MAX_EXTRA)
+            return false;
+        v->warm_extra = x;
+        return true;
+    }
+    case MOVE_FILL_F: v->fill_f = !v->fill_f; return true;
+    case MOVE_FILL_B: v->fill_b = !v->fill_b; return true;
+    case MOVE_WARM_IDLE: v->warm_idle = !v->warm_idle; return true;
+    case MOVE_DRAIN_FIRST: v->drain_first = !v->drain_first; return true;
+    default: v->early_leg = !v->early_leg; return true;
+    }
+}
+
+/* Step 6: from the winning run's rules, each rank's rules changed one
+ * move at a time (apply_move()), rank by rank, a move kept when its
+ * refined run becomes the best (cost, then makespan, then memory), until
+ * a sweep gains nothing or the budget is spent. The variants give every
+ * rank the same rules; with uneven stage times the best warm-up length
+ * and gap filling differ from rank to rank. */
+static void tune_ranks(struct worker *w)
+{
+    const struct zb_profile *p = w->p;
+    const long most = w->runs + TUNE_BUDGET / (6L * p->pp * p->microbatches);
+    bool gained = true;
+
+    for (int sweep = 0; gained && sweep < TUNE_SWEEPS; sweep++) {
+        gained = false;
+        for (int r = 0; r < p->pp; r++)
+            for (int move = 0; move < N_MOVES && w->runs < most; move++) {
+                long wins = w->wins;
+                memcpy(w->var, w->best_var, (size_t)p->pp * sizeof(*w->var));
+                if (!apply_move(&w->var[r], r, move))
+                    continue;
+                refine(w, w->best_variant);
+                if (w->wins > wins) {
+                    gained = true;
+                    /* Longer won: shorter would only go back. */
+                    move += move == MOVE_LONGER;
+                }
+            }
+    }
+}
+
 int construct_v(const struct zb_profile *p, struct zb_schedule *s,
                    struct zb_error *err)
 {
     struct worker w[2];
-    const struct worker *win;
+    struct worker *win;
     double *limit;
     int rc;
 
@@ -686,9 +780,11 @@ int construct_v(const struct zb_profile *p, struct zb_schedule *s,
     worker_init(&w[0], p, limit, 0, 2);
     worker_init(&w[1], p, limit, 1, 2);
     win = run_variants(w);
+    if (win)
+        tune_ranks(win);
     /* The deadlock-free reserve, only when every variant stalled. */
     if (!win) {
-        refine(&w[0], &fallback, 0);
+        run_variant(&w[0], &fallback, 0);
         win = w[0].best_variant < 0 ? NULL : &w[0];
     }
     if (win)
