@@ -229,7 +229,7 @@ Test(construct_v, times_its_passes_as_the_simulator_does)
  * a rank wait for the second leg's input while the first leg's is there;
  * the early leg and extra warm-up variants cut the constructed cost's mean
  * gap to the bound on these profiles from 2.0 % (the paper's rules alone)
- * to 1.3 %. */
+ * to 1.3 %, and tuning each rank's rules (step 6) to 0.8 %. */
 Test(construct_v, uneven_times_at_one_and_a_half_onef1b_memory)
 {
     unsigned seed = 1117;
@@ -254,7 +254,7 @@ Test(construct_v, uneven_times_at_one_and_a_half_onef1b_memory)
         zb_schedule_release(&s);
         zb_profile_release(&p);
     }
-    cr_assert_lt(sum / n, 0.015, "mean gap %g", sum / n);
+    cr_assert_lt(sum / n, 0.010, "mean gap %g", sum / n);
 }
 
 /* ---- the zb-v family ----------------------------------------------- */
