@@ -44,7 +44,8 @@
  *    change at a time (its warm-up one F longer or shorter, or one of
  *    fill F, fill B, warm-up rule, drain rule, leg rule switched), kept
  *    when the refined run is better, sweep after sweep while one gains
- *    (bounded: TUNE_*).
+ *    (bounded: TUNE_*; two moves at a time on two threads, see
+ *    tune_ranks()).
  *
  * Stalls: with a reserve, a chunk-0 F leaves room for the chunk-1 F of the
  * oldest microbatch in flight, so that microbatch can always advance and
@@ -69,7 +70,7 @@
  * tuning's runs may place at most this many passes in all (a run places
  * 6 p m). */
 #define TUNE_MAX_EXTRA 3
-#define TUNE_BUDGET 4000000L
+#define TUNE_BUDGET 8000000L
 /* Sweeps over the ranks; one without a gain ends the tuning. */
 #define TUNE_SWEEPS 3
 
@@ -729,33 +730,104 @@ static bool apply_move(struct variant *v, int r, int move)
     }
 }
 
-/* Step 6: from the winning run's rules, each rank's rules changed one
- * move at a time (apply_move()), rank by rank, a move kept when its
- * refined run becomes the best (cost, then makespan, then memory), until
- * a sweep gains nothing or the budget is spent. The variants give every
- * rank the same rules; with uneven stage times the best warm-up length
- * and gap filling differ from rank to rank. */
-static void tune_ranks(struct worker *w)
+/* The first move at or after *i (r * N_MOVES + move, in one sweep) that
+ * applies to the rules `from`, the changed rules written into w->var;
+ * false when the sweep has none left. */
+static bool next_move(struct worker *w, const struct variant *from, int *i)
+{
+    const int pp = w->p->pp;
+
+    for (; *i < pp * N_MOVES; (*i)++) {
+        memcpy(w->var, from, (size_t)pp * sizeof(*w->var));
+        if (apply_move(&w->var[*i / N_MOVES], *i / N_MOVES, *i % N_MOVES))
+            return true;
+    }
+    return false;
+}
+
+/* The move after move i once i is kept: after a longer warm-up, a
+ * shorter one would only go back. */
+static int after_kept(int i)
+{
+    return i + 1 + (i % N_MOVES == MOVE_LONGER);
+}
+
+/* w->var refined from scratch: w's best becomes that run's best. */
+struct fresh_try {
+    struct worker *w;
+    int index;
+};
+
+static void *try_fresh(void *arg)
+{
+    struct fresh_try *t = arg;
+
+    t->w->best_variant = -1;
+    refine(t->w, t->index);
+    return NULL;
+}
+
+/* When h's best run beats w's, it becomes w's best, with its rules. */
+static bool adopt(struct worker *w, struct worker *h)
+{
+    struct zb_schedule t;
+
+    if (h->best_variant < 0 ||
+        !zb_measures_better(&h->best.predicted, &w->best.predicted,
+                            w->p->pp))
+        return false;
+    t = w->best;
+    w->best = h->best;
+    h->best = t;
+    memcpy(w->best_var, h->best_var, (size_t)w->p->pp * sizeof(*w->var));
+    w->wins++;
+    return true;
+}
+
+/* Step 6: from the winning run's rules (w's best), each rank's rules
+ * changed one move at a time (apply_move()), rank by rank, a move kept
+ * when its refined run becomes the best (cost, then makespan, then
+ * memory), until a sweep gains nothing or the budget is spent. The
+ * variants give every rank the same rules; with uneven stage times the
+ * best warm-up length and gap filling differ from rank to rank. Two moves
+ * are tried at once from the same rules, the second by helper h on a
+ * thread; the first kept wins, and a second tried on rules the first has
+ * changed is tried again, so the result is that of one move at a time. */
+static void tune_ranks(struct worker *w, struct worker *h)
 {
     const struct zb_profile *p = w->p;
-    const long most = w->runs + TUNE_BUDGET / (6L * p->pp * p->microbatches);
+    const long budget = TUNE_BUDGET / (6L * p->pp * p->microbatches);
+    const long runs0 = w->runs + h->runs;
     bool gained = true;
 
     for (int sweep = 0; gained && sweep < TUNE_SWEEPS; sweep++) {
+        int i = 0;
         gained = false;
-        for (int r = 0; r < p->pp; r++)
-            for (int move = 0; move < N_MOVES && w->runs < most; move++) {
-                long wins = w->wins;
-                memcpy(w->var, w->best_var, (size_t)p->pp * sizeof(*w->var));
-                if (!apply_move(&w->var[r], r, move))
-                    continue;
-                refine(w, w->best_variant);
-                if (w->wins > wins) {
-                    gained = true;
-                    /* Longer won: shorter would only go back. */
-                    move += move == MOVE_LONGER;
-                }
+        while (w->runs + h->runs - runs0 < budget &&
+               next_move(w, w->best_var, &i)) {
+            int j = i + 1;
+            long wins = w->wins;
+            struct fresh_try t = { h, w->best_variant };
+            bool pair = next_move(h, w->best_var, &j);
+            pthread_t helper;
+            bool threaded = pair &&
+                            pthread_create(&helper, NULL, try_fresh, &t) == 0;
+
+            refine(w, w->best_variant);
+            if (threaded)
+                pthread_join(helper, NULL);
+            else if (pair)
+                try_fresh(&t);
+            if (w->wins > wins)
+                i = after_kept(i);
+            else if (pair && adopt(w, h))
+                i = after_kept(j);
+            else {
+                i = j + 1;
+                continue;
             }
+            gained = true;
+        }
     }
 }
 
@@ -781,7 +853,7 @@ int construct_v(const struct zb_profile *p, struct zb_schedule *s,
     worker_init(&w[1], p, limit, 1, 2);
     win = run_variants(w);
     if (win)
-        tune_ranks(win);
+        tune_ranks(win, win == &w[0] ? &w[1] : &w[0]);
     /* The deadlock-free reserve, only when every variant stalled. */
     if (!win) {
         run_variant(&w[0], &fallback, 0);
