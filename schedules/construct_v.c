@@ -792,7 +792,8 @@ static bool adopt(struct worker *w, struct worker *h)
  * best warm-up length and gap filling differ from rank to rank. Two moves
  * are tried at once from the same rules, the second by helper h on a
  * thread; the first kept wins, and a second tried on rules the first has
- * changed is tried again, so the result is that of one move at a time. */
+ * changed is tried again, so the result is that of one move at a time
+ * (where the budget binds, fewer moves: discarded tries count). */
 static void tune_ranks(struct worker *w, struct worker *h)
 {
     const struct zb_profile *p = w->p;
