@@ -10,7 +10,12 @@
  * construction times every pass exactly as sim.c does (start = max(rank
  * free, inputs arrived + comm)), so its gap decisions see the real gaps
  * and its times rank the variants (tests check that they are the
- * simulator's); the winner is timed again by zb_sim_run(). */
+ * simulator's); the winner is timed again by zb_sim_run().
+ *
+ * The reference's variants (and ours) give every stage the same rules.
+ * With uneven stage times the best rules and warm-up length differ from
+ * stage to stage, so the best variant is then tuned stage by stage
+ * (tune()). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +25,14 @@
 #include "zbsched/sim.h"
 #include "zbsched/xalloc.h"
 
-/* The reference's 2 x 2 x 2 variants, and one of ours. */
+/* tune(): a stage's warm-up count moves at most this far from the
+ * variant's; at most this many sweeps over the stages and placed passes
+ * in all (a build places 3 p m). */
+#define TUNE_MAX_SHIFT 3
+#define TUNE_SWEEPS 3
+#define TUNE_BUDGET 8000000L
+
+/* The reference's 2 x 2 x 2 variants, and one of ours; per stage. */
 struct variant {
     bool idle_warmup;   /* warm-up F while the stage is still idle when its
                            first B arrives (else: only F that end by then) */
@@ -29,18 +41,21 @@ struct variant {
                            (else: only when the gap exceeds the slack) */
     bool b_first;       /* ours: a B whose input is there first may go
                            before the round's F */
+    int warm_shift;     /* F passes added to the stage's warm-up count
+                           (taken off, if negative; tune()), within its
+                           cap and above the next stage's count */
 };
 
 static struct variant variant(int i)
 {
-    return (struct variant){ i & 1, i & 2, i & 4, i & 8 };
+    return (struct variant){ i & 1, i & 2, i & 4, i & 8, 0 };
 }
 
 /* Construction state; stage s sits on rank s (loop placement, vpp 1). */
 struct cons {
     const struct zb_profile *p;
     struct zb_schedule *out;
-    struct variant v;
+    struct variant *v;      /* per stage: its rules */
     int pp, m;
     double tol;             /* tolerance for comparing times */
     double *end_f, *end_b;  /* [s * m + mb]: end of F or B, once placed */
@@ -132,7 +147,7 @@ static void fill_gap(struct cons *c, int s, double t)
     if (!pending_w(c, s) || t <= c->cur[s] + c->tol)
         return;
     slack = c->worst - (c->work[s] + c->idle[s]);
-    if (c->v.greedy_w || t - c->cur[s] > slack + c->tol)
+    if (c->v[s].greedy_w || t - c->cur[s] > slack + c->tol)
         put(c, s, ZB_OP_W);
 }
 
@@ -142,11 +157,17 @@ static void flush_w(struct cons *c, int s)
         put(c, s, ZB_OP_W);
 }
 
+static int imin(int a, int b)
+{
+    return a < b ? a : b;
+}
+
 /* Warm-up. Every stage's first F passes run back to back as they arrive,
  * whatever the counts (stage s never runs more than stage s-1), so their
  * times are known up front; from the last stage down, each stage then takes
- * the F that fit before its first B arrives (variant rule), at least one
- * more than the next stage, at most its cap. Place them, then B_0. */
+ * the F that fit before its first B arrives (variant rule), moved by its
+ * warm_shift, at least one more than the next stage, at most its cap.
+ * Place them, then B_0. */
 static void warmup(struct cons *c)
 {
     const int m = c->m;
@@ -161,12 +182,14 @@ static void warmup(struct cons *c)
         double t = s == c->pp - 1 ? c->end_f[s * m] : b_end + c->p->comm;
         int k = 1;
         while (s < c->pp - 1 && k < c->cap[s] &&
-               (c->v.idle_warmup ? c->end_f[s * m + k - 1] < t - c->tol
-                                 : c->end_f[s * m + k] <= t + c->tol))
+               (c->v[s].idle_warmup ? c->end_f[s * m + k - 1] < t - c->tol
+                                    : c->end_f[s * m + k] <= t + c->tol))
             k++;
+        if (s < c->pp - 1)
+            k = k + c->v[s].warm_shift < 1 ? 1
+              : imin(k + c->v[s].warm_shift, c->cap[s]);
         if (s < c->pp - 1 && k <= c->warm[s + 1])
-            k = c->warm[s + 1] + 1 < c->cap[s] ? c->warm[s + 1] + 1
-                                                : c->cap[s];
+            k = imin(c->warm[s + 1] + 1, c->cap[s]);
         c->warm[s] = k;
         b_end = fmax(c->end_f[s * m + k - 1], t) + c->p->stage[s].b;
     }
@@ -227,7 +250,7 @@ static void decide(struct cons *c, int i)
 
         if (c->nf[s] >= c->m)
             c->add[s] = false;
-        else if (must || !c->v.prio_b)
+        else if (must || !c->v[s].prio_b)
             c->add[s] = true;
         else if (!c->add[s + 1])
             c->add[s] = false;
@@ -265,7 +288,7 @@ static void round_i(struct cons *c, int i)
     for (int s = 0; s < c->pp; s++) {
         if (!c->add[s])
             continue;
-        c->late[s] = c->v.b_first && c->nf[s] > i &&
+        c->late[s] = c->v[s].b_first && c->nf[s] > i &&
                      !(s + 1 < c->pp && c->add[s + 1] &&
                        c->nf[s] <= c->nf[s + 1]);
         if (!c->late[s])
@@ -290,11 +313,10 @@ static void round_i(struct cons *c, int i)
 /* Build variant v into out. Gives up (false) once the variant's cost must
  * exceed c->cutoff: a stage's span ends as its work plus its idle, so
  * c->worst only grows toward the cost. */
-static bool build(struct cons *c, struct variant v, struct zb_schedule *out)
+static bool build(struct cons *c, struct zb_schedule *out)
 {
     const int pp = c->pp;
 
-    c->v = v;
     c->out = out;
     c->worst = 0;
     for (int r = 0; r < pp; r++)
@@ -367,6 +389,7 @@ static void cons_init(struct cons *c, const struct zb_profile *p)
     c->warm = zb_xcalloc(pp, sizeof(int));
     c->add = zb_xcalloc(pp, sizeof(bool));
     c->late = zb_xcalloc(pp, sizeof(bool));
+    c->v = zb_xcalloc(pp, sizeof(*c->v));
 }
 
 static void cons_release(struct cons *c)
@@ -386,40 +409,114 @@ static void cons_release(struct cons *c)
     free(c->warm);
     free(c->add);
     free(c->late);
+    free(c->v);
 }
 
-/* Build every variant into cand, keeping the best that fits in best (swapped
- * in). Timed by the construction itself, which follows the simulator's
- * rules (see the top), or with simulate by zb_sim_run(): the construction
- * is a third of the cost of the simulation at p 64, m 1024. */
+static void uniform(struct cons *c, int i)
+{
+    for (int s = 0; s < c->pp; s++)
+        c->v[s] = variant(i);
+}
+
+/* Time cand (by its own times, or with simulate by zb_sim_run()) and, if
+ * it fits and beats best (or there is none yet), swap it into best and
+ * its rules into best_v. */
+static bool keep_if_better(struct cons *c, bool simulate, bool *have,
+                           struct zb_schedule *best, struct zb_schedule *cand,
+                           struct variant *best_v)
+{
+    struct zb_schedule tmp;
+
+    if (!simulate)
+        zb_measures_from_times(c->p, cand->ranks, &cand->predicted);
+    else if (zb_sim_run(cand, NULL) < 0)
+        return false;
+    if (!cand->predicted.fits_memory ||
+        (*have && !zb_measures_better(&cand->predicted, &best->predicted,
+                                      c->pp)))
+        return false;
+    tmp = *best;
+    *best = *cand;
+    *cand = tmp;
+    *have = true;
+    memcpy(best_v, c->v, (size_t)c->pp * sizeof(*c->v));
+    /* Only the construction's own times bound the cost it reports. */
+    if (!simulate)
+        c->cutoff = best->predicted.cost * (1 + 1e-9) + c->tol;
+    return true;
+}
+
+/* Build every variant into cand, keeping the best that fits in best and
+ * its rules in best_v. Timed by the construction itself, which follows
+ * the simulator's rules (see the top), or with simulate by zb_sim_run():
+ * the construction is a third of the cost of the simulation at p 64,
+ * m 1024. */
 static bool pick(struct cons *c, bool simulate, struct zb_schedule *best,
-                 struct zb_schedule *cand)
+                 struct zb_schedule *cand, struct variant *best_v)
 {
     bool have = false;
 
     c->cutoff = INFINITY;
     for (int i = 0; i < CONSTRUCT_VARIANTS; i++) {
-        struct zb_schedule tmp;
-
-        if (!build(c, variant(i), cand))
-            continue;
-        if (!simulate)
-            zb_measures_from_times(c->p, cand->ranks, &cand->predicted);
-        else if (zb_sim_run(cand, NULL) < 0)
-            continue;
-        if (!cand->predicted.fits_memory ||
-            (have && !zb_measures_better(&cand->predicted, &best->predicted,
-                                         c->pp)))
-            continue;
-        tmp = *best;
-        *best = *cand;
-        *cand = tmp;
-        have = true;
-        /* Only the construction's own times bound the cost it reports. */
-        if (!simulate)
-            c->cutoff = best->predicted.cost * (1 + 1e-9) + c->tol;
+        uniform(c, i);
+        if (build(c, cand))
+            keep_if_better(c, simulate, &have, best, cand, best_v);
     }
     return have;
+}
+
+/* tune()'s moves on one stage's rules: its warm-up one F longer or
+ * shorter, or one rule switched. False when the move does not apply
+ * (the shift at its bound, or the last stage's warm-up, always one F). */
+enum { MOVE_LONGER, MOVE_SHORTER, MOVE_IDLE_WARMUP, MOVE_PRIO_B,
+       MOVE_GREEDY_W, MOVE_B_FIRST, N_MOVES };
+
+static bool apply_move(struct variant *v, int s, int pp, int move)
+{
+    switch (move) {
+    case MOVE_LONGER:
+    case MOVE_SHORTER: {
+        int x = v->warm_shift + (move == MOVE_LONGER ? 1 : -1);
+        if (s == pp - 1 || x > TUNE_MAX_SHIFT || x < -TUNE_MAX_SHIFT)
+            return false;
+        v->warm_shift = x;
+        return true;
+    }
+    case MOVE_IDLE_WARMUP: v->idle_warmup = !v->idle_warmup; return true;
+    case MOVE_PRIO_B: v->prio_b = !v->prio_b; return true;
+    case MOVE_GREEDY_W: v->greedy_w = !v->greedy_w; return true;
+    default: v->b_first = !v->b_first; return true;
+    }
+}
+
+/* From the best build's rules (best_v), one stage's rules changed one
+ * move at a time, stage by stage, a move kept when its build fits and is
+ * better (cost, then makespan, then memory), until a sweep gains nothing
+ * or the budget is spent. Builds are timed by the construction (a build
+ * that cannot beat best stops early). */
+static void tune(struct cons *c, struct variant *best_v,
+                 struct zb_schedule *best, struct zb_schedule *cand)
+{
+    const int pp = c->pp;
+    long left = TUNE_BUDGET / (3L * pp * c->m);
+    bool gained = true, have = true;
+
+    for (int sweep = 0; gained && sweep < TUNE_SWEEPS; sweep++) {
+        gained = false;
+        for (int s = 0; s < pp; s++)
+            for (int move = 0; move < N_MOVES && left > 0; move++) {
+                memcpy(c->v, best_v, (size_t)pp * sizeof(*c->v));
+                if (!apply_move(&c->v[s], s, pp, move))
+                    continue;
+                left--;
+                if (build(c, cand) &&
+                    keep_if_better(c, false, &have, best, cand, best_v)) {
+                    gained = true;
+                    /* Longer won: shorter would only go back. */
+                    move += move == MOVE_LONGER;
+                }
+            }
+    }
 }
 
 /* Whether the simulator times best's order as the construction did. */
@@ -455,8 +552,10 @@ int construct_variant(const struct zb_profile *p, int i,
         return zb_error_set(err, ZB_EINVAL, "no variant %d", i);
     cons_init(&c, p);
     c.cutoff = INFINITY;
-    if ((rc = set_caps(&c, err)) == 0)
-        build(&c, variant(i), s);
+    if ((rc = set_caps(&c, err)) == 0) {
+        uniform(&c, i);
+        build(&c, s);
+    }
     cons_release(&c);
     return rc;
 }
@@ -465,6 +564,7 @@ int construct_loop(const struct zb_profile *p, struct zb_schedule *s,
                  struct zb_error *err)
 {
     struct zb_schedule best, cand;
+    struct variant *best_v;
     struct cons c;
     bool have;
     int rc;
@@ -478,9 +578,13 @@ int construct_loop(const struct zb_profile *p, struct zb_schedule *s,
     zb_schedule_init(&cand, s->name, p);
     /* The simulator has the last word: should it ever disagree with the
      * construction's times, every variant is simulated instead. */
-    have = pick(&c, false, &best, &cand);
+    best_v = zb_xcalloc((size_t)p->pp, sizeof(*best_v));
+    have = pick(&c, false, &best, &cand, best_v);
+    if (have)
+        tune(&c, best_v, &best, &cand);
     if (have && !sim_agrees(&best))
-        have = pick(&c, true, &best, &cand);
+        have = pick(&c, true, &best, &cand, best_v);
+    free(best_v);
     if (have) {
         /* s takes best whole, simulated: its measures come along. */
         struct zb_schedule old = *s;
