@@ -42,7 +42,8 @@
  *    with uneven stage times the best warm-up length and gap filling
  *    differ from rank to rank. From the winner's rules, one rank's rules
  *    change at a time (its warm-up one F longer or shorter, or one of
- *    fill F, fill B, warm-up rule, drain rule, leg rule switched), kept
+ *    fill F, fill B, warm-up rule, drain rule, leg rule, F before B in
+ *    the rounds switched), kept
  *    when the refined run is better, sweep after sweep while one gains
  *    (bounded: TUNE_*; two moves at a time on two threads, see
  *    tune_ranks()).
@@ -93,6 +94,9 @@ struct variant {
                        negative: it stops that many F passes earlier */
     bool early_leg;   /* the B leg whose input arrives first (see
                          choose_leg()) */
+    bool f_first;     /* in each round, the rank's F before its B (see
+                         rounds()): one more microbatch in flight where
+                         memory allows (no variant; step 6 sets it) */
 };
 
 enum {
@@ -404,10 +408,17 @@ static void place_f(struct vc *v, int r)
     put(v, r, ZB_OP_F, c);
 }
 
+/* Step 3's rounds; a rank with f_first places its F at the start of the
+ * round, before every rank's B (step 6 sets it on some rank in about one
+ * construction in five on the quality grid's V instances, mostly at
+ * 1F1B's memory). */
 static int rounds(struct vc *v)
 {
     while (v->fb_left > 0) {
         long before = v->fb_left;
+        for (int r = 0; r < v->pp; r++)
+            if (v->var[r].f_first)
+                place_f(v, r);
         for (int r = 0; r < v->pp; r++)
             v->leg[r] = choose_leg(v, r);
         for (int r = v->pp - 1; r >= 0; r--)
@@ -417,7 +428,8 @@ static int rounds(struct vc *v)
             if (v->leg[r] == 1)
                 place_b(v, r, 1);
         for (int r = 0; r < v->pp; r++)
-            place_f(v, r);
+            if (!v->var[r].f_first)
+                place_f(v, r);
         if (v->fb_left == before)
             return ZB_ENOMEM_LIMIT;     /* stalled: see the top */
     }
@@ -589,59 +601,59 @@ static int rank_limits(const struct zb_profile *p, double *limit,
  * constructed cost on 1.5p and 2p profiles with uneven stage times
  * (docs/model.md, "How tight the bound is"). */
 static const struct variant variants[] = {
-    { false, false, false, RESERVE_NONE, false, 0, false },
-    { true, false, false, RESERVE_NONE, false, 0, false },
-    { false, true, false, RESERVE_NONE, false, 0, false },
-    { true, true, false, RESERVE_NONE, false, 0, false },
-    { false, false, true, RESERVE_NONE, false, 0, false },
-    { true, false, true, RESERVE_NONE, false, 0, false },
-    { false, true, true, RESERVE_NONE, false, 0, false },
-    { true, true, true, RESERVE_NONE, false, 0, false },
-    { true, true, false, RESERVE_ONE, false, 0, false },
-    { true, true, true, RESERVE_ONE, false, 0, false },
-    { false, false, false, RESERVE_NONE, true, 0, false },
-    { true, false, false, RESERVE_NONE, true, 0, false },
-    { false, true, false, RESERVE_NONE, true, 0, false },
-    { true, true, false, RESERVE_NONE, true, 0, false },
-    { false, false, true, RESERVE_NONE, true, 0, false },
-    { true, false, true, RESERVE_NONE, true, 0, false },
-    { false, true, true, RESERVE_NONE, true, 0, false },
-    { true, true, true, RESERVE_NONE, true, 0, false },
-    { true, true, false, RESERVE_ONE, true, 0, false },
-    { true, true, true, RESERVE_ONE, true, 0, false },
-    { false, false, false, RESERVE_NONE, false, 0, true },
-    { true, false, false, RESERVE_NONE, false, 0, true },
-    { false, true, false, RESERVE_NONE, false, 0, true },
-    { true, true, false, RESERVE_NONE, false, 0, true },
-    { false, false, true, RESERVE_NONE, false, 0, true },
-    { true, false, true, RESERVE_NONE, false, 0, true },
-    { false, true, true, RESERVE_NONE, false, 0, true },
-    { true, true, true, RESERVE_NONE, false, 0, true },
-    { true, true, false, RESERVE_ONE, false, 0, true },
-    { true, true, true, RESERVE_ONE, false, 0, true },
-    { false, false, false, RESERVE_NONE, true, 0, true },
-    { true, false, false, RESERVE_NONE, true, 0, true },
-    { false, true, false, RESERVE_NONE, true, 0, true },
-    { true, true, false, RESERVE_NONE, true, 0, true },
-    { false, false, true, RESERVE_NONE, true, 0, true },
-    { true, false, true, RESERVE_NONE, true, 0, true },
-    { false, true, true, RESERVE_NONE, true, 0, true },
-    { true, true, true, RESERVE_NONE, true, 0, true },
-    { true, true, false, RESERVE_ONE, true, 0, true },
-    { true, true, true, RESERVE_ONE, true, 0, true },
-    { false, false, false, RESERVE_NONE, false, 1, false },
-    { true, false, false, RESERVE_NONE, false, 1, false },
-    { true, true, false, RESERVE_NONE, false, 1, false },
-    { true, true, true, RESERVE_ONE, false, 1, false },
-    { true, true, false, RESERVE_NONE, true, 1, false },
-    { true, true, true, RESERVE_NONE, true, 1, false },
-    { false, false, false, RESERVE_NONE, false, 1, true },
-    { true, true, false, RESERVE_NONE, false, 1, true },
-    { true, true, true, RESERVE_NONE, false, 1, true },
-    { true, true, true, RESERVE_ONE, false, 1, true },
+    { false, false, false, RESERVE_NONE, false, 0, false, false },
+    { true, false, false, RESERVE_NONE, false, 0, false, false },
+    { false, true, false, RESERVE_NONE, false, 0, false, false },
+    { true, true, false, RESERVE_NONE, false, 0, false, false },
+    { false, false, true, RESERVE_NONE, false, 0, false, false },
+    { true, false, true, RESERVE_NONE, false, 0, false, false },
+    { false, true, true, RESERVE_NONE, false, 0, false, false },
+    { true, true, true, RESERVE_NONE, false, 0, false, false },
+    { true, true, false, RESERVE_ONE, false, 0, false, false },
+    { true, true, true, RESERVE_ONE, false, 0, false, false },
+    { false, false, false, RESERVE_NONE, true, 0, false, false },
+    { true, false, false, RESERVE_NONE, true, 0, false, false },
+    { false, true, false, RESERVE_NONE, true, 0, false, false },
+    { true, true, false, RESERVE_NONE, true, 0, false, false },
+    { false, false, true, RESERVE_NONE, true, 0, false, false },
+    { true, false, true, RESERVE_NONE, true, 0, false, false },
+    { false, true, true, RESERVE_NONE, true, 0, false, false },
+    { true, true, true, RESERVE_NONE, true, 0, false, false },
+    { true, true, false, RESERVE_ONE, true, 0, false, false },
+    { true, true, true, RESERVE_ONE, true, 0, false, false },
+    { false, false, false, RESERVE_NONE, false, 0, true, false },
+    { true, false, false, RESERVE_NONE, false, 0, true, false },
+    { false, true, false, RESERVE_NONE, false, 0, true, false },
+    { true, true, false, RESERVE_NONE, false, 0, true, false },
+    { false, false, true, RESERVE_NONE, false, 0, true, false },
+    { true, false, true, RESERVE_NONE, false, 0, true, false },
+    { false, true, true, RESERVE_NONE, false, 0, true, false },
+    { true, true, true, RESERVE_NONE, false, 0, true, false },
+    { true, true, false, RESERVE_ONE, false, 0, true, false },
+    { true, true, true, RESERVE_ONE, false, 0, true, false },
+    { false, false, false, RESERVE_NONE, true, 0, true, false },
+    { true, false, false, RESERVE_NONE, true, 0, true, false },
+    { false, true, false, RESERVE_NONE, true, 0, true, false },
+    { true, true, false, RESERVE_NONE, true, 0, true, false },
+    { false, false, true, RESERVE_NONE, true, 0, true, false },
+    { true, false, true, RESERVE_NONE, true, 0, true, false },
+    { false, true, true, RESERVE_NONE, true, 0, true, false },
+    { true, true, true, RESERVE_NONE, true, 0, true, false },
+    { true, true, false, RESERVE_ONE, true, 0, true, false },
+    { true, true, true, RESERVE_ONE, true, 0, true, false },
+    { false, false, false, RESERVE_NONE, false, 1, false, false },
+    { true, false, false, RESERVE_NONE, false, 1, false, false },
+    { true, true, false, RESERVE_NONE, false, 1, false, false },
+    { true, true, true, RESERVE_ONE, false, 1, false, false },
+    { true, true, false, RESERVE_NONE, true, 1, false, false },
+    { true, true, true, RESERVE_NONE, true, 1, false, false },
+    { false, false, false, RESERVE_NONE, false, 1, true, false },
+    { true, true, false, RESERVE_NONE, false, 1, true, false },
+    { true, true, true, RESERVE_NONE, false, 1, true, false },
+    { true, true, true, RESERVE_ONE, false, 1, true, false },
 };
 static const struct variant fallback = { true, true, false, RESERVE_ALL,
-                                         false, 0, false };
+                                         false, 0, false, false };
 
 /* Run variant v on every rank and refine it. */
 static void run_variant(struct worker *w, const struct variant *v, int index)
@@ -709,7 +721,7 @@ static struct worker *run_variants(struct worker w[2])
  * apply (the warm-up already at its bound, or rank 0's, which step 2
  * does not extend). */
 enum { MOVE_LONGER, MOVE_SHORTER, MOVE_FILL_F, MOVE_FILL_B, MOVE_WARM_IDLE,
-       MOVE_DRAIN_FIRST, MOVE_EARLY_LEG, N_MOVES };
+       MOVE_DRAIN_FIRST, MOVE_EARLY_LEG, MOVE_F_FIRST, N_MOVES };
 
 static bool apply_move(struct variant *v, int r, int move)
 {
@@ -726,7 +738,8 @@ static bool apply_move(struct variant *v, int r, int move)
     case MOVE_FILL_B: v->fill_b = !v->fill_b; return true;
     case MOVE_WARM_IDLE: v->warm_idle = !v->warm_idle; return true;
     case MOVE_DRAIN_FIRST: v->drain_first = !v->drain_first; return true;
-    default: v->early_leg = !v->early_leg; return true;
+    case MOVE_EARLY_LEG: v->early_leg = !v->early_leg; return true;
+    default: v->f_first = !v->f_first; return true;
     }
 }
 

@@ -257,6 +257,38 @@ Test(construct_v, uneven_times_at_one_and_a_half_onef1b_memory)
     cr_assert_lt(sum / n, 0.010, "mean gap %g", sum / n);
 }
 
+/* At 1F1B's memory with uneven stage times the warm-up is as long as
+ * memory allows and the rounds decide: ranks running their F before
+ * their B in each round (step 6's f_first) keep the heavier ranks fed.
+ * The mean constructed gap to the bound on these profiles: 3.15 %
+ * without that move, 2.71 % with it. */
+Test(construct_v, uneven_times_at_onef1b_memory)
+{
+    unsigned seed = 3041;
+    double sum = 0;
+    const int n = 8;
+
+    for (int i = 0; i < n; i++) {
+        int pp = 8 + rand_r(&seed) % 13;
+        struct shape sh = v_shape(pp, 2 * pp + rand_r(&seed) % (2 * pp + 1),
+                                  2.0 * pp);
+        struct zb_profile p;
+        struct zb_schedule s;
+        sh.comm = uniform(&seed, 0.02, 0.12);
+        sh.m_w = uniform(&seed, 0.3, 0.6);
+        make_profile(&sh, &p);
+        for (int k = 0; k < 2 * pp; k++)
+            p.stage[k] = (struct zb_stage_times){
+                uniform(&seed, 0.4, 0.6), uniform(&seed, 0.45, 0.75),
+                uniform(&seed, 0.15, 0.5) };
+        construct_legal(&p, &s);
+        sum += s.predicted.cost / zb_bound_cost(&p) - 1;
+        zb_schedule_release(&s);
+        zb_profile_release(&p);
+    }
+    cr_assert_lt(sum / n, 0.029, "mean gap %g", sum / n);
+}
+
 /* ---- the zb-v family ----------------------------------------------- */
 
 Test(construct_v, zb_v_is_zero_bubble_at_unit_times)
