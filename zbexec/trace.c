@@ -212,19 +212,98 @@ void trace_iteration(struct exec *x)
     }
 }
 
-/* Writes the events of text (one a line) that open with prefix, or with
- * keep false those that open with neither flow prefix. */
-static void put_lines(FILE *f, const char *text, size_t len,
-                      const char *prefix, bool keep)
+/* A number a flow event's line carries after key ("\"id\": ", "\"ts\": "):
+ * every flow line has both, so the first match is on that line. */
+static long long field(const char *line, const char *key)
 {
-    for (const char *s = text, *e; s < text + len; s = e + 1) {
-        bool flow = !strncmp(s, FLOW_START, strlen(FLOW_START)) ||
-                    !strncmp(s, FLOW_END, strlen(FLOW_END));
-        e = memchr(s, '\n', (size_t)(text + len - s));
-        if (!e)
-            e = text + len - 1;
-        if (keep ? !strncmp(s, prefix, strlen(prefix)) : !flow)
-            fwrite(s, 1, (size_t)(e + 1 - s), f);
+    return strtoll(strstr(line, key) + strlen(key), NULL, 10);
+}
+
+/* One end of a transfer's arrow: its id and ts. */
+struct flow_ts {
+    long long id, ts;
+};
+
+static int by_value(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+
+    return (x > y) - (x < y);
+}
+
+static int by_flow_id(const void *a, const void *b)
+{
+    long long x = ((const struct flow_ts *)a)->id;
+    long long y = ((const struct flow_ts *)b)->id;
+
+    return (x > y) - (x < y);
+}
+
+static bool is_line(const char *s, const char *prefix)
+{
+    return !strncmp(s, prefix, strlen(prefix));
+}
+
+/* The line after s's in text ending at end (end if s's is the last). */
+static const char *next_line(const char *s, const char *end)
+{
+    const char *e = memchr(s, '\n', (size_t)(end - s));
+
+    return e ? e + 1 : end;
+}
+
+/* The ids, sorted, of the transfers whose arrow would end at or before
+ * its start's ts: times are whole microseconds, and between passes that
+ * take less than one a transfer can too. Viewers key a flow's events by
+ * ts and drop such an arrow, so the file leaves it out. */
+static long long *tied_flows(const char *text, size_t len, int *n)
+{
+    struct flow_ts *start = NULL;
+    long long *tied = NULL;
+    int ns = 0, cap = 0;
+
+    *n = 0;
+    for (const char *s = text; s < text + len; s = next_line(s, text + len))
+        if (is_line(s, FLOW_START)) {
+            zb_xgrow((void **)&start, &cap, ns + 1, sizeof(*start));
+            start[ns++] = (struct flow_ts){ field(s, "\"id\": "),
+                                            field(s, "\"ts\": ") };
+        }
+    qsort(start, (size_t)ns, sizeof(*start), by_flow_id);
+    tied = zb_xcalloc((size_t)ns + 1, sizeof(*tied));
+    for (const char *s = text; s < text + len;
+         s = next_line(s, text + len)) {
+        struct flow_ts end, *st;
+        if (!is_line(s, FLOW_END))
+            continue;
+        end = (struct flow_ts){ field(s, "\"id\": "), field(s, "\"ts\": ") };
+        st = bsearch(&end, start, (size_t)ns, sizeof(*start), by_flow_id);
+        if (st && end.ts <= st->ts)
+            tied[(*n)++] = end.id;
+    }
+    free(start);
+    /* Ends come in rank order, not by id. */
+    qsort(tied, (size_t)*n, sizeof(*tied), by_value);
+    return tied;
+}
+
+/* Writes the events of text (one a line) that open with prefix, except
+ * the flows of the tied transfers, or with keep false those that open
+ * with neither flow prefix. */
+static void put_lines(FILE *f, const char *text, size_t len,
+                      const char *prefix, bool keep, const long long *tied,
+                      int ntied)
+{
+    for (const char *s = text, *e; s < text + len; s = e) {
+        bool flow = is_line(s, FLOW_START) || is_line(s, FLOW_END);
+        e = next_line(s, text + len);
+        if (keep && is_line(s, prefix)) {
+            long long id = field(s, "\"id\": ");
+            if (!bsearch(&id, tied, (size_t)ntied, sizeof(*tied), by_value))
+                fwrite(s, 1, (size_t)(e - s), f);
+        } else if (!keep && !flow) {
+            fwrite(s, 1, (size_t)(e - s), f);
+        }
     }
 }
 
@@ -261,8 +340,10 @@ int trace_write(struct exec *x, struct zb_error *err)
             offs[r] = total;
             total += lens[r];
         }
-    if (x->rank == 0)
+    if (x->rank == 0) {
         all = zb_xmalloc((size_t)total + 1);
+        all[total] = '\0';     /* field()'s strstr() stops here at worst */
+    }
     rc = MPI_Gatherv(x->trace_buf, len, MPI_CHAR, all, lens, offs, MPI_CHAR,
                      0, x->comm);
     if (rc != MPI_SUCCESS)
@@ -271,11 +352,15 @@ int trace_write(struct exec *x, struct zb_error *err)
         /* Slices, then every flow start, then every end: ranks are
          * gathered in order, and chrome://tracing drops an end it reads
          * before its start (a transfer to a lower rank). */
+        int ntied;
+        long long *tied = tied_flows(all, (size_t)total, &ntied);
+
         head(f, x, "realized");
-        put_lines(f, all, (size_t)total, NULL, false);
-        put_lines(f, all, (size_t)total, FLOW_START, true);
-        put_lines(f, all, (size_t)total, FLOW_END, true);
+        put_lines(f, all, (size_t)total, NULL, false, tied, ntied);
+        put_lines(f, all, (size_t)total, FLOW_START, true, tied, ntied);
+        put_lines(f, all, (size_t)total, FLOW_END, true, tied, ntied);
         fputs(tail, f);
+        free(tied);
         fclose(f);
         rc = zb_io_write_file(x->opt.trace, text, tlen, err);
     } else if (x->rank == 0) {
