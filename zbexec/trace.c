@@ -5,8 +5,9 @@
  * A process per rank with a compute thread and a communication thread,
  * slices named by op, stage and microbatch, each message as an async span
  * from post to completion and a flow arrow from the pass that made the
- * data to the pass that used it. Timestamps are whole microseconds, for
- * the reason src/trace.c gives. */
+ * data to the pass that used it (none where both ends fall on one
+ * microsecond: tied_flows()). Timestamps are whole microseconds, for the
+ * reason src/trace.c gives. */
 #include <assert.h>
 #include <math.h>
 #include <stdio.h>
