@@ -55,11 +55,11 @@
  * for every microbatch in flight decides. */
 #include <assert.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "families.h"
 #include "construct_v.h"
+#include "side_thread.h"
 #include "zbsched/pass.h"
 #include "zbsched/xalloc.h"
 
@@ -531,6 +531,26 @@ struct worker {
     long runs, wins;            /* runs made; runs that became best */
 };
 
+/* When run c (made under the rules `rules`) fits and beats w's best, or
+ * w has none, it becomes w's best (swapped: c gets the old one). */
+static bool take_if_better(struct worker *w, struct zb_schedule *c,
+                           const struct variant *rules, int index)
+{
+    struct zb_schedule t;
+
+    if (!c->predicted.fits_memory ||
+        (w->best_variant >= 0 &&
+         !zb_measures_better(&c->predicted, &w->best.predicted, w->p->pp)))
+        return false;
+    t = w->best;
+    w->best = *c;
+    *c = t;
+    w->best_variant = index;
+    memcpy(w->best_var, rules, (size_t)w->p->pp * sizeof(*rules));
+    w->wins++;
+    return true;
+}
+
 /* w->var (each rank's rules) and its refinements: each re-run gets every
  * rank's headroom in the previous run (cost - its span) as slack, while
  * the cost falls.
@@ -556,15 +576,7 @@ static void refine(struct worker *w, int index)
             head = zb_xmalloc((size_t)p->pp * sizeof(double));
         for (int r = 0; r < p->pp; r++)
             head[r] = cost - ms->ranks[r].span;
-        if (ms->fits_memory && (w->best_variant < 0 ||
-            zb_measures_better(ms, &w->best.predicted, p->pp))) {
-            struct zb_schedule t = w->best;
-            w->best = w->scratch;
-            w->scratch = t;
-            w->best_variant = index;
-            memcpy(w->best_var, w->var, (size_t)p->pp * sizeof(*w->var));
-            w->wins++;
-        }
+        take_if_better(w, &w->scratch, w->var, index);
         if (!(cost < prev * (1 - 1e-12)))
             break;
         prev = cost;
@@ -696,14 +708,11 @@ static void worker_release(struct worker *w)
  * winner is chosen as if one thread had run them in table order. */
 static struct worker *run_variants(struct worker w[2])
 {
-    pthread_t helper;
-    bool threaded = pthread_create(&helper, NULL, work, &w[1]) == 0;
+    struct side_thread helper;
 
+    side_thread_start(&helper, work, &w[1]);
     work(&w[0]);
-    if (threaded)
-        pthread_join(helper, NULL);
-    else
-        work(&w[1]);
+    side_thread_join(&helper);
     if (w[1].best_variant < 0)
         return w[0].best_variant < 0 ? NULL : &w[0];
     if (w[0].best_variant < 0 ||
@@ -783,18 +792,8 @@ static void *try_fresh(void *arg)
 /* When h's best run beats w's, it becomes w's best, with its rules. */
 static bool adopt(struct worker *w, struct worker *h)
 {
-    struct zb_schedule t;
-
-    if (h->best_variant < 0 ||
-        !zb_measures_better(&h->best.predicted, &w->best.predicted,
-                            w->p->pp))
-        return false;
-    t = w->best;
-    w->best = h->best;
-    h->best = t;
-    memcpy(w->best_var, h->best_var, (size_t)w->p->pp * sizeof(*w->var));
-    w->wins++;
-    return true;
+    return h->best_variant >= 0 &&
+           take_if_better(w, &h->best, h->best_var, w->best_variant);
 }
 
 /* Step 6: from the winning run's rules (w's best), each rank's rules
@@ -823,15 +822,13 @@ static void tune_ranks(struct worker *w, struct worker *h)
             long wins = w->wins;
             struct fresh_try t = { h, w->best_variant };
             bool pair = next_move(h, w->best_var, &j);
-            pthread_t helper;
-            bool threaded = pair &&
-                            pthread_create(&helper, NULL, try_fresh, &t) == 0;
+            struct side_thread helper;
 
+            if (pair)
+                side_thread_start(&helper, try_fresh, &t);
             refine(w, w->best_variant);
-            if (threaded)
-                pthread_join(helper, NULL);
-            else if (pair)
-                try_fresh(&t);
+            if (pair)
+                side_thread_join(&helper);
             if (w->wins > wins)
                 i = after_kept(i);
             else if (pair && adopt(w, h))

@@ -9,10 +9,10 @@
  * of ranks); only the ranks of the committed stage and its neighbours can
  * change their choice, so a step costs O(log p). */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "families.h"
+#include "side_thread.h"
 #include "zbsched/pass.h"
 #include "zbsched/validate.h"
 #include "zbsched/xalloc.h"
@@ -311,8 +311,7 @@ int greedy_best(const struct zb_profile *p, struct zb_schedule *s,
     const size_t n = p->placement == ZB_PLACEMENT_V ? 4 : 6;
     struct policy_run runs[sizeof(policies) / sizeof(policies[0]) + 2];
     struct policy_run *best = NULL;
-    pthread_t helper;
-    bool threaded;
+    struct side_thread helper;
 
     /* Zeroed tail: runs[n].p and runs[n + 1].p are NULL, ending the
      * helper's walk over the odd entries. */
@@ -320,12 +319,10 @@ int greedy_best(const struct zb_profile *p, struct zb_schedule *s,
     for (size_t i = 0; i < n; i++)
         runs[i] = (struct policy_run){ .p = p, .pol = &policies[i],
                                        .name = s->name };
-    threaded = pthread_create(&helper, NULL, run_odd_policies, runs) == 0;
-    for (size_t i = 0; i < n; i++)
-        if (i % 2 == 0 || !threaded)
-            run_policy(&runs[i]);
-    if (threaded)
-        pthread_join(helper, NULL);
+    side_thread_start(&helper, run_odd_policies, runs);
+    for (size_t i = 0; i < n; i += 2)
+        run_policy(&runs[i]);
+    side_thread_join(&helper);
 
     /* In policy order, so the choice does not depend on thread timing. */
     for (size_t i = 0; i < n; i++) {

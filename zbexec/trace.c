@@ -225,13 +225,6 @@ struct flow_ts {
     long long id, ts;
 };
 
-static int by_value(const void *a, const void *b)
-{
-    long long x = *(const long long *)a, y = *(const long long *)b;
-
-    return (x > y) - (x < y);
-}
-
 static int by_flow_id(const void *a, const void *b)
 {
     long long x = ((const struct flow_ts *)a)->id;
@@ -253,14 +246,13 @@ static const char *next_line(const char *s, const char *end)
     return e ? e + 1 : end;
 }
 
-/* The ids, sorted, of the transfers whose arrow would end at or before
+/* The transfers (sorted by id) whose arrow would end at or before
  * its start's ts: times are whole microseconds, and between passes that
  * take less than one a transfer can too. Viewers key a flow's events by
  * ts and drop such an arrow, so the file leaves it out. */
-static long long *tied_flows(const char *text, size_t len, int *n)
+static struct flow_ts *tied_flows(const char *text, size_t len, int *n)
 {
-    struct flow_ts *start = NULL;
-    long long *tied = NULL;
+    struct flow_ts *start = NULL, *tied;
     int ns = 0, cap = 0;
 
     *n = 0;
@@ -280,11 +272,11 @@ static long long *tied_flows(const char *text, size_t len, int *n)
         end = (struct flow_ts){ field(s, "\"id\": "), field(s, "\"ts\": ") };
         st = bsearch(&end, start, (size_t)ns, sizeof(*start), by_flow_id);
         if (st && end.ts <= st->ts)
-            tied[(*n)++] = end.id;
+            tied[(*n)++] = end;
     }
     free(start);
     /* Ends come in rank order, not by id. */
-    qsort(tied, (size_t)*n, sizeof(*tied), by_value);
+    qsort(tied, (size_t)*n, sizeof(*tied), by_flow_id);
     return tied;
 }
 
@@ -292,15 +284,16 @@ static long long *tied_flows(const char *text, size_t len, int *n)
  * the flows of the tied transfers, or with keep false those that open
  * with neither flow prefix. */
 static void put_lines(FILE *f, const char *text, size_t len,
-                      const char *prefix, bool keep, const long long *tied,
-                      int ntied)
+                      const char *prefix, bool keep,
+                      const struct flow_ts *tied, int ntied)
 {
     for (const char *s = text, *e; s < text + len; s = e) {
         bool flow = is_line(s, FLOW_START) || is_line(s, FLOW_END);
         e = next_line(s, text + len);
         if (keep && is_line(s, prefix)) {
-            long long id = field(s, "\"id\": ");
-            if (!bsearch(&id, tied, (size_t)ntied, sizeof(*tied), by_value))
+            struct flow_ts key = { field(s, "\"id\": "), 0 };
+            if (!bsearch(&key, tied, (size_t)ntied, sizeof(*tied),
+                         by_flow_id))
                 fwrite(s, 1, (size_t)(e - s), f);
         } else if (!keep && !flow) {
             fwrite(s, 1, (size_t)(e - s), f);
@@ -354,7 +347,7 @@ int trace_write(struct exec *x, struct zb_error *err)
          * gathered in order, and chrome://tracing drops an end it reads
          * before its start (a transfer to a lower rank). */
         int ntied;
-        long long *tied = tied_flows(all, (size_t)total, &ntied);
+        struct flow_ts *tied = tied_flows(all, (size_t)total, &ntied);
 
         head(f, x, "realized");
         put_lines(f, all, (size_t)total, NULL, false, tied, ntied);
