@@ -59,6 +59,7 @@
 #include <string.h>
 #include "families.h"
 #include "construct_v.h"
+#include "memo.h"
 #include "side_thread.h"
 #include "zbsched/pass.h"
 #include "zbsched/xalloc.h"
@@ -855,6 +856,8 @@ int construct_v(const struct zb_profile *p, struct zb_schedule *s,
                             "ZB-V construction needs placement v and vpp "
                             "2, got placement %s and vpp %d",
                             zb_placement_name(p->placement), p->vpp);
+    if (memo_fetch(MEMO_CONSTRUCT_V, p, s))
+        return 0;
     limit = zb_xmalloc((size_t)p->pp * sizeof(double));
     if ((rc = rank_limits(p, limit, err)) < 0) {
         free(limit);
@@ -870,9 +873,10 @@ int construct_v(const struct zb_profile *p, struct zb_schedule *s,
         run_variant(&w[0], &fallback, 0);
         win = w[0].best_variant < 0 ? NULL : &w[0];
     }
-    if (win)
+    if (win) {
         zb_schedule_copy_order(s, &win->best);
-    else
+        memo_store(MEMO_CONSTRUCT_V, p, s);
+    } else
         rc = zb_error_set(err, ZB_ENOMEM_LIMIT,
                           "no constructed ZB-V order fits the memory "
                           "limits");

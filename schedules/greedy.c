@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "families.h"
+#include "memo.h"
 #include "side_thread.h"
 #include "zbsched/pass.h"
 #include "zbsched/validate.h"
@@ -313,6 +314,8 @@ int greedy_best(const struct zb_profile *p, struct zb_schedule *s,
     struct policy_run *best = NULL;
     struct side_thread helper;
 
+    if (memo_fetch(MEMO_GREEDY_BEST, p, s))
+        return 0;
     /* Zeroed tail: runs[n].p and runs[n + 1].p are NULL, ending the
      * helper's walk over the odd entries. */
     memset(runs, 0, sizeof(runs));
@@ -332,9 +335,10 @@ int greedy_best(const struct zb_profile *p, struct zb_schedule *s,
                                         &best->sched.predicted, p->pp))
             best = &runs[i];
     }
-    if (best)
+    if (best) {
         zb_schedule_copy_order(s, &best->sched);
-    else if (err)
+        memo_store(MEMO_GREEDY_BEST, p, s);
+    } else if (err)
         *err = runs[n - 1].err;     /* every policy stalled: say why */
     for (size_t i = 0; i < n; i++)
         if (runs[i].rc == 0)

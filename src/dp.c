@@ -217,6 +217,29 @@ void zb_dp_copy(struct zb_dp *dst, const struct zb_dp *src, int nstages)
     memcpy(dst->params, src->params, (size_t)nstages * sizeof(double));
 }
 
+/* Equal, or both unset (NAN). */
+static bool same(double a, double b)
+{
+    return a == b || (isnan(a) && isnan(b));
+}
+
+bool zb_dp_equal(const struct zb_dp *a, const struct zb_dp *b, int nstages)
+{
+    if (!a->params != !b->params ||
+        (a->params && memcmp(a->params, b->params,
+                             (size_t)nstages * sizeof(double)) != 0))
+        return false;
+    return a->degree == b->degree && a->zero == b->zero &&
+           a->bandwidth == b->bandwidth && a->latency == b->latency &&
+           a->bytes_weight == b->bytes_weight &&
+           a->bytes_grad == b->bytes_grad &&
+           a->bytes_optim == b->bytes_optim &&
+           a->unit_bytes == b->unit_bytes && a->prefetch == b->prefetch &&
+           a->reduce == b->reduce && same(a->all_reduce, b->all_reduce) &&
+           same(a->reduce_scatter, b->reduce_scatter) &&
+           same(a->all_gather, b->all_gather);
+}
+
 bool zb_dp_active(const struct zb_profile *p)
 {
     return p->dp.degree >= 2;

@@ -377,6 +377,20 @@ int zb_profile_copy(struct zb_profile *dst, const struct zb_profile *src)
     return 0;
 }
 
+bool zb_profile_equal(const struct zb_profile *a, const struct zb_profile *b)
+{
+    size_t ns = (size_t)zb_profile_stages(a);
+
+    return a->pp == b->pp && a->vpp == b->vpp &&
+           a->microbatches == b->microbatches &&
+           a->placement == b->placement && a->comm == b->comm &&
+           a->fb == b->fb && a->m_b == b->m_b && a->m_w == b->m_w &&
+           !memcmp(a->stage, b->stage, ns * sizeof(*a->stage)) &&
+           !memcmp(a->mem_limit, b->mem_limit,
+                   (size_t)a->pp * sizeof(double)) &&
+           zb_dp_equal(&a->dp, &b->dp, (int)ns);
+}
+
 int zb_profile_reshape(const struct zb_profile *p,
                        enum zb_placement placement, int vpp,
                        struct zb_profile *out, struct zb_error *err)

@@ -80,6 +80,8 @@ int zb_dp_build(const struct zb_dp_draft *d, int nstages, struct zb_dp *out,
 
 void zb_dp_release(struct zb_dp *dp);
 void zb_dp_copy(struct zb_dp *dst, const struct zb_dp *src, int nstages);
+/* Whether a and b (nstages stages each) describe the same replicas. */
+bool zb_dp_equal(const struct zb_dp *a, const struct zb_dp *b, int nstages);
 
 /* Whether the profile has data parallelism (dp >= 2). */
 bool zb_dp_active(const struct zb_profile *p);

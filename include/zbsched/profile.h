@@ -133,6 +133,9 @@ int zb_profile_build(const struct zb_profile_draft *d, struct zb_profile *out,
 
 void zb_profile_release(struct zb_profile *p);
 int zb_profile_copy(struct zb_profile *dst, const struct zb_profile *src);
+/* Whether a and b are the same model: shape, every time, memory, limit
+ * and data-parallel setting. */
+bool zb_profile_equal(const struct zb_profile *a, const struct zb_profile *b);
 
 /* The same model in another shape, built the way a per-rank profile is:
  * each rank's work (F, B, W, FB summed over its chunks), activations

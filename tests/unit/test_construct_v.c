@@ -6,6 +6,7 @@
 #include "zbsched/bound.h"
 #include "../schedules/families.h"
 #include "../schedules/construct_v.h"
+#include "../schedules/memo.h"
 
 static struct shape v_shape(int pp, int mb, double limit)
 {
@@ -324,4 +325,37 @@ Test(construct_v, zb_v_is_never_worse_than_the_list_scheduler)
         zb_profile_release(&capped);
         zb_profile_release(&p);
     }
+}
+
+/* The memo (memo.h): after a construction, an equal profile gets the same
+ * order back without a build; a profile that differs in one limit is not
+ * served from it. */
+Test(construct_v, remembers_its_last_order_for_an_equal_profile_only)
+{
+    struct shape sh = v_shape(4, 8, 8);
+    struct zb_profile p, q;
+    struct zb_schedule built, again;
+
+    make_profile(&sh, &p);
+    p.stage[2].b = 1.4;
+    zb_schedule_init(&built, "zbv", &p);
+    cr_assert_eq(construct_v(&p, &built, NULL), 0);
+    zb_profile_copy(&q, &p);
+    zb_schedule_init(&again, "zbv", &q);
+    cr_assert(memo_fetch(MEMO_CONSTRUCT_V, &q, &again));
+    for (int r = 0; r < p.pp; r++) {
+        cr_assert_eq(again.ranks[r].n, built.ranks[r].n, "rank %d", r);
+        for (int i = 0; i < built.ranks[r].n; i++) {
+            const struct zb_op *x = &again.ranks[r].ops[i];
+            const struct zb_op *y = &built.ranks[r].ops[i];
+            cr_assert(x->kind == y->kind && x->stage == y->stage &&
+                      x->mb == y->mb, "rank %d op %d", r, i);
+        }
+    }
+    q.mem_limit[1] = 7;
+    cr_assert_not(memo_fetch(MEMO_CONSTRUCT_V, &q, &again));
+    zb_schedule_release(&built);
+    zb_schedule_release(&again);
+    zb_profile_release(&p);
+    zb_profile_release(&q);
 }

@@ -304,3 +304,32 @@ Test(profile, malformed_json_gives_line_and_column)
     assert_error("", NULL, "malformed JSON at line 1, column 1");
     assert_error("[1, 2]", NULL, "the profile must be an object");
 }
+
+/* zb_profile_equal() is the key of the constructions' memo (memo.h): a
+ * copy is equal, and so is a rebuilt copy; any one time, limit or
+ * data-parallel setting changed tells them apart. */
+Test(profile, equal_profiles_and_each_field_that_tells_them_apart)
+{
+    struct shape sh = unit_shape(4, 8);
+    struct zb_profile a, b;
+
+    make_profile(&sh, &a);
+    set_test_dp(&a, 1);
+    zb_profile_copy(&b, &a);
+    cr_assert(zb_profile_equal(&a, &b));
+    b.stage[3].w = 1.5;
+    cr_assert_not(zb_profile_equal(&a, &b), "a stage's W");
+    b.stage[3].w = a.stage[3].w;
+    b.mem_limit[2] = 6;
+    cr_assert_not(zb_profile_equal(&a, &b), "one rank's limit");
+    b.mem_limit[2] = a.mem_limit[2];
+    b.dp.params[1] = 2e9;
+    cr_assert_not(zb_profile_equal(&a, &b), "one stage's parameters");
+    b.dp.params[1] = a.dp.params[1];
+    b.comm = 0.1;
+    cr_assert_not(zb_profile_equal(&a, &b), "comm");
+    b.comm = a.comm;
+    cr_assert(zb_profile_equal(&a, &b), "every field restored");
+    zb_profile_release(&a);
+    zb_profile_release(&b);
+}

@@ -1,0 +1,30 @@
+/* memo.h - the last order each expensive construction built, kept with
+ * its profile (internal to schedules/). One `generate` asks for the same
+ * construction on the same profile up to three times: `zb` weighs the
+ * `zb-v` family among its candidates, the pick at a memory limit weighs
+ * `zb-v` again on its own, and at 1F1B's limit zb's own ZB-V
+ * construction is zb-v's. At p 64, m 1024 each ZB-V construction takes
+ * about 2 s; a copy, milliseconds. Safe across threads. */
+#ifndef ZBSCHED_MEMO_H
+#define ZBSCHED_MEMO_H
+
+#include <stdbool.h>
+#include "zbsched/profile.h"
+#include "zbsched/schedule.h"
+
+enum memo_kind {
+    MEMO_CONSTRUCT_V,   /* construct_v() */
+    MEMO_GREEDY_BEST,   /* greedy_best() */
+    MEMO_KINDS
+};
+
+/* Copy the order kind last built for a profile equal to p into s
+ * (initialised for p); false, s untouched, when it built none for p. */
+bool memo_fetch(enum memo_kind kind, const struct zb_profile *p,
+                struct zb_schedule *s);
+
+/* Keep s's order as what kind built for p, replacing the last one. */
+void memo_store(enum memo_kind kind, const struct zb_profile *p,
+                const struct zb_schedule *s);
+
+#endif
