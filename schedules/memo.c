@@ -4,6 +4,7 @@
  * like any cache of one: at most two orders of the largest profile. */
 #include <pthread.h>
 #include "memo.h"
+#include "zbsched/generator.h"
 
 static struct entry {
     bool full;
@@ -37,5 +38,16 @@ void memo_store(enum memo_kind kind, const struct zb_profile *p,
     e->full = zb_schedule_init(&e->order, s->name, p) == 0;
     if (e->full)
         zb_schedule_copy_order(&e->order, s);
+    pthread_mutex_unlock(&lock);
+}
+
+void zb_generator_forget(void)
+{
+    pthread_mutex_lock(&lock);
+    for (int k = 0; k < MEMO_KINDS; k++) {
+        if (entries[k].full)
+            zb_schedule_release(&entries[k].order);
+        entries[k].full = false;
+    }
     pthread_mutex_unlock(&lock);
 }

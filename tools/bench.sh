@@ -13,7 +13,8 @@ table=$("$bin")
     echo
     echo "Generation = generate + lower + simulate + validate, what"
     echo "\`zbsched generate\` does before writing JSON; median wall time of"
-    echo "15 runs (5 at (64, 1024)). Profile: F 1, B 1.2, W 0.8 per stage"
+    echo "15 runs (5 at (64, 1024)), each built anew (\`zb_generator_forget()\`"
+    echo "first: no order kept from the run before). Profile: F 1, B 1.2, W 0.8 per stage"
     echo "(halved per chunk for vpp 2), comm 0.05, M_W = M_B/2, limit 2p chunk"
     echo "activations (\`--mem-limit 2p\` at vpp 1, \`1p\`, 1F1B's memory,"
     echo "at vpp 2)."

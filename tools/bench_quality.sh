@@ -105,7 +105,7 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
     echo "default profile: F = B = W = 1, comm 0, no limit unless given),"
     echo "best of three, wall clock, process start to exit. Under V, \`zb\`"
     echo "builds the ZB-V construction twice (at the limit, and \`zb-v\`'s at"
-    echo "1F1B's memory; once when the two agree), about 1.3 s each here."
+    echo "1F1B's memory; once when the two agree), about 0.9 s each here."
     echo
     echo "| command | seconds | target | |"
     echo "|---|---|---|---|"

@@ -71,4 +71,10 @@ int zb_generator_run(const struct zb_generator *g,
                      const struct zb_options *opt, struct zb_schedule *out,
                      struct zb_error *err);
 
+/* The ZB-V construction and the list scheduler keep the last order they
+ * built with its profile, and a later run on an equal profile copies it
+ * (the same order: both are deterministic). Forget those orders, so the
+ * next run builds anew: for timing repeated runs on one profile. */
+void zb_generator_forget(void);
+
 #endif
