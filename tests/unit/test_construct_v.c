@@ -329,7 +329,7 @@ Test(construct_v, zb_v_is_never_worse_than_the_list_scheduler)
 
 /* The memo (memo.h): after a construction, an equal profile gets the same
  * order back without a build; a profile that differs in one limit is not
- * served from it. */
+ * served from it, nor is any after zb_generator_forget(). */
 Test(construct_v, remembers_its_last_order_for_an_equal_profile_only)
 {
     struct shape sh = v_shape(4, 8, 8);
@@ -354,6 +354,8 @@ Test(construct_v, remembers_its_last_order_for_an_equal_profile_only)
     }
     q.mem_limit[1] = 7;
     cr_assert_not(memo_fetch(MEMO_CONSTRUCT_V, &q, &again));
+    zb_generator_forget();
+    cr_assert_not(memo_fetch(MEMO_CONSTRUCT_V, &p, &again), "forgotten");
     zb_schedule_release(&built);
     zb_schedule_release(&again);
     zb_profile_release(&p);
