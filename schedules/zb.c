@@ -57,7 +57,29 @@ static bool search(const struct zb_profile *p, const struct zb_options *opt,
     return ran;
 }
 
-/* The fitting candidate after `best` (cost, makespan, memory), or NULL. */
+/* Whether a and b (same profile) run the same passes in the same order
+ * on every rank. */
+static bool same_order(const struct zb_schedule *a,
+                       const struct zb_schedule *b)
+{
+    for (int r = 0; r < a->profile.pp; r++) {
+        const struct zb_op_list *x = &a->ranks[r], *y = &b->ranks[r];
+        if (x->n != y->n)
+            return false;
+        for (int i = 0; i < x->n; i++)
+            if (x->ops[i].kind != y->ops[i].kind ||
+                x->ops[i].stage != y->ops[i].stage ||
+                x->ops[i].mb != y->ops[i].mb)
+                return false;
+    }
+    return true;
+}
+
+/* The fitting candidate after `best` (cost, makespan, memory) whose order
+ * differs from best's, or NULL. A copy of best's order would be a second
+ * search from the same start: at 1F1B's limit under V the `zb-v` family
+ * is the better of the ZB-V construction and the list scheduler, both
+ * candidates already. */
 static const struct zb_schedule *runner_up(const struct best_candidates *c,
                                            const struct zb_schedule *best)
 {
@@ -66,7 +88,8 @@ static const struct zb_schedule *runner_up(const struct best_candidates *c,
     for (int i = 0; i < c->n; i++) {
         const struct zb_schedule *x = &c->s[i];
 
-        if (x == best || i == c->extra || !x->predicted.fits_memory)
+        if (x == best || i == c->extra || !x->predicted.fits_memory ||
+            same_order(x, best))
             continue;
         if (!r || zb_measures_better(&x->predicted, &r->predicted,
                                      x->profile.pp))
