@@ -3,8 +3,9 @@
  * construction on the same profile up to three times: `zb` weighs the
  * `zb-v` family among its candidates, the pick at a memory limit weighs
  * `zb-v` again on its own, and at 1F1B's limit zb's own ZB-V
- * construction is zb-v's. At p 64, m 1024 each ZB-V construction takes
- * about 2 s; a copy, milliseconds. Safe across threads. */
+ * construction is zb-v's. At p 64, m 1024 a ZB-V construction takes
+ * about a second; a copy, milliseconds. Safe across threads;
+ * zb_generator_forget() (generator.h) empties it. */
 #ifndef ZBSCHED_MEMO_H
 #define ZBSCHED_MEMO_H
 
