@@ -306,8 +306,8 @@ Test(profile, malformed_json_gives_line_and_column)
 }
 
 /* zb_profile_equal() is the key of the constructions' memo (memo.h): a
- * copy is equal, and so is a rebuilt copy; any one time, limit or
- * data-parallel setting changed tells them apart. */
+ * copy is equal; any one time, limit, comm or data-parallel setting
+ * changed tells them apart. */
 Test(profile, equal_profiles_and_each_field_that_tells_them_apart)
 {
     struct shape sh = unit_shape(4, 8);
