@@ -46,4 +46,20 @@ static inline double gen_cost(const char *name, const struct shape *sh)
 
 #define assert_near(a, b, ...) cr_assert(fabs((a) - (b)) < 1e-9, __VA_ARGS__)
 
+/* a and b (same pp) run the same passes (kind, stage, microbatch) in the
+ * same order on every rank. */
+static inline void assert_same_ops(const struct zb_schedule *a,
+                                   const struct zb_schedule *b)
+{
+    for (int r = 0; r < a->profile.pp; r++) {
+        cr_assert_eq(a->ranks[r].n, b->ranks[r].n, "rank %d", r);
+        for (int i = 0; i < a->ranks[r].n; i++) {
+            const struct zb_op *x = &a->ranks[r].ops[i],
+                               *y = &b->ranks[r].ops[i];
+            cr_assert(x->kind == y->kind && x->stage == y->stage &&
+                      x->mb == y->mb, "rank %d op %d", r, i);
+        }
+    }
+}
+
 #endif

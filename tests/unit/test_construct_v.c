@@ -225,6 +225,47 @@ Test(construct_v, times_its_passes_as_the_simulator_does)
     }
 }
 
+/* Random V profiles with uneven stage times for the two tests below:
+ * p in [8, 8 + pp_span), m in [2p, 2p + mb_extra_per_p * p], the limit
+ * `limit` times p chunk pairs' worth, comm and M_W uniform in their
+ * ranges, each stage's F, B, W uniform in theirs. */
+struct uneven {
+    unsigned seed;
+    int pp_span, mb_extra_per_p;
+    double limit;
+    double comm[2], m_w[2], f[2], b[2], w[2];
+};
+
+/* The mean gap of the constructed cost to the bound over 8 profiles
+ * drawn from u, each construction checked legal. */
+static double mean_constructed_gap(struct uneven u)
+{
+    const int n = 8;
+    double sum = 0;
+
+    for (int i = 0; i < n; i++) {
+        int pp = 8 + rand_r(&u.seed) % u.pp_span;
+        struct shape sh = v_shape(pp, 2 * pp + rand_r(&u.seed) %
+                                          (u.mb_extra_per_p * pp + 1),
+                                  u.limit * pp);
+        struct zb_profile p;
+        struct zb_schedule s;
+        sh.comm = uniform(&u.seed, u.comm[0], u.comm[1]);
+        sh.m_w = uniform(&u.seed, u.m_w[0], u.m_w[1]);
+        make_profile(&sh, &p);
+        for (int k = 0; k < 2 * pp; k++)
+            p.stage[k] = (struct zb_stage_times){
+                uniform(&u.seed, u.f[0], u.f[1]),
+                uniform(&u.seed, u.b[0], u.b[1]),
+                uniform(&u.seed, u.w[0], u.w[1]) };
+        construct_legal(&p, &s);
+        sum += s.predicted.cost / zb_bound_cost(&p) - 1;
+        zb_schedule_release(&s);
+        zb_profile_release(&p);
+    }
+    return sum / n;
+}
+
 /* At 1.5x 1F1B's memory with uneven stage times and a small W (the
  * quality grid's worst V instances are such), the paper's leg rule makes
  * a rank wait for the second leg's input while the first leg's is there;
@@ -233,29 +274,12 @@ Test(construct_v, times_its_passes_as_the_simulator_does)
  * to 1.3 %, and tuning each rank's rules (step 6) to 0.8 %. */
 Test(construct_v, uneven_times_at_one_and_a_half_onef1b_memory)
 {
-    unsigned seed = 1117;
-    double sum = 0;
-    const int n = 8;
+    double gap = mean_constructed_gap((struct uneven){
+        .seed = 1117, .pp_span = 7, .mb_extra_per_p = 1, .limit = 3.0,
+        .comm = { 0.02, 0.1 }, .m_w = { 0.3, 0.5 }, .f = { 0.45, 0.55 },
+        .b = { 0.55, 0.7 }, .w = { 0.18, 0.3 } });
 
-    for (int i = 0; i < n; i++) {
-        int pp = 8 + rand_r(&seed) % 7;
-        struct shape sh = v_shape(pp, 2 * pp + rand_r(&seed) % (pp + 1),
-                                  3.0 * pp);
-        struct zb_profile p;
-        struct zb_schedule s;
-        sh.comm = uniform(&seed, 0.02, 0.1);
-        sh.m_w = uniform(&seed, 0.3, 0.5);
-        make_profile(&sh, &p);
-        for (int k = 0; k < 2 * pp; k++)
-            p.stage[k] = (struct zb_stage_times){
-                uniform(&seed, 0.45, 0.55), uniform(&seed, 0.55, 0.7),
-                uniform(&seed, 0.18, 0.3) };
-        construct_legal(&p, &s);
-        sum += s.predicted.cost / zb_bound_cost(&p) - 1;
-        zb_schedule_release(&s);
-        zb_profile_release(&p);
-    }
-    cr_assert_lt(sum / n, 0.010, "mean gap %g", sum / n);
+    cr_assert_lt(gap, 0.010, "mean gap %g", gap);
 }
 
 /* At 1F1B's memory with uneven stage times the warm-up is as long as
@@ -265,29 +289,12 @@ Test(construct_v, uneven_times_at_one_and_a_half_onef1b_memory)
  * without that move, 2.71 % with it. */
 Test(construct_v, uneven_times_at_onef1b_memory)
 {
-    unsigned seed = 3041;
-    double sum = 0;
-    const int n = 8;
+    double gap = mean_constructed_gap((struct uneven){
+        .seed = 3041, .pp_span = 13, .mb_extra_per_p = 2, .limit = 2.0,
+        .comm = { 0.02, 0.12 }, .m_w = { 0.3, 0.6 }, .f = { 0.4, 0.6 },
+        .b = { 0.45, 0.75 }, .w = { 0.15, 0.5 } });
 
-    for (int i = 0; i < n; i++) {
-        int pp = 8 + rand_r(&seed) % 13;
-        struct shape sh = v_shape(pp, 2 * pp + rand_r(&seed) % (2 * pp + 1),
-                                  2.0 * pp);
-        struct zb_profile p;
-        struct zb_schedule s;
-        sh.comm = uniform(&seed, 0.02, 0.12);
-        sh.m_w = uniform(&seed, 0.3, 0.6);
-        make_profile(&sh, &p);
-        for (int k = 0; k < 2 * pp; k++)
-            p.stage[k] = (struct zb_stage_times){
-                uniform(&seed, 0.4, 0.6), uniform(&seed, 0.45, 0.75),
-                uniform(&seed, 0.15, 0.5) };
-        construct_legal(&p, &s);
-        sum += s.predicted.cost / zb_bound_cost(&p) - 1;
-        zb_schedule_release(&s);
-        zb_profile_release(&p);
-    }
-    cr_assert_lt(sum / n, 0.029, "mean gap %g", sum / n);
+    cr_assert_lt(gap, 0.029, "mean gap %g", gap);
 }
 
 /* ---- the zb-v family ----------------------------------------------- */
@@ -343,15 +350,7 @@ Test(construct_v, remembers_its_last_order_for_an_equal_profile_only)
     zb_profile_copy(&q, &p);
     zb_schedule_init(&again, "zbv", &q);
     cr_assert(memo_fetch(MEMO_CONSTRUCT_V, &q, &again));
-    for (int r = 0; r < p.pp; r++) {
-        cr_assert_eq(again.ranks[r].n, built.ranks[r].n, "rank %d", r);
-        for (int i = 0; i < built.ranks[r].n; i++) {
-            const struct zb_op *x = &again.ranks[r].ops[i];
-            const struct zb_op *y = &built.ranks[r].ops[i];
-            cr_assert(x->kind == y->kind && x->stage == y->stage &&
-                      x->mb == y->mb, "rank %d op %d", r, i);
-        }
-    }
+    assert_same_ops(&again, &built);
     q.mem_limit[1] = 7;
     cr_assert_not(memo_fetch(MEMO_CONSTRUCT_V, &q, &again));
     zb_generator_forget();

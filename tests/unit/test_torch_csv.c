@@ -24,8 +24,9 @@ static void import(const char *text, const struct shape *sh,
     zb_torch_csv_release(&c);
 }
 
-static void assert_same_ops(const struct zb_schedule *a,
-                            const struct zb_schedule *b, const char *what)
+static void assert_same_ops_and_peers(const struct zb_schedule *a,
+                                      const struct zb_schedule *b,
+                                      const char *what)
 {
     for (int r = 0; r < a->profile.pp; r++) {
         cr_assert_eq(a->ranks[r].n, b->ranks[r].n, "%s: rank %d", what, r);
@@ -227,7 +228,7 @@ Test(torch_csv, every_family_round_trips_in_both_forms)
             gen(families[k].name, &p, &s);
             text = zb_torch_csv_format(&s, (enum zb_torch_form)form);
             import(text, &sh, &back);
-            assert_same_ops(&s, &back, families[k].name);
+            assert_same_ops_and_peers(&s, &back, families[k].name);
             assert_near(s.predicted.cost, back.predicted.cost, "%s",
                         families[k].name);
             free(text);
@@ -375,7 +376,7 @@ static void assert_family(const char *csv, const char *name, int vpp)
     import(csv, &sh, &theirs);
     zb_schedule_strip_comm(&ours);
     zb_schedule_strip_comm(&theirs);
-    assert_same_ops(&ours, &theirs, name);
+    assert_same_ops_and_peers(&ours, &theirs, name);
     assert_near(ours.predicted.cost, theirs.predicted.cost, "%s", name);
     zb_schedule_release(&ours);
     zb_schedule_release(&theirs);

@@ -284,20 +284,6 @@ Test(validate_dp_mb, rejects_a_misplaced_reduce)
 
 /* ---- Round trips ------------------------------------------------------ */
 
-static void assert_same_ops(const struct zb_schedule *a,
-                            const struct zb_schedule *b)
-{
-    for (int r = 0; r < a->profile.pp; r++) {
-        cr_assert_eq(a->ranks[r].n, b->ranks[r].n, "rank %d", r);
-        for (int i = 0; i < a->ranks[r].n; i++) {
-            const struct zb_op *x = &a->ranks[r].ops[i],
-                               *y = &b->ranks[r].ops[i];
-            cr_assert(x->kind == y->kind && x->stage == y->stage &&
-                      x->mb == y->mb, "rank %d op %d", r, i);
-        }
-    }
-}
-
 Test(zero_mb, schedule_json_round_trips)
 {
     struct zb_profile p;
