@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "zbsched/bound.h"
+#include "zbsched/dp.h"
 #include "zbsched/frontier.h"
 #include "zbsched/generator.h"
 #include "zbsched/measures.h"
@@ -168,8 +169,32 @@ struct pool {
     int n, cap;
 };
 
-/* Run g on prof into the pool if it builds and fits; zb's refusal in the
- * first shape (p's own) is kept in err. */
+/* g's order on prof, timed: only the pick's winner is lowered and
+ * validated (zb_frontier_pick()). With data parallelism the collectives
+ * re-time the step and the memory the pick compares, so there every
+ * candidate is finished before it is compared. */
+static int build(const struct zb_generator *g, const struct zb_profile *prof,
+                 const struct zb_options *opt, struct zb_schedule *s,
+                 struct zb_error *err)
+{
+    int rc = zb_generator_time(g, prof, opt, s, err);
+
+    if (rc == 0 && zb_dp_active(prof))
+        rc = zb_generator_finish(g, opt, s, err);
+    return rc;
+}
+
+/* The rest of the pipeline for the pick's winner (see build()). */
+static int finish(const struct zb_options *opt, struct zb_schedule *s,
+                  struct zb_error *err)
+{
+    if (zb_dp_active(&s->profile))
+        return 0;
+    return zb_generator_finish(zb_generator_find(s->name), opt, s, err);
+}
+
+/* Build g's order on prof into the pool if it builds and fits; zb's
+ * refusal in the first shape (p's own) is kept in err. */
 static void pool_try(struct pool *pl, const struct zb_generator *g,
                      const struct zb_profile *prof,
                      const struct zb_options *opt, struct zb_error *err)
@@ -180,7 +205,7 @@ static void pool_try(struct pool *pl, const struct zb_generator *g,
         return;
     zb_xgrow((void **)&pl->s, &pl->cap, pl->n + 1, sizeof(*pl->s));
     s = &pl->s[pl->n];
-    if (zb_generator_run(g, prof, opt, s, err) < 0)
+    if (build(g, prof, opt, s, err) < 0)
         return;
     if (s->predicted.fits_memory)
         pl->n++;
@@ -230,7 +255,7 @@ static void refine_zb(const struct zb_generator *zb,
 {
     struct zb_schedule full;
 
-    if (zb_generator_run(zb, &s->profile, opt, &full, NULL) < 0)
+    if (build(zb, &s->profile, opt, &full, NULL) < 0)
         return;
     if (full.predicted.fits_memory &&
         zb_measures_better(&full.predicted, &s->predicted, s->profile.pp)) {
@@ -251,7 +276,7 @@ int zb_frontier_pick(const struct zb_profile *p, bool every_shape,
     struct zb_options po;
     const struct zb_options *cmp = opt;
     bool refine = false;
-    int win, second;
+    int win, second, rc;
 
     memset(out, 0, sizeof(*out));
     /* Several shapes at zb's default effort: compared as the frontier
@@ -296,12 +321,14 @@ int zb_frontier_pick(const struct zb_profile *p, bool every_shape,
     }
     if (refine && !strcmp(pl.s[win].name, "zb"))
         refine_zb(zb, opt, &pl.s[win]);
-    out->sched = pl.s[win];
     for (int i = 0; i < pl.n; i++)
         if (i != win)
             zb_schedule_release(&pl.s[i]);
+    out->sched = pl.s[win];
     free(pl.s);
-    return 0;
+    if ((rc = finish(opt, &out->sched, err)) < 0)
+        memset(out, 0, sizeof(*out));
+    return rc;
 }
 
 void zb_frontier_release(struct zb_frontier *f)

@@ -90,41 +90,73 @@ static void join_solver_bound(struct zb_schedule *s,
         *b = s->solver.bound;
 }
 
+/* opt, or the defaults in *def when opt is NULL. */
+static const struct zb_options *options_or_default(
+    const struct zb_options *opt, struct zb_options *def)
+{
+    if (opt)
+        return opt;
+    zb_options_init(def);
+    return def;
+}
+
+int zb_generator_time(const struct zb_generator *g,
+                      const struct zb_profile *prof,
+                      const struct zb_options *opt, struct zb_schedule *out,
+                      struct zb_error *err)
+{
+    struct zb_options def;
+    int rc;
+
+    opt = options_or_default(opt, &def);
+    zb_schedule_init(out, g->name, prof);
+    if ((rc = zb_generator_accepts(g, prof, err)) < 0 ||
+        (rc = g->generate(prof, opt, out, err)) < 0)
+        goto fail;
+    if ((rc = zb_sim_run(out, err)) < 0) {
+        zb_error_prefix(err, "%s produced an illegal schedule (a bug)",
+                        g->name);
+        goto fail;
+    }
+    return 0;
+fail:
+    zb_schedule_release(out);
+    return rc;
+}
+
+int zb_generator_finish(const struct zb_generator *g,
+                        const struct zb_options *opt, struct zb_schedule *s,
+                        struct zb_error *err)
+{
+    struct zb_options def;
+    int rc;
+
+    opt = options_or_default(opt, &def);
+    /* The simulation ordered the compute ops in time for lowering;
+     * lowering keeps those ops, their times and the measures as they are
+     * (comm ops take no compute time), so there is nothing to re-time. */
+    if ((rc = zb_lower_run(s, err)) < 0 || (rc = zb_zero_place(s, err)) < 0)
+        goto fail;
+    join_solver_bound(s, opt);
+    /* Whether a fixed family fits the limit is a property of the choice,
+     * reported as fits_memory; for a row that reads the limit, fitting is
+     * part of being correct. */
+    rc = g->memory_aware ? zb_validate_schedule(s, err)
+                         : zb_validate_order(s, err);
+    if (rc == 0)
+        return 0;
+fail:
+    zb_error_prefix(err, "%s produced an illegal schedule (a bug)", g->name);
+    zb_schedule_release(s);
+    return rc;
+}
+
 int zb_generator_run(const struct zb_generator *g,
                      const struct zb_profile *prof,
                      const struct zb_options *opt, struct zb_schedule *out,
                      struct zb_error *err)
 {
-    struct zb_options def;
-    int rc;
+    int rc = zb_generator_time(g, prof, opt, out, err);
 
-    if (!opt) {
-        zb_options_init(&def);
-        opt = &def;
-    }
-    zb_schedule_init(out, g->name, prof);
-    if ((rc = zb_generator_accepts(g, prof, err)) < 0 ||
-        (rc = g->generate(prof, opt, out, err)) < 0)
-        goto fail;
-    /* The simulation orders the compute ops in time for lowering; lowering
-     * keeps those ops, their times and the measures as they are (comm ops
-     * take no compute time), so there is nothing to re-time. */
-    if ((rc = zb_sim_run(out, err)) < 0 ||
-        (rc = zb_lower_run(out, err)) < 0 ||
-        (rc = zb_zero_place(out, err)) < 0)
-        goto internal;
-    join_solver_bound(out, opt);
-    /* Whether a fixed family fits the limit is a property of the choice,
-     * reported as fits_memory; for a row that reads the limit, fitting is
-     * part of being correct. */
-    rc = g->memory_aware ? zb_validate_schedule(out, err)
-                         : zb_validate_order(out, err);
-    if (rc < 0)
-        goto internal;
-    return 0;
-internal:
-    zb_error_prefix(err, "%s produced an illegal schedule (a bug)", g->name);
-fail:
-    zb_schedule_release(out);
-    return rc;
+    return rc < 0 ? rc : zb_generator_finish(g, opt, out, err);
 }

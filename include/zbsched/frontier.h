@@ -77,7 +77,9 @@ void zb_frontier_release(struct zb_frontier *f);
  * zb's default effort the candidates are compared at ZB_FRONTIER_EFFORT,
  * as the frontier has them, and a zb winner then gets zb's default
  * search too (the better of the two is kept; the runner-up's cost is the
- * frontier's). */
+ * frontier's). The candidates are compared as timed orders
+ * (zb_generator_time()); only the pick is lowered and validated, except
+ * with data parallelism, whose collectives re-time each candidate. */
 struct zb_frontier_pick {
     struct zb_schedule sched;       /* the pick, validated; the caller
                                        releases it */
@@ -87,8 +89,9 @@ struct zb_frontier_pick {
     double runner_cost;
 };
 
-/* ZB_ENOMEM_LIMIT (zb's message in p's shape) when no candidate fits;
- * then out holds nothing to release. */
+/* ZB_ENOMEM_LIMIT (zb's message in p's shape) when no candidate fits,
+ * the pipeline's error when the pick does not lower or validate (a bug,
+ * zb_generator_finish()); then out holds nothing to release. */
 int zb_frontier_pick(const struct zb_profile *p, bool every_shape,
                      const struct zb_options *opt,
                      struct zb_frontier_pick *out, struct zb_error *err);

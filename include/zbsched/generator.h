@@ -71,6 +71,20 @@ int zb_generator_run(const struct zb_generator *g,
                      const struct zb_options *opt, struct zb_schedule *out,
                      struct zb_error *err);
 
+/* The pipeline in two steps, for a chooser that weighs many orders and
+ * keeps one: zb_generator_time() generates and simulates (out's order
+ * and measures, as zb_generator_run() would leave them);
+ * zb_generator_finish() lowers, places the data-parallel collectives
+ * (which re-times out) and validates. Each leaves nothing to release on
+ * failure. */
+int zb_generator_time(const struct zb_generator *g,
+                      const struct zb_profile *prof,
+                      const struct zb_options *opt, struct zb_schedule *out,
+                      struct zb_error *err);
+int zb_generator_finish(const struct zb_generator *g,
+                        const struct zb_options *opt, struct zb_schedule *s,
+                        struct zb_error *err);
+
 /* The ZB-V construction and the list scheduler keep the last order they
  * built with its profile, and a later run on an equal profile copies it
  * (the same order: both are deterministic). Forget those orders, so the
