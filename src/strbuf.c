@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "strbuf.h"
 #include "zbsched/xalloc.h"
 
@@ -15,6 +16,16 @@ void sb_init(struct strbuf *sb)
     sb->buf[0] = '\0';
 }
 
+/* Room for n more bytes and the NUL. */
+static void reserve(struct strbuf *sb, size_t n)
+{
+    if (sb->cap - sb->len > n)
+        return;
+    while (sb->cap - sb->len <= n)
+        sb->cap *= 2;
+    sb->buf = zb_xrealloc(sb->buf, sb->cap);
+}
+
 void sb_addf(struct strbuf *sb, const char *fmt, ...)
 {
     va_list ap;
@@ -24,14 +35,35 @@ void sb_addf(struct strbuf *sb, const char *fmt, ...)
     n = vsnprintf(sb->buf + sb->len, sb->cap - sb->len, fmt, ap);
     va_end(ap);
     if ((size_t)n >= sb->cap - sb->len) {
-        while (sb->cap - sb->len <= (size_t)n)
-            sb->cap *= 2;
-        sb->buf = zb_xrealloc(sb->buf, sb->cap);
+        reserve(sb, (size_t)n);
         va_start(ap, fmt);
         vsnprintf(sb->buf + sb->len, sb->cap - sb->len, fmt, ap);
         va_end(ap);
     }
     sb->len += (size_t)n;
+}
+
+void sb_add(struct strbuf *sb, const char *s)
+{
+    size_t n = strlen(s);
+
+    reserve(sb, n);
+    memcpy(sb->buf + sb->len, s, n + 1);
+    sb->len += n;
+}
+
+void sb_add_int(struct strbuf *sb, int v)
+{
+    char tmp[12], *d = tmp + sizeof(tmp);
+    unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
+
+    *--d = '\0';
+    do
+        *--d = (char)('0' + u % 10);
+    while ((u /= 10) != 0);
+    if (v < 0)
+        *--d = '-';
+    sb_add(sb, d);
 }
 
 void sb_add_num(struct strbuf *sb, double v)
@@ -47,7 +79,7 @@ void sb_add_num(struct strbuf *sb, double v)
     snprintf(tmp, sizeof(tmp), "%.15g", v);
     if (strtod(tmp, NULL) != v)
         snprintf(tmp, sizeof(tmp), "%.17g", v);
-    sb_addf(sb, "%s", tmp);
+    sb_add(sb, tmp);
 }
 
 /* Length of the well-formed UTF-8 sequence at s (1 to 4), 0 if the bytes

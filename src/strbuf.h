@@ -13,6 +13,10 @@ struct strbuf {
 void sb_init(struct strbuf *sb);
 void sb_addf(struct strbuf *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Append s as it is / the decimal of v: what sb_addf("%s") and "%d"
+ * would, without a format to read (a schedule's JSON has one per op). */
+void sb_add(struct strbuf *sb, const char *s);
+void sb_add_int(struct strbuf *sb, int v);
 /* The JSON spelling of values (json.h): the shortest "%.15g"/"%.17g" text
  * that reads back as v, null for NaN and infinity, which JSON cannot
  * hold; s quoted, with ", \\, control characters and bytes that are not

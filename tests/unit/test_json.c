@@ -1,9 +1,12 @@
 /* test_json.c - schedule JSON: what is written reads back to the same
  * schedule, and bad files are refused with a reason. */
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "helpers.h"
 #include "zbsched/json.h"
+#include "../src/strbuf.h"
 
 static void assert_same(const struct zb_schedule *a,
                         const struct zb_schedule *b)
@@ -49,6 +52,25 @@ Test(json, schedules_round_trip_exactly)
     zb_schedule_release(&back);
     zb_schedule_release(&s);
     zb_profile_release(&p);
+}
+
+/* The writers' own integer spelling (sb_add_int()) is printf's "%d". */
+Test(json, integers_are_spelled_as_printf_spells_them)
+{
+    const int vals[] = { 0, 7, -7, 10, -10, 123456789, INT_MAX, INT_MIN };
+    struct strbuf sb;
+    char want[256] = "";
+
+    sb_init(&sb);
+    for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+        sb_add_int(&sb, vals[i]);
+        sb_add(&sb, " ");
+        snprintf(want + strlen(want), sizeof(want) - strlen(want), "%d ",
+                 vals[i]);
+    }
+    cr_assert_str_eq(sb.buf, want);
+    cr_assert_eq(sb.len, strlen(want));
+    sb_release(&sb);
 }
 
 static void assert_refused(const char *text, const char *expect)
