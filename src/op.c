@@ -1,5 +1,6 @@
-/* op.c - the small facts about ops (names, durations, memory deltas) that
- * every other module shares, and op list storage. */
+/* op.c - op names, descriptions and op list storage (op.h; the per-op
+ * facts that hot loops ask, durations and memory deltas, are inline
+ * there). */
 #include <stdio.h>
 #include <string.h>
 #include "zbsched/op.h"
@@ -34,62 +35,6 @@ int zb_op_kind_parse(const char *s, enum zb_op_kind *out)
             return 0;
         }
     return -1;
-}
-
-bool zb_op_is_compute(enum zb_op_kind k)
-{
-    return k == ZB_OP_F || k == ZB_OP_B || k == ZB_OP_W || k == ZB_OP_BW ||
-           k == ZB_OP_FB;
-}
-
-int zb_op_split(const struct zb_op *op, struct zb_op out[2])
-{
-    out[0] = *op;
-    if (op->kind != ZB_OP_FB)
-        return 1;
-    out[0].kind = ZB_OP_F;
-    out[1] = *op;
-    out[1].kind = ZB_OP_B;
-    out[1].stage = op->b_stage;
-    out[1].mb = op->b_mb;
-    return 2;
-}
-
-bool zb_op_is_comm(enum zb_op_kind k)
-{
-    return k >= ZB_OP_SEND_F && k <= ZB_OP_RECV_B;
-}
-
-bool zb_op_is_collective(enum zb_op_kind k)
-{
-    return k >= ZB_OP_REDUCE_GRAD && k <= ZB_OP_RESHARD;
-}
-
-double zb_op_duration(const struct zb_profile *p, const struct zb_op *op)
-{
-    const struct zb_stage_times *t = &p->stage[op->stage];
-
-    switch (op->kind) {
-    case ZB_OP_F: return t->f;
-    case ZB_OP_B: return t->b;
-    case ZB_OP_W: return t->w;
-    case ZB_OP_BW: return t->b + t->w;
-    case ZB_OP_FB:
-        return p->fb > 0 ? p->fb : t->f + p->stage[op->b_stage].b;
-    default: return 0;
-    }
-}
-
-double zb_op_memory_delta(const struct zb_profile *p, enum zb_op_kind k)
-{
-    switch (k) {
-    case ZB_OP_F: return p->m_b;
-    case ZB_OP_B: return -(p->m_b - p->m_w);
-    case ZB_OP_W: return -p->m_w;
-    case ZB_OP_BW: return -p->m_b;
-    case ZB_OP_FB: return p->m_w;
-    default: return 0;
-    }
 }
 
 const char *zb_op_describe(const struct zb_op *op, char *buf, int size)
