@@ -700,7 +700,7 @@ static void add_predicted(struct strbuf *sb, const struct zb_schedule *s)
 }
 
 /* One op, with sb_add() rather than sb_addf(): a schedule at p 64, m 1024
- * has millions, and reading a format for each took a tenth of a second. */
+ * has about a million, and reading a format per field took 0.15 s there. */
 static void add_op(struct strbuf *sb, const struct zb_schedule *s,
                    const struct zb_op *op)
 {

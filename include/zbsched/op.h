@@ -59,7 +59,8 @@ int zb_op_kind_parse(const char *s, enum zb_op_kind *out);
 
 /* The facts below are defined here, inline: the simulator, the
  * constructions and the measures ask them once per op, millions of
- * times in one generate at p 64, m 1024 (a call each cost 5 % there). */
+ * times in one generate at p 64, m 1024 (as calls they took 5 % of its
+ * time). */
 static inline bool zb_op_is_compute(enum zb_op_kind k)
 {
     return k == ZB_OP_F || k == ZB_OP_B || k == ZB_OP_W || k == ZB_OP_BW ||
