@@ -1,5 +1,6 @@
 /* test_json.c - schedule JSON: what is written reads back to the same
- * schedule, and bad files are refused with a reason. */
+ * schedule, integers are spelled as printf spells them, and bad files
+ * are refused with a reason. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
