@@ -11,25 +11,13 @@
 #include "zbsched/sim.h"
 #include "zbsched/xalloc.h"
 
-/* Whether an order overlaps passes (FB): the local search and the
- * integer program move and time one pass per op, so they take no such
- * order. */
-static bool overlaps(const struct zb_schedule *c)
-{
-    for (int r = 0; r < c->profile.pp; r++)
-        for (int i = 0; i < c->ranks[r].n; i++)
-            if (c->ranks[r].ops[i].kind == ZB_OP_FB)
-                return true;
-    return false;
-}
-
 /* Keep the order in out->s[out->n] (named after its origin), simulated
  * unless it came so, when rc says the candidate built; else drop it. */
 static void keep(struct best_candidates *out, int rc, bool timed)
 {
     struct zb_schedule *c = &out->s[out->n];
 
-    if (rc == 0 && !overlaps(c) && (timed || zb_sim_run(c, NULL) == 0))
+    if (rc == 0 && (timed || zb_sim_run(c, NULL) == 0))
         out->n++;
     else
         zb_schedule_release(c);
@@ -73,7 +61,8 @@ void best_candidates_collect(const struct zb_profile *p,
         const struct zb_generator *g = zb_generators[i];
         if (opt && opt->interrupt && *opt->interrupt)
             break;
-        if (g->memory_aware || zb_generator_accepts(g, p, NULL) < 0)
+        if (g->memory_aware || g->overlaps ||
+            zb_generator_accepts(g, p, NULL) < 0)
             continue;
         zb_schedule_init(&out->s[out->n], g->name, p);
         keep(out, g->generate(p, opt, &out->s[out->n], NULL), false);

@@ -15,10 +15,9 @@
  * the list scheduler's best policy ("list-scheduler", when it does not
  * stall), the paper's construction ("zb-construct", loop placement with
  * one chunk, then "warm-depth", the list scheduler braked by a warm-up
- * depth per stage; "zb-v-construct", V placement with two), then every fixed
- * family that serves the profile and runs one pass per op (not
- * dualpipev: no FB), in table
- * order (named after the family). */
+ * depth per stage; "zb-v-construct", V placement with two), then every
+ * fixed family that serves the profile and does not overlap passes
+ * (zb_generator.overlaps), in table order (named after the family). */
 struct best_candidates {
     struct zb_schedule *s;
     int n;
@@ -50,5 +49,16 @@ void best_consider(struct best *b, const struct zb_schedule *cand);
  * candidate needs. */
 int best_result(const struct best *b, const struct zb_profile *p,
                 struct zb_error *err);
+
+/* `zb`'s order from candidates collected for p (zb.c): the best that
+ * fits, searched (with its runner-up and the warm-up-depth start), into
+ * s (initialised for p); ZB_ENOMEM_LIMIT when none fits. `zb` is this on
+ * its own collection; generate's pick (frontier.c) hands it the
+ * collection whose fixed families it then weighs itself, so each is
+ * built once. opt is never NULL. */
+int zb_from_candidates(const struct zb_profile *p,
+                       const struct zb_options *opt,
+                       const struct best_candidates *c, struct zb_schedule *s,
+                       struct zb_error *err);
 
 #endif

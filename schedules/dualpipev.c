@@ -144,5 +144,5 @@ const struct zb_generator zb_gen_dualpipev = {
                "a backward (FB) in the steady state; m >= 2p",
     .placements = ZB_PLACES_V, .min_vpp = 2, .max_vpp = 2,
     .shape_placement = ZB_PLACEMENT_V, .shape_vpp = 2,
-    .min_mb_per_pp = 2, .generate = gen_dualpipev,
+    .min_mb_per_pp = 2, .overlaps = true, .generate = gen_dualpipev,
 };

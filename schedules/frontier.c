@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "best.h"
 #include "zbsched/bound.h"
 #include "zbsched/dp.h"
 #include "zbsched/frontier.h"
@@ -193,24 +194,102 @@ static int finish(const struct zb_options *opt, struct zb_schedule *s,
     return zb_generator_finish(zb_generator_find(s->name), opt, s, err);
 }
 
-/* Build g's order on prof into the pool if it builds and fits; zb's
- * refusal in the first shape (p's own) is kept in err. */
-static void pool_try(struct pool *pl, const struct zb_generator *g,
-                     const struct zb_profile *prof,
-                     const struct zb_options *opt, struct zb_error *err)
+/* The pool's next slot. */
+static struct zb_schedule *slot(struct pool *pl)
 {
-    struct zb_schedule *s;
-
-    if (zb_generator_accepts(g, prof, NULL) < 0)
-        return;
     zb_xgrow((void **)&pl->s, &pl->cap, pl->n + 1, sizeof(*pl->s));
-    s = &pl->s[pl->n];
-    if (build(g, prof, opt, s, err) < 0)
-        return;
-    if (s->predicted.fits_memory)
+    return &pl->s[pl->n];
+}
+
+/* The built schedule in the next slot joins the pool if it fits. */
+static void keep_if_fits(struct pool *pl)
+{
+    if (pl->s[pl->n].predicted.fits_memory)
         pl->n++;
     else
+        zb_schedule_release(&pl->s[pl->n]);
+}
+
+/* Build g's order on prof into the pool if it builds and fits. */
+static void pool_try(struct pool *pl, const struct zb_generator *g,
+                     const struct zb_profile *prof,
+                     const struct zb_options *opt)
+{
+    if (zb_generator_accepts(g, prof, NULL) == 0 &&
+        build(g, prof, opt, slot(pl), NULL) == 0)
+        keep_if_fits(pl);
+}
+
+/* zb's order on prof from the candidates c, timed (and with data
+ * parallelism finished) as build() leaves it; its refusal in err. */
+static void pool_zb(struct pool *pl, const struct zb_generator *zb,
+                    const struct zb_profile *prof,
+                    const struct zb_options *opt,
+                    const struct best_candidates *c, struct zb_error *err)
+{
+    struct zb_schedule *s = slot(pl);
+
+    zb_schedule_init(s, zb->name, prof);
+    if (zb_from_candidates(prof, opt, c, s, err) < 0) {
         zb_schedule_release(s);
+        return;
+    }
+    if (zb_generator_timed(zb, s, err) == 0 &&
+        (!zb_dp_active(prof) || zb_generator_finish(zb, opt, s, err) == 0))
+        keep_if_fits(pl);
+}
+
+/* The fixed family g's timed order, taken out of c (left empty there),
+ * into the pool: zb_generator_time() would build the same. */
+static void pool_take(struct pool *pl, const struct zb_generator *g,
+                      const struct zb_options *opt, struct zb_schedule *cand)
+{
+    struct zb_schedule *s = slot(pl);
+
+    *s = *cand;
+    memset(cand, 0, sizeof(*cand));
+    if (!zb_dp_active(&s->profile) ||
+        zb_generator_finish(g, opt, s, NULL) == 0)
+        keep_if_fits(pl);
+}
+
+/* Index of g's order among c's fixed families, or -1. */
+static int collected(const struct best_candidates *c,
+                     const struct zb_generator *g)
+{
+    for (int i = c->fixed; i < c->n; i++)
+        if (!strcmp(c->s[i].name, g->name))
+            return i;
+    return -1;
+}
+
+/* zb and every fixed family on prof into the pool, zb first. zb chooses
+ * among the candidates it collects (best.h), every fixed family among
+ * them included; those enter the pool from there instead of being built
+ * twice (at p 64, m 1024 under V that was 0.4 s). A family zb does not
+ * take (one that overlaps passes) is built here. zb's refusal in err.
+ * opt is never NULL. */
+static void pool_shape(struct pool *pl, const struct zb_generator *zb,
+                       const struct zb_profile *prof,
+                       const struct zb_options *opt, struct zb_error *err)
+{
+    struct best_candidates c = { .extra = -1 };
+
+    if (zb_generator_accepts(zb, prof, NULL) == 0) {
+        best_candidates_collect(prof, opt, &c);
+        pool_zb(pl, zb, prof, opt, &c, err);
+    }
+    for (int i = 0; zb_generators[i]; i++) {
+        const struct zb_generator *g = zb_generators[i];
+        int k = collected(&c, g);
+        if (g->memory_aware)
+            continue;
+        if (k >= 0)
+            pool_take(pl, g, opt, &c.s[k]);
+        else
+            pool_try(pl, g, prof, opt);
+    }
+    best_candidates_release(&c);
 }
 
 static bool same_shape(const struct zb_schedule *a,
@@ -273,7 +352,7 @@ int zb_frontier_pick(const struct zb_profile *p, bool every_shape,
     const struct zb_generator *zb = zb_generator_find("zb");
     struct pool pl = { NULL, 0, 0 };
     struct zb_error zb_err = { 0 };
-    struct zb_options po;
+    struct zb_options po, def;
     const struct zb_options *cmp = opt;
     bool refine = false;
     int win, second, rc;
@@ -286,6 +365,10 @@ int zb_frontier_pick(const struct zb_profile *p, bool every_shape,
         cmp = &po;
         refine = true;
     }
+    if (!cmp) {
+        zb_options_init(&def);
+        cmp = &def;
+    }
     for (int c = -1; c < (every_shape ? N_SHAPES : 0); c++) {
         struct zb_profile prof;
         /* c = -1: p as it is; then the other shapes, from p. */
@@ -296,10 +379,7 @@ int zb_frontier_pick(const struct zb_profile *p, bool every_shape,
                  zb_profile_reshape(p, shapes[c].placement, shapes[c].vpp,
                                     &prof, NULL) < 0)
             continue;
-        pool_try(&pl, zb, &prof, cmp, c < 0 ? &zb_err : NULL);
-        for (int i = 0; zb_generators[i]; i++)
-            if (!zb_generators[i]->memory_aware)
-                pool_try(&pl, zb_generators[i], &prof, cmp, NULL);
+        pool_shape(&pl, zb, &prof, cmp, c < 0 ? &zb_err : NULL);
         zb_profile_release(&prof);
     }
     if ((win = best_of(&pl, NULL, NULL)) < 0) {

@@ -100,6 +100,12 @@ static const struct zb_options *options_or_default(
     return def;
 }
 
+/* The one wording of a pipeline step failing on g's order. */
+static void bug(const struct zb_generator *g, struct zb_error *err)
+{
+    zb_error_prefix(err, "%s produced an illegal schedule (a bug)", g->name);
+}
+
 int zb_generator_time(const struct zb_generator *g,
                       const struct zb_profile *prof,
                       const struct zb_options *opt, struct zb_schedule *out,
@@ -111,16 +117,22 @@ int zb_generator_time(const struct zb_generator *g,
     opt = options_or_default(opt, &def);
     zb_schedule_init(out, g->name, prof);
     if ((rc = zb_generator_accepts(g, prof, err)) < 0 ||
-        (rc = g->generate(prof, opt, out, err)) < 0)
-        goto fail;
-    if ((rc = zb_sim_run(out, err)) < 0) {
-        zb_error_prefix(err, "%s produced an illegal schedule (a bug)",
-                        g->name);
-        goto fail;
+        (rc = g->generate(prof, opt, out, err)) < 0) {
+        zb_schedule_release(out);
+        return rc;
     }
-    return 0;
-fail:
-    zb_schedule_release(out);
+    return zb_generator_timed(g, out, err);
+}
+
+int zb_generator_timed(const struct zb_generator *g, struct zb_schedule *s,
+                       struct zb_error *err)
+{
+    int rc = zb_sim_run(s, err);
+
+    if (rc < 0) {
+        bug(g, err);
+        zb_schedule_release(s);
+    }
     return rc;
 }
 
@@ -146,7 +158,7 @@ int zb_generator_finish(const struct zb_generator *g,
     if (rc == 0)
         return 0;
 fail:
-    zb_error_prefix(err, "%s produced an illegal schedule (a bug)", g->name);
+    bug(g, err);
     zb_schedule_release(s);
     return rc;
 }

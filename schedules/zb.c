@@ -240,29 +240,40 @@ out:
     return rc;
 }
 
+int zb_from_candidates(const struct zb_profile *p,
+                       const struct zb_options *opt,
+                       const struct best_candidates *c, struct zb_schedule *s,
+                       struct zb_error *err)
+{
+    struct best b;
+    int rc;
+
+    best_init(&b);
+    for (int i = 0; i < c->n; i++)
+        if (i != c->extra)
+            best_consider(&b, &c->s[i]);
+    /* The extra start is chosen where nothing else fits, or where no
+     * search runs (--effort < 0: no basins to weigh), so zb stays never
+     * worse than any of its candidates. */
+    if (c->extra >= 0 && (!b.sched || opt->effort < 0))
+        best_consider(&b, &c->s[c->extra]);
+    if ((rc = best_result(&b, p, err)) == 0) {
+        search_from_two(p, opt, c, b.sched, s);
+        search_extra(p, opt, c, b.sched, s);
+        if (zb_dp_active(p))
+            rc = pick_by_step(c, s, err);
+    }
+    return rc;
+}
+
 static int gen_zb(const struct zb_profile *p, const struct zb_options *opt,
                   struct zb_schedule *s, struct zb_error *err)
 {
     struct best_candidates c;
-    struct best b;
     int rc;
 
     best_candidates_collect(p, opt, &c);
-    best_init(&b);
-    for (int i = 0; i < c.n; i++)
-        if (i != c.extra)
-            best_consider(&b, &c.s[i]);
-    /* The extra start is chosen where nothing else fits, or where no
-     * search runs (--effort < 0: no basins to weigh), so zb stays never
-     * worse than any of its candidates. */
-    if (c.extra >= 0 && (!b.sched || opt->effort < 0))
-        best_consider(&b, &c.s[c.extra]);
-    if ((rc = best_result(&b, p, err)) == 0) {
-        search_from_two(p, opt, &c, b.sched, s);
-        search_extra(p, opt, &c, b.sched, s);
-        if (zb_dp_active(p))
-            rc = pick_by_step(&c, s, err);
-    }
+    rc = zb_from_candidates(p, opt, &c, s, err);
     best_candidates_release(&c);
     return rc;
 }

@@ -30,6 +30,10 @@ struct zb_generator {
     int shape_vpp;
     bool memory_aware;       /* reads the limit (else a fixed shape): its
                                 output must fit, the pipeline checks it */
+    bool overlaps;           /* its orders run a forward and a backward
+                                overlapped (FB ops), which the local search
+                                and the solver cannot move: `zb` and the
+                                ilp warm start leave it out */
     bool solver;             /* a time-limited search (ilp): it reads the
                                 search options (time limit, gap, objective,
                                 export); bulk loops (tests, benchmarks,
@@ -75,12 +79,15 @@ int zb_generator_run(const struct zb_generator *g,
  * keeps one: zb_generator_time() generates and simulates (out's order
  * and measures, as zb_generator_run() would leave them);
  * zb_generator_finish() lowers, places the data-parallel collectives
- * (which re-times out) and validates. Each leaves nothing to release on
- * failure. */
+ * (which re-times s) and validates. zb_generator_timed() is the first
+ * step's simulation alone, for an order g's own code produced outside
+ * g->generate. Each leaves nothing to release on failure. */
 int zb_generator_time(const struct zb_generator *g,
                       const struct zb_profile *prof,
                       const struct zb_options *opt, struct zb_schedule *out,
                       struct zb_error *err);
+int zb_generator_timed(const struct zb_generator *g, struct zb_schedule *s,
+                       struct zb_error *err);
 int zb_generator_finish(const struct zb_generator *g,
                         const struct zb_options *opt, struct zb_schedule *s,
                         struct zb_error *err);
