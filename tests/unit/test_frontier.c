@@ -148,6 +148,43 @@ Test(frontier, pick_tries_every_shape_or_the_profiles_own)
     zb_profile_release(&prof);
 }
 
+/* The pick takes the fixed families' orders from zb's own candidates
+ * (frontier.c, pool_shape()): each must be the order the family builds
+ * alone. With uneven stages and a limit the families' costs differ, so
+ * the runner-up's cost names the order it came from; in V, and with the
+ * V runner-up forced by a limit only some families fit. */
+Test(frontier, pick_weighs_each_family_as_it_builds_alone)
+{
+    static const struct { enum zb_placement placement; int vpp;
+                          double limit; } cases[] = {
+        { ZB_PLACEMENT_LOOP, 1, 6 }, { ZB_PLACEMENT_V, 2, 12 },
+        { ZB_PLACEMENT_V, 2, 6 },
+    };
+
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        struct shape sh = { 4, cases[k].vpp, 12, cases[k].placement,
+                            1, 1.3, 0.6, 0.05, 1, 0.5, cases[k].limit };
+        struct zb_profile prof;
+        struct zb_frontier_pick pk;
+        struct zb_schedule alone;
+        struct zb_error err = { 0 };
+
+        make_profile(&sh, &prof);
+        prof.stage[1].f = 1.4;
+        prof.stage[2].b = 1.9;
+        pick(&prof, false, &pk);
+        cr_assert(pk.has_runner_up, "case %zu", k);
+        cr_assert_eq(zb_generator_run(zb_generator_find(pk.runner_up), &prof,
+                                      NULL, &alone, &err), 0, "%s", err.msg);
+        cr_assert_eq(alone.predicted.cost, pk.runner_cost,
+                     "case %zu: %s built alone costs %g, in the pick %g", k,
+                     pk.runner_up, alone.predicted.cost, pk.runner_cost);
+        zb_schedule_release(&alone);
+        zb_schedule_release(&pk.sched);
+        zb_profile_release(&prof);
+    }
+}
+
 /* A family beats zb where zb cannot follow: dualpipev's overlapped FB
  * (zb moves one pass per op) with FB well under F + B. */
 Test(frontier, pick_takes_a_family_that_beats_zb)
