@@ -281,10 +281,10 @@ static void pool_shape(struct pool *pl, const struct zb_generator *zb,
     }
     for (int i = 0; zb_generators[i]; i++) {
         const struct zb_generator *g = zb_generators[i];
-        int k = collected(&c, g);
+        int k;
         if (g->memory_aware)
             continue;
-        if (k >= 0)
+        if ((k = collected(&c, g)) >= 0)
             pool_take(pl, g, opt, &c.s[k]);
         else
             pool_try(pl, g, prof, opt);
