@@ -170,28 +170,34 @@ struct pool {
     int n, cap;
 };
 
-/* g's order on prof, timed: only the pick's winner is lowered and
- * validated (zb_frontier_pick()). With data parallelism the collectives
- * re-time the step and the memory the pick compares, so there every
- * candidate is finished before it is compared. */
-static int build(const struct zb_generator *g, const struct zb_profile *prof,
-                 const struct zb_options *opt, struct zb_schedule *s,
-                 struct zb_error *err)
+/* A candidate g timed into s, made ready to compare: only the pick's
+ * winner is lowered and validated (finish()), but with data parallelism
+ * the collectives re-time the step and the memory the pick compares, so
+ * there every candidate is finished before it is compared. */
+static int ready(const struct zb_generator *g, const struct zb_options *opt,
+                 struct zb_schedule *s, struct zb_error *err)
 {
-    int rc = zb_generator_time(g, prof, opt, s, err);
-
-    if (rc == 0 && zb_dp_active(prof))
-        rc = zb_generator_finish(g, opt, s, err);
-    return rc;
+    return zb_dp_active(&s->profile) ? zb_generator_finish(g, opt, s, err)
+                                     : 0;
 }
 
-/* The rest of the pipeline for the pick's winner (see build()). */
+/* The rest of the pipeline for the pick's winner (see ready()). */
 static int finish(const struct zb_options *opt, struct zb_schedule *s,
                   struct zb_error *err)
 {
     if (zb_dp_active(&s->profile))
         return 0;
     return zb_generator_finish(zb_generator_find(s->name), opt, s, err);
+}
+
+/* g's order on prof, timed and ready to compare. */
+static int build(const struct zb_generator *g, const struct zb_profile *prof,
+                 const struct zb_options *opt, struct zb_schedule *s,
+                 struct zb_error *err)
+{
+    int rc = zb_generator_time(g, prof, opt, s, err);
+
+    return rc < 0 ? rc : ready(g, opt, s, err);
 }
 
 /* The pool's next slot. */
@@ -220,8 +226,8 @@ static void pool_try(struct pool *pl, const struct zb_generator *g,
         keep_if_fits(pl);
 }
 
-/* zb's order on prof from the candidates c, timed (and with data
- * parallelism finished) as build() leaves it; its refusal in err. */
+/* zb's order on prof from the candidates c, as build() leaves it; its
+ * refusal in err. */
 static void pool_zb(struct pool *pl, const struct zb_generator *zb,
                     const struct zb_profile *prof,
                     const struct zb_options *opt,
@@ -234,8 +240,7 @@ static void pool_zb(struct pool *pl, const struct zb_generator *zb,
         zb_schedule_release(s);
         return;
     }
-    if (zb_generator_timed(zb, s, err) == 0 &&
-        (!zb_dp_active(prof) || zb_generator_finish(zb, opt, s, err) == 0))
+    if (zb_generator_timed(zb, s, err) == 0 && ready(zb, opt, s, err) == 0)
         keep_if_fits(pl);
 }
 
@@ -248,8 +253,7 @@ static void pool_take(struct pool *pl, const struct zb_generator *g,
 
     *s = *cand;
     memset(cand, 0, sizeof(*cand));
-    if (!zb_dp_active(&s->profile) ||
-        zb_generator_finish(g, opt, s, NULL) == 0)
+    if (ready(g, opt, s, NULL) == 0)
         keep_if_fits(pl);
 }
 

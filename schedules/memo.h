@@ -1,11 +1,12 @@
 /* memo.h - the last order each expensive construction built, kept with
- * its profile (internal to schedules/). One `generate` asks for the same
- * construction on the same profile up to three times: `zb` weighs the
- * `zb-v` family among its candidates, the pick at a memory limit weighs
- * `zb-v` again on its own, and at 1F1B's limit zb's own ZB-V
- * construction is zb-v's. At p 64, m 1024 a ZB-V construction takes
- * about a second; a copy, milliseconds. Safe across threads;
- * zb_generator_forget() (generator.h) empties it. */
+ * its profile (internal to schedules/). One run asks for the same
+ * construction on the same profile more than once: `zb` weighs the
+ * `zb-v` family among its candidates, whose ZB-V construction and list
+ * scheduler at 1F1B's limit are zb's own there; the pick over every
+ * shape runs `zb` again on the winner's shape; `compare` and `frontier`
+ * run `zb` and `zb-v` one after the other. At p 64, m 1024 a ZB-V
+ * construction takes about a second; a copy, milliseconds. Safe across
+ * threads; zb_generator_forget() (generator.h) empties it. */
 #ifndef ZBSCHED_MEMO_H
 #define ZBSCHED_MEMO_H
 
