@@ -15,16 +15,18 @@
  * the list scheduler's best policy ("list-scheduler", when it does not
  * stall), the paper's construction ("zb-construct", loop placement with
  * one chunk, then "warm-depth", the list scheduler braked by a warm-up
- * depth per stage; "zb-v-construct", V placement with two), then every
- * fixed family that serves the profile and does not overlap passes
- * (zb_generator.overlaps), in table order (named after the family). */
+ * depth per stage; "zb-v-construct", V placement with two, then
+ * "zb-v-b-room", the same with full ranks making room with a B, up to
+ * a size: construct_v.h), then every fixed family that serves the
+ * profile and does not overlap passes (zb_generator.overlaps), in table
+ * order (named after the family). */
 struct best_candidates {
     struct zb_schedule *s;
     int n;
     int fixed;              /* index of the first fixed family's order */
-    int extra;              /* index of "warm-depth" (warm_depth.h), which
-                               `zb` searches as a start of its own; -1:
-                               none */
+    int extra;              /* index of "warm-depth" (loop) or
+                               "zb-v-b-room" (V), which `zb` searches
+                               as a start of its own; -1: none */
 };
 
 void best_candidates_collect(const struct zb_profile *p,
@@ -51,7 +53,7 @@ int best_result(const struct best *b, const struct zb_profile *p,
                 struct zb_error *err);
 
 /* `zb`'s order from candidates collected for p (zb.c): the best that
- * fits, searched (with its runner-up and the warm-up-depth start), into
+ * fits, searched (with its runner-up and the extra start), into
  * s (initialised for p); ZB_ENOMEM_LIMIT when none fits. `zb` is this on
  * its own collection; generate's pick (frontier.c) hands it the
  * collection whose fixed families it then weighs itself, so each is

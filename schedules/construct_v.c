@@ -23,10 +23,12 @@
  *    second-leg ranks descending, then first-leg ranks ascending (both
  *    follow their dependencies); then one F
  *    per rank, ascending (chunk 1 when its input is placed). Before each B
- *    or F: W passes (oldest first) to make room in memory, whole W passes
- *    in the idle gap before the pass's input arrives, and one more W if the
- *    remaining gap exceeds the rank's slack (always before a second-leg B;
- *    before a first-leg B or an F per variant). Then the remaining W.
+ *    or F: W passes (oldest first) to make room in memory (with
+ *    CONSTRUCT_V_B_ROOM, before an F first a B whose input is there),
+ *    whole W passes in the idle gap before the pass's input arrives, and
+ *    one more W if the remaining gap exceeds the rank's slack (always
+ *    before a second-leg B; before a first-leg B or an F per variant).
+ *    Then the remaining W.
  * 4. Slack: how much more idle a rank may take without becoming the worst
  *    (the largest work + idle so far, minus its own). Refinement re-runs
  *    with each rank's headroom from the previous run (cost - its span) as
@@ -44,7 +46,7 @@
  *    differ from rank to rank. From the winner's rules, one rank's rules
  *    change at a time (its warm-up one F longer or shorter, or one of
  *    fill F, fill B, warm-up rule, drain rule, leg rule, F before B in
- *    the rounds switched), kept
+ *    the rounds switched, or with CONSTRUCT_V_B_ROOM the room rule), kept
  *    when the refined run is better, sweep after sweep while one gains
  *    (bounded: TUNE_*; two moves at a time on two threads, see
  *    tune_ranks()).
@@ -99,6 +101,10 @@ struct variant {
     bool f_first;     /* in each round, the rank's F before its B (see
                          rounds()): one more microbatch in flight where
                          memory allows (no variant; step 6 sets it) */
+    bool b_room;      /* an F that does not fit runs a B whose input is
+                         there first (place_f(); construct_v.h): set by
+                         the caller's rules for every variant, switched
+                         per rank by step 6 */
 };
 
 enum {
@@ -400,10 +406,30 @@ static void place_b(struct vc *v, int r, int c)
     put(v, r, ZB_OP_B, c);
 }
 
+/* A B of rank r whose input has already arrived (-1: none); the second
+ * leg first, as choose_leg() prefers it. */
+static int ready_b(const struct vc *v, int r)
+{
+    for (int c = 0; c < 2; c++) {
+        bool can = c == 0 ? v->nb[r][0] < v->nb[r][1]
+                          : v->nb[r][1] < v->nf[r][1];
+        double in = can ? next_input(v, ZB_OP_B, r, c) : NAN;
+        if (!isnan(in) && in <= v->clock[r] + v->eps)
+            return c;
+    }
+    return -1;
+}
+
+/* Rank r's next F, after making room for it: with b_room, a full rank
+ * first runs one B whose input is there (construct_v.h), then W's as
+ * needed. */
 static void place_f(struct vc *v, int r)
 {
-    int c = choose_f(v, r);
+    int c = choose_f(v, r), b;
 
+    if (c >= 0 && v->var[r].b_room && !fits(v, r, f_need(v, r, c)) &&
+        (b = ready_b(v, r)) >= 0)
+        put(v, r, ZB_OP_B, b);
     if (c < 0 || !make_room(v, r, f_need(v, r, c)))
         return;
     fill_gap(v, r, next_input(v, ZB_OP_F, r, c), v->var[r].fill_f);
@@ -531,6 +557,7 @@ struct worker {
     int best_variant;           /* -1 while none */
     struct variant *best_var, *var; /* per rank */
     long runs, wins;            /* runs made; runs that became best */
+    bool b_room;                /* every variant's b_room (the rules) */
 };
 
 /* When run c (made under the rules `rules`) fits and beats w's best, or
@@ -617,45 +644,48 @@ static int rank_limits(const struct zb_profile *p, double *limit,
  * worse). The four early-leg variants that never won there are still
  * needed: without them 5 more change, all worse (by up to 0.5 %). */
 static const struct variant variants[] = {
-    { false, false, false, RESERVE_NONE, false, 0, false, false },
-    { true, false, false, RESERVE_NONE, false, 0, false, false },
-    { false, true, false, RESERVE_NONE, false, 0, false, false },
-    { true, true, false, RESERVE_NONE, false, 0, false, false },
-    { false, false, true, RESERVE_NONE, false, 0, false, false },
-    { true, false, true, RESERVE_NONE, false, 0, false, false },
-    { false, true, true, RESERVE_NONE, false, 0, false, false },
-    { true, true, true, RESERVE_NONE, false, 0, false, false },
-    { true, true, false, RESERVE_ONE, false, 0, false, false },
-    { true, true, true, RESERVE_ONE, false, 0, false, false },
-    { false, false, false, RESERVE_NONE, false, 0, true, false },
-    { true, false, false, RESERVE_NONE, false, 0, true, false },
-    { false, true, false, RESERVE_NONE, false, 0, true, false },
-    { true, true, false, RESERVE_NONE, false, 0, true, false },
-    { false, false, true, RESERVE_NONE, false, 0, true, false },
-    { true, false, true, RESERVE_NONE, false, 0, true, false },
-    { false, true, true, RESERVE_NONE, false, 0, true, false },
-    { true, true, true, RESERVE_NONE, false, 0, true, false },
-    { true, true, false, RESERVE_ONE, false, 0, true, false },
-    { true, true, true, RESERVE_ONE, false, 0, true, false },
-    { false, false, false, RESERVE_NONE, false, 1, false, false },
-    { true, false, false, RESERVE_NONE, false, 1, false, false },
-    { true, true, false, RESERVE_NONE, false, 1, false, false },
-    { true, true, true, RESERVE_ONE, false, 1, false, false },
-    { true, true, false, RESERVE_NONE, true, 1, false, false },
-    { true, true, true, RESERVE_NONE, true, 1, false, false },
-    { false, false, false, RESERVE_NONE, false, 1, true, false },
-    { true, true, false, RESERVE_NONE, false, 1, true, false },
-    { true, true, true, RESERVE_NONE, false, 1, true, false },
-    { true, true, true, RESERVE_ONE, false, 1, true, false },
+    { false, false, false, RESERVE_NONE, false, 0, false, false, false },
+    { true, false, false, RESERVE_NONE, false, 0, false, false, false },
+    { false, true, false, RESERVE_NONE, false, 0, false, false, false },
+    { true, true, false, RESERVE_NONE, false, 0, false, false, false },
+    { false, false, true, RESERVE_NONE, false, 0, false, false, false },
+    { true, false, true, RESERVE_NONE, false, 0, false, false, false },
+    { false, true, true, RESERVE_NONE, false, 0, false, false, false },
+    { true, true, true, RESERVE_NONE, false, 0, false, false, false },
+    { true, true, false, RESERVE_ONE, false, 0, false, false, false },
+    { true, true, true, RESERVE_ONE, false, 0, false, false, false },
+    { false, false, false, RESERVE_NONE, false, 0, true, false, false },
+    { true, false, false, RESERVE_NONE, false, 0, true, false, false },
+    { false, true, false, RESERVE_NONE, false, 0, true, false, false },
+    { true, true, false, RESERVE_NONE, false, 0, true, false, false },
+    { false, false, true, RESERVE_NONE, false, 0, true, false, false },
+    { true, false, true, RESERVE_NONE, false, 0, true, false, false },
+    { false, true, true, RESERVE_NONE, false, 0, true, false, false },
+    { true, true, true, RESERVE_NONE, false, 0, true, false, false },
+    { true, true, false, RESERVE_ONE, false, 0, true, false, false },
+    { true, true, true, RESERVE_ONE, false, 0, true, false, false },
+    { false, false, false, RESERVE_NONE, false, 1, false, false, false },
+    { true, false, false, RESERVE_NONE, false, 1, false, false, false },
+    { true, true, false, RESERVE_NONE, false, 1, false, false, false },
+    { true, true, true, RESERVE_ONE, false, 1, false, false, false },
+    { true, true, false, RESERVE_NONE, true, 1, false, false, false },
+    { true, true, true, RESERVE_NONE, true, 1, false, false, false },
+    { false, false, false, RESERVE_NONE, false, 1, true, false, false },
+    { true, true, false, RESERVE_NONE, false, 1, true, false, false },
+    { true, true, true, RESERVE_NONE, false, 1, true, false, false },
+    { true, true, true, RESERVE_ONE, false, 1, true, false, false },
 };
 static const struct variant fallback = { true, true, false, RESERVE_ALL,
-                                         false, 0, false, false };
+                                         false, 0, false, false, false };
 
-/* Run variant v on every rank and refine it. */
+/* Run variant v on every rank, under the worker's room rule, and refine
+ * it. */
 static void run_variant(struct worker *w, const struct variant *v, int index)
 {
-    for (int r = 0; r < w->p->pp; r++)
+    for (int r = 0; r < w->p->pp; r++) {
         w->var[r] = *v;
+        w->var[r].b_room = w->b_room;
+    }
     refine(w, index);
 }
 
@@ -670,10 +700,12 @@ static void *work(void *arg)
 }
 
 static void worker_init(struct worker *w, const struct zb_profile *p,
-                        const double *limit, size_t first, size_t step)
+                        const double *limit, size_t first, size_t step,
+                        bool b_room)
 {
     *w = (struct worker){ .p = p, .limit = limit, .first = first,
-                          .step = step, .best_variant = -1 };
+                          .step = step, .best_variant = -1,
+                          .b_room = b_room };
     zb_schedule_init(&w->best, "zb-v", p);
     zb_schedule_init(&w->scratch, "zb-v", p);
     w->var = zb_xcalloc((size_t)p->pp, sizeof(*w->var));
@@ -714,7 +746,8 @@ static struct worker *run_variants(struct worker w[2])
  * apply (the warm-up already at its bound, or rank 0's, which step 2
  * does not extend). */
 enum { MOVE_LONGER, MOVE_SHORTER, MOVE_FILL_F, MOVE_FILL_B, MOVE_WARM_IDLE,
-       MOVE_DRAIN_FIRST, MOVE_EARLY_LEG, MOVE_F_FIRST, N_MOVES };
+       MOVE_DRAIN_FIRST, MOVE_EARLY_LEG, MOVE_F_FIRST, MOVE_B_ROOM,
+       N_MOVES };
 
 static bool apply_move(struct variant *v, int r, int move)
 {
@@ -732,7 +765,8 @@ static bool apply_move(struct variant *v, int r, int move)
     case MOVE_WARM_IDLE: v->warm_idle = !v->warm_idle; return true;
     case MOVE_DRAIN_FIRST: v->drain_first = !v->drain_first; return true;
     case MOVE_EARLY_LEG: v->early_leg = !v->early_leg; return true;
-    default: v->f_first = !v->f_first; return true;
+    case MOVE_F_FIRST: v->f_first = !v->f_first; return true;
+    default: v->b_room = !v->b_room; return true;
     }
 }
 
@@ -744,6 +778,10 @@ static bool next_move(struct worker *w, const struct variant *from, int *i)
     const int pp = w->p->pp;
 
     for (; *i < pp * N_MOVES; (*i)++) {
+        /* The paper's rules stay the paper's: no rank makes room with
+         * a B there (construct_v.h). */
+        if (*i % N_MOVES == MOVE_B_ROOM && !w->b_room)
+            continue;
         memcpy(w->var, from, (size_t)pp * sizeof(*w->var));
         if (apply_move(&w->var[*i / N_MOVES], *i / N_MOVES, *i % N_MOVES))
             return true;
@@ -826,9 +864,12 @@ static void tune_ranks(struct worker *w, struct worker *h)
     }
 }
 
-int construct_v(const struct zb_profile *p, struct zb_schedule *s,
-                   struct zb_error *err)
+int construct_v(const struct zb_profile *p, enum construct_v_rules rules,
+                struct zb_schedule *s, struct zb_error *err)
 {
+    const enum memo_kind memo = rules == CONSTRUCT_V_B_ROOM
+                                    ? MEMO_CONSTRUCT_V_B_ROOM
+                                    : MEMO_CONSTRUCT_V;
     struct worker w[2];
     struct worker *win;
     double *limit;
@@ -839,15 +880,15 @@ int construct_v(const struct zb_profile *p, struct zb_schedule *s,
                             "ZB-V construction needs placement v and vpp "
                             "2, got placement %s and vpp %d",
                             zb_placement_name(p->placement), p->vpp);
-    if (memo_fetch(MEMO_CONSTRUCT_V, p, s))
+    if (memo_fetch(memo, p, s))
         return 0;
     limit = zb_xmalloc((size_t)p->pp * sizeof(double));
     if ((rc = rank_limits(p, limit, err)) < 0) {
         free(limit);
         return rc;
     }
-    worker_init(&w[0], p, limit, 0, 2);
-    worker_init(&w[1], p, limit, 1, 2);
+    worker_init(&w[0], p, limit, 0, 2, rules == CONSTRUCT_V_B_ROOM);
+    worker_init(&w[1], p, limit, 1, 2, rules == CONSTRUCT_V_B_ROOM);
     win = run_variants(w);
     if (win)
         tune_ranks(win, win == &w[0] ? &w[1] : &w[0]);
@@ -858,7 +899,7 @@ int construct_v(const struct zb_profile *p, struct zb_schedule *s,
     }
     if (win) {
         zb_schedule_copy_order(s, &win->best);
-        memo_store(MEMO_CONSTRUCT_V, p, s);
+        memo_store(memo, p, s);
     } else
         rc = zb_error_set(err, ZB_ENOMEM_LIMIT,
                           "no constructed ZB-V order fits the memory "

@@ -15,8 +15,9 @@
 #include "zbsched/schedule.h"
 
 enum memo_kind {
-    MEMO_CONSTRUCT_V,   /* construct_v() */
-    MEMO_GREEDY_BEST,   /* greedy_best() */
+    MEMO_CONSTRUCT_V,           /* construct_v(), CONSTRUCT_V_PAPER */
+    MEMO_CONSTRUCT_V_B_ROOM,    /* construct_v(), CONSTRUCT_V_B_ROOM */
+    MEMO_GREEDY_BEST,           /* greedy_best() */
     MEMO_KINDS
 };
 

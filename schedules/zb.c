@@ -4,8 +4,10 @@
  * constructions (construct.c, construct_v.c), the list scheduler
  * (greedy.c) and every fixed family that serves the profile; then a local
  * search (improve.c) works on that order for the effort budget, on the
- * runner-up for half of it (search_from_two()), and on the warm-up-depth
- * order (warm_depth.c) where it starts better (search_extra()). So `zb` is
+ * runner-up for half of it (search_from_two()), and on the extra start
+ * (the warm-up-depth order, warm_depth.c, for loop; ZB-V with full ranks
+ * making room with a B, construct_v.h, for V) where it starts better
+ * (search_extra()). So `zb` is
  * never worse than any of its candidates, and equals ZB-H1 at 1F1B's
  * memory. With data parallelism the step ends with the last collective,
  * which cost does not see: the local search then minimises the step, and
@@ -26,8 +28,7 @@
 /* The runner-up is searched only if it starts at most this many times
  * the best's distance to the lower bound above the best. */
 #define RUNNER_UP_ROOM 2
-/* Share of the budget the warm-up-depth start's search gets
- * (search_extra()). */
+/* Share of the budget the extra start's search gets (search_extra()). */
 #define EXTRA_SHARE 1
 
 /* Run the local search on s (the order of candidate `from`) for `share`
@@ -150,14 +151,17 @@ static void search_from_two(const struct zb_profile *p,
     zb_schedule_release(&t);
 }
 
-/* The warm-up-depth order (best.h) as a start of its own: where it
- * starts better than the chosen best (loop placement, tight memory), its
- * search (EXTRA_SHARE of the budget) replaces s when it ends better.
- * It is kept out of the choice because a search settles in its start's
- * basin: as the best start it took the usual start's budget, and on
- * bench_quality's default grid two instances whose usual search ended
- * lower lost 0.004 and 0.007 %. Without data parallelism only; with it
- * pick_by_step() weighs every candidate. */
+/* The extra start (best.h) as a start of its own: where it starts
+ * better than the chosen best, its search (EXTRA_SHARE of the budget)
+ * replaces s when it ends better. It is kept out of the choice because a
+ * search settles in its start's basin: as a candidate it took the usual
+ * start's budget or split it with the runner-up, and where the usual
+ * search ended lower that lost: the warm-up-depth order (loop, tight
+ * memory) on bench_quality's default grid 0.004 and 0.007 % on two
+ * instances, the ZB-V room rule up to 0.11 % on 27 of the five seeded
+ * grids' 240 V instances (as the extra start: none worse, 25 better, by
+ * up to 1.2 %). Without data parallelism only; with it pick_by_step()
+ * weighs every candidate. */
 static void search_extra(const struct zb_profile *p,
                          const struct zb_options *opt,
                          const struct best_candidates *c,

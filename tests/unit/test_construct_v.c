@@ -1,4 +1,5 @@
-/* test_construct_v.c - the ZB-V construction (schedules/construct_v.c):
+/* test_construct_v.c - the ZB-V construction (schedules/construct_v.c),
+ * under the paper's rules and with full ranks making room with a B:
  * legal, within every limit, zero bubble at unit times, and the `zb-v`
  * family built on it. */
 #include <string.h>
@@ -25,14 +26,20 @@ static double max_peak(const struct zb_schedule *s)
     return peak;
 }
 
-/* Construct, simulate, lower and validate (memory limits included); s
- * holds the lowered schedule with its measures. */
-static void construct_legal(const struct zb_profile *p, struct zb_schedule *s)
+static const enum construct_v_rules both_rules[] = { CONSTRUCT_V_PAPER,
+                                                     CONSTRUCT_V_B_ROOM };
+
+/* Construct under `rules`, simulate, lower and validate (memory limits
+ * included); s holds the lowered schedule with its measures. */
+static void construct_legal(const struct zb_profile *p,
+                            enum construct_v_rules rules,
+                            struct zb_schedule *s)
 {
     struct zb_error err = { 0 };
 
     zb_schedule_init(s, "zbv", p);
-    cr_assert_eq(construct_v(p, s, &err), 0, "construct: %s", err.msg);
+    cr_assert_eq(construct_v(p, rules, s, &err), 0, "construct: %s",
+                 err.msg);
     cr_assert_eq(zb_sim_run(s, &err), 0, "sim: %s", err.msg);
     cr_assert_eq(zb_lower_run(s, &err), 0, "lower: %s", err.msg);
     cr_assert_eq(zb_validate_schedule(s, &err), 0, "validate: %s (p %d m %d)",
@@ -48,7 +55,7 @@ static double construct_cost(const struct shape *sh, double *peak)
     double cost;
 
     make_profile(sh, &p);
-    construct_legal(&p, &s);
+    construct_legal(&p, CONSTRUCT_V_PAPER, &s);
     cost = s.predicted.cost;
     if (peak)
         *peak = max_peak(&s);
@@ -129,7 +136,8 @@ Test(construct_v, rejects_limits_below_two_activations_by_name)
     make_profile(&sh, &p);
     p.mem_limit[2] = 1.5;
     zb_schedule_init(&s, "zbv", &p);
-    cr_assert_eq(construct_v(&p, &s, &err), ZB_ENOMEM_LIMIT);
+    cr_assert_eq(construct_v(&p, CONSTRUCT_V_PAPER, &s, &err),
+                 ZB_ENOMEM_LIMIT);
     cr_assert(strstr(err.msg, "rank 2") != NULL, "message: %s", err.msg);
     zb_schedule_release(&s);
     zb_profile_release(&p);
@@ -148,8 +156,8 @@ Test(construct_v, rejects_loop_placement_and_other_chunk_counts)
         if (i == 1)
             p.vpp = 1;      /* as if: V needs two chunks */
         zb_schedule_init(&s, "zbv", &p);
-        cr_assert_eq(construct_v(&p, &s, &err), ZB_EUNSUPPORTED,
-                     "case %d", i);
+        cr_assert_eq(construct_v(&p, CONSTRUCT_V_PAPER, &s, &err),
+                     ZB_EUNSUPPORTED, "case %d", i);
         zb_schedule_release(&s);
         zb_profile_release(&p);
     }
@@ -183,13 +191,15 @@ Test(construct_v, random_profiles_are_legal_and_above_the_bound)
 
     for (int i = 0; i < 40; i++) {
         struct zb_profile p;
-        struct zb_schedule s;
         random_v_profile(&seed, &p);
-        construct_legal(&p, &s);
-        cr_assert_geq(s.predicted.cost, zb_bound_cost(&p) * (1 - 1e-9),
-                      "case %d: cost %g below the bound %g", i,
-                      s.predicted.cost, zb_bound_cost(&p));
-        zb_schedule_release(&s);
+        for (int k = 0; k < 2; k++) {
+            struct zb_schedule s;
+            construct_legal(&p, both_rules[k], &s);
+            cr_assert_geq(s.predicted.cost, zb_bound_cost(&p) * (1 - 1e-9),
+                          "case %d rules %d: cost %g below the bound %g", i,
+                          k, s.predicted.cost, zb_bound_cost(&p));
+            zb_schedule_release(&s);
+        }
         zb_profile_release(&p);
     }
 }
@@ -204,7 +214,8 @@ Test(construct_v, times_its_passes_as_the_simulator_does)
         struct zb_op_list *before;
         random_v_profile(&seed, &p);
         zb_schedule_init(&s, "zbv", &p);
-        cr_assert_eq(construct_v(&p, &s, NULL), 0, "case %d", i);
+        cr_assert_eq(construct_v(&p, both_rules[i % 2], &s, NULL), 0,
+                     "case %d", i);
         before = calloc((size_t)p.pp, sizeof(*before));
         for (int r = 0; r < p.pp; r++) {
             before[r].n = s.ranks[r].n;
@@ -236,31 +247,49 @@ struct uneven {
     double comm[2], m_w[2], f[2], b[2], w[2];
 };
 
+/* The next profile drawn from u (advancing u->seed). */
+static void uneven_profile(struct uneven *u, struct zb_profile *p)
+{
+    int pp = 8 + rand_r(&u->seed) % u->pp_span;
+    struct shape sh = v_shape(pp, 2 * pp + rand_r(&u->seed) %
+                                      (u->mb_extra_per_p * pp + 1),
+                              u->limit * pp);
+
+    sh.comm = uniform(&u->seed, u->comm[0], u->comm[1]);
+    sh.m_w = uniform(&u->seed, u->m_w[0], u->m_w[1]);
+    make_profile(&sh, p);
+    for (int k = 0; k < 2 * pp; k++)
+        p->stage[k] = (struct zb_stage_times){
+            uniform(&u->seed, u->f[0], u->f[1]),
+            uniform(&u->seed, u->b[0], u->b[1]),
+            uniform(&u->seed, u->w[0], u->w[1]) };
+}
+
+/* Profile p's constructed cost under `rules`, checked legal. */
+static double rules_cost(const struct zb_profile *p,
+                         enum construct_v_rules rules)
+{
+    struct zb_schedule s;
+    double cost;
+
+    construct_legal(p, rules, &s);
+    cost = s.predicted.cost;
+    zb_schedule_release(&s);
+    return cost;
+}
+
 /* The mean gap of the constructed cost to the bound over 8 profiles
- * drawn from u, each construction checked legal. */
-static double mean_constructed_gap(struct uneven u)
+ * drawn from u, built under `rules`, each construction checked legal. */
+static double mean_constructed_gap(struct uneven u,
+                                   enum construct_v_rules rules)
 {
     const int n = 8;
     double sum = 0;
 
     for (int i = 0; i < n; i++) {
-        int pp = 8 + rand_r(&u.seed) % u.pp_span;
-        struct shape sh = v_shape(pp, 2 * pp + rand_r(&u.seed) %
-                                          (u.mb_extra_per_p * pp + 1),
-                                  u.limit * pp);
         struct zb_profile p;
-        struct zb_schedule s;
-        sh.comm = uniform(&u.seed, u.comm[0], u.comm[1]);
-        sh.m_w = uniform(&u.seed, u.m_w[0], u.m_w[1]);
-        make_profile(&sh, &p);
-        for (int k = 0; k < 2 * pp; k++)
-            p.stage[k] = (struct zb_stage_times){
-                uniform(&u.seed, u.f[0], u.f[1]),
-                uniform(&u.seed, u.b[0], u.b[1]),
-                uniform(&u.seed, u.w[0], u.w[1]) };
-        construct_legal(&p, &s);
-        sum += s.predicted.cost / zb_bound_cost(&p) - 1;
-        zb_schedule_release(&s);
+        uneven_profile(&u, &p);
+        sum += rules_cost(&p, rules) / zb_bound_cost(&p) - 1;
         zb_profile_release(&p);
     }
     return sum / n;
@@ -277,7 +306,7 @@ Test(construct_v, uneven_times_at_one_and_a_half_onef1b_memory)
     double gap = mean_constructed_gap((struct uneven){
         .seed = 1117, .pp_span = 7, .mb_extra_per_p = 1, .limit = 3.0,
         .comm = { 0.02, 0.1 }, .m_w = { 0.3, 0.5 }, .f = { 0.45, 0.55 },
-        .b = { 0.55, 0.7 }, .w = { 0.18, 0.3 } });
+        .b = { 0.55, 0.7 }, .w = { 0.18, 0.3 } }, CONSTRUCT_V_PAPER);
 
     cr_assert_lt(gap, 0.010, "mean gap %g", gap);
 }
@@ -287,14 +316,37 @@ Test(construct_v, uneven_times_at_one_and_a_half_onef1b_memory)
  * their B in each round (step 6's f_first) keep the heavier ranks fed.
  * The mean constructed gap to the bound on these profiles: 3.15 %
  * without that move, 2.71 % with it. */
+static const struct uneven at_onef1b = {
+    .seed = 3041, .pp_span = 13, .mb_extra_per_p = 2, .limit = 2.0,
+    .comm = { 0.02, 0.12 }, .m_w = { 0.3, 0.6 }, .f = { 0.4, 0.6 },
+    .b = { 0.45, 0.75 }, .w = { 0.15, 0.5 } };
+
 Test(construct_v, uneven_times_at_onef1b_memory)
 {
-    double gap = mean_constructed_gap((struct uneven){
-        .seed = 3041, .pp_span = 13, .mb_extra_per_p = 2, .limit = 2.0,
-        .comm = { 0.02, 0.12 }, .m_w = { 0.3, 0.6 }, .f = { 0.4, 0.6 },
-        .b = { 0.45, 0.75 }, .w = { 0.15, 0.5 } });
+    double gap = mean_constructed_gap(at_onef1b, CONSTRUCT_V_PAPER);
 
     cr_assert_lt(gap, 0.029, "mean gap %g", gap);
+}
+
+/* The same profiles built with full ranks making room with a B
+ * (construct_v.h). Neither rule wins everywhere, which is why `zb`
+ * searches both starts: here the room rule builds the lower cost on 5
+ * of 16 profiles (p 10-20; the paper's rules on the other 11). */
+Test(construct_v, making_room_with_a_b_at_onef1b_memory)
+{
+    struct uneven u = at_onef1b;
+    int room_lower = 0;
+
+    for (int i = 0; i < 16; i++) {
+        struct zb_profile p;
+        double paper, room;
+        uneven_profile(&u, &p);
+        paper = rules_cost(&p, CONSTRUCT_V_PAPER);
+        room = rules_cost(&p, CONSTRUCT_V_B_ROOM);
+        room_lower += room < paper * (1 - 1e-9);
+        zb_profile_release(&p);
+    }
+    cr_assert_geq(room_lower, 4, "room lower on %d of 16", room_lower);
 }
 
 /* ---- the zb-v family ----------------------------------------------- */
@@ -346,7 +398,7 @@ Test(construct_v, remembers_its_last_order_for_an_equal_profile_only)
     make_profile(&sh, &p);
     p.stage[2].b = 1.4;
     zb_schedule_init(&built, "zbv", &p);
-    cr_assert_eq(construct_v(&p, &built, NULL), 0);
+    cr_assert_eq(construct_v(&p, CONSTRUCT_V_PAPER, &built, NULL), 0);
     zb_profile_copy(&q, &p);
     zb_schedule_init(&again, "zbv", &q);
     cr_assert(memo_fetch(MEMO_CONSTRUCT_V, &q, &again));
