@@ -7,6 +7,7 @@
 #include "construct.h"
 #include "construct_v.h"
 #include "warm_depth.h"
+#include "zbsched/dp.h"
 #include "zbsched/generator.h"
 #include "zbsched/pass.h"
 #include "zbsched/sim.h"
@@ -29,6 +30,20 @@ static void keep(struct best_candidates *out, int rc, bool timed)
         out->n++;
     else
         zb_schedule_release(c);
+}
+
+bool best_meets_bound(const struct zb_schedule *s)
+{
+    return s->predicted.cost <= s->predicted.lower_bound * (1 + 1e-9);
+}
+
+/* Whether a fitting candidate collected so far is optimal. */
+static bool have_optimal(const struct best_candidates *out)
+{
+    for (int i = 0; i < out->n; i++)
+        if (out->s[i].predicted.fits_memory && best_meets_bound(&out->s[i]))
+            return true;
+    return false;
 }
 
 void best_candidates_collect(const struct zb_profile *p,
@@ -64,7 +79,11 @@ void best_candidates_collect(const struct zb_profile *p,
         zb_schedule_init(&out->s[out->n], "zb-v-construct", p);
         keep(out, construct_v(p, CONSTRUCT_V_PAPER, &out->s[out->n], NULL),
              false);
-        if (zb_pass_count(p) <= B_ROOM_MAX_PASSES) {
+        /* Where a candidate is already optimal (and the step is the
+         * cost: no data parallelism) the extra start can change
+         * nothing; skip its construction. */
+        if (zb_pass_count(p) <= B_ROOM_MAX_PASSES &&
+            (zb_dp_active(p) || !have_optimal(out))) {
             zb_schedule_init(&out->s[out->n], "zb-v-b-room", p);
             out->extra = out->n;
             keep(out, construct_v(p, CONSTRUCT_V_B_ROOM, &out->s[out->n],

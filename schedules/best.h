@@ -34,6 +34,10 @@ void best_candidates_collect(const struct zb_profile *p,
                              struct best_candidates *out);
 void best_candidates_release(struct best_candidates *c);
 
+/* Whether s's cost meets its lower bound (within 1e-9): s is optimal,
+ * and no search or other start can improve on it. */
+bool best_meets_bound(const struct zb_schedule *s);
+
 /* The best candidate that fits the limit: cost, then makespan, then
  * memory (zb_measures_better()); the first of equals. Over-limit
  * candidates only tell how far over the leanest one is. */

@@ -133,7 +133,7 @@ static void search_from_two(const struct zb_profile *p,
         search(p, opt, s, best->name, 1);
         return;
     }
-    if (m->cost <= m->lower_bound * (1 + 1e-9))
+    if (best_meets_bound(best))
         return;
     if (r && r->predicted.cost - m->cost >
                  RUNNER_UP_ROOM * (m->cost - m->lower_bound))
