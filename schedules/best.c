@@ -32,6 +32,16 @@ static void keep(struct best_candidates *out, int rc, bool timed)
         zb_schedule_release(c);
 }
 
+/* keep(), and the order, when kept, is the extra start (best.h). */
+static void keep_extra(struct best_candidates *out, int rc)
+{
+    int at = out->n;
+
+    keep(out, rc, false);
+    if (out->n > at)
+        out->extra = at;
+}
+
 bool best_meets_bound(const struct zb_schedule *s)
 {
     return s->predicted.cost <= s->predicted.lower_bound * (1 + 1e-9);
@@ -67,10 +77,7 @@ void best_candidates_collect(const struct zb_profile *p,
         zb_schedule_init(&out->s[out->n], "zb-construct", p);
         keep(out, construct_loop(p, &out->s[out->n], NULL), true);
         zb_schedule_init(&out->s[out->n], "warm-depth", p);
-        out->extra = out->n;
-        keep(out, warm_depth_loop(p, &out->s[out->n], NULL), false);
-        if (out->extra == out->n)
-            out->extra = -1;
+        keep_extra(out, warm_depth_loop(p, &out->s[out->n], NULL));
     }
     /* ZB-V built the paper's way, at the profile's own limit; then with
      * full ranks making room with a B (construct_v.h) as the extra
@@ -85,11 +92,8 @@ void best_candidates_collect(const struct zb_profile *p,
         if (zb_pass_count(p) <= B_ROOM_MAX_PASSES &&
             (zb_dp_active(p) || !have_optimal(out))) {
             zb_schedule_init(&out->s[out->n], "zb-v-b-room", p);
-            out->extra = out->n;
-            keep(out, construct_v(p, CONSTRUCT_V_B_ROOM, &out->s[out->n],
-                                  NULL), false);
-            if (out->extra == out->n)
-                out->extra = -1;
+            keep_extra(out, construct_v(p, CONSTRUCT_V_B_ROOM,
+                                        &out->s[out->n], NULL));
         }
     }
     out->fixed = out->n;

@@ -357,7 +357,7 @@ int zb_frontier_pick(const struct zb_profile *p, bool every_shape,
     struct pool pl = { NULL, 0, 0 };
     struct zb_error zb_err = { 0 };
     struct zb_options po, def;
-    const struct zb_options *cmp = opt;
+    const struct zb_options *cmp = zb_options_or_default(opt, &def);
     bool refine = false;
     int win, second, rc;
 
@@ -368,10 +368,6 @@ int zb_frontier_pick(const struct zb_profile *p, bool every_shape,
         point_options(opt, &po);
         cmp = &po;
         refine = true;
-    }
-    if (!cmp) {
-        zb_options_init(&def);
-        cmp = &def;
     }
     for (int c = -1; c < (every_shape ? N_SHAPES : 0); c++) {
         struct zb_profile prof;

@@ -90,16 +90,6 @@ static void join_solver_bound(struct zb_schedule *s,
         *b = s->solver.bound;
 }
 
-/* opt, or the defaults in *def when opt is NULL. */
-static const struct zb_options *options_or_default(
-    const struct zb_options *opt, struct zb_options *def)
-{
-    if (opt)
-        return opt;
-    zb_options_init(def);
-    return def;
-}
-
 /* The one wording of a pipeline step failing on g's order. */
 static void bug(const struct zb_generator *g, struct zb_error *err)
 {
@@ -114,7 +104,7 @@ int zb_generator_time(const struct zb_generator *g,
     struct zb_options def;
     int rc;
 
-    opt = options_or_default(opt, &def);
+    opt = zb_options_or_default(opt, &def);
     zb_schedule_init(out, g->name, prof);
     if ((rc = zb_generator_accepts(g, prof, err)) < 0 ||
         (rc = g->generate(prof, opt, out, err)) < 0) {
@@ -143,7 +133,7 @@ int zb_generator_finish(const struct zb_generator *g,
     struct zb_options def;
     int rc;
 
-    opt = options_or_default(opt, &def);
+    opt = zb_options_or_default(opt, &def);
     /* The simulation ordered the compute ops in time for lowering;
      * lowering keeps those ops, their times and the measures as they are
      * (comm ops take no compute time), so there is nothing to re-time. */

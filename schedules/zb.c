@@ -7,13 +7,13 @@
  * runner-up for half of it (search_from_two()), and on the extra start
  * (the warm-up-depth order, warm_depth.c, for loop; ZB-V with full ranks
  * making room with a B, construct_v.h, for V) where it starts better
- * (search_extra()). So `zb` is
- * never worse than any of its candidates, and equals ZB-H1 at 1F1B's
- * memory. With data parallelism the step ends with the last collective,
- * which cost does not see: the local search then minimises the step, and
- * the searched order and every fitting candidate are scored by their step
- * time (collectives placed, the W post-pass applied where it helps) and
- * the shortest step is kept. */
+ * (search_extra()). So `zb` is never worse than any of its candidates,
+ * and equals ZB-H1 at 1F1B's memory. With data parallelism the step
+ * ends with the last collective, which cost does not see: the local
+ * search then minimises the step, and the searched order and every
+ * fitting candidate are scored by their step time (collectives placed,
+ * the W post-pass applied where it helps) and the shortest step is
+ * kept. */
 #include <stdio.h>
 #include "best.h"
 #include "improve.h"

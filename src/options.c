@@ -7,3 +7,12 @@ void zb_options_init(struct zb_options *opt)
                                 .objective = ZB_OBJECTIVE_COST,
                                 .threads = 2 };
 }
+
+const struct zb_options *zb_options_or_default(const struct zb_options *opt,
+                                               struct zb_options *def)
+{
+    if (opt)
+        return opt;
+    zb_options_init(def);
+    return def;
+}

@@ -50,4 +50,8 @@ struct zb_options {
  * no progress, no export. */
 void zb_options_init(struct zb_options *opt);
 
+/* opt, or the defaults written into *def when opt is NULL. */
+const struct zb_options *zb_options_or_default(const struct zb_options *opt,
+                                               struct zb_options *def);
+
 #endif

@@ -48,18 +48,30 @@ static void construct_legal(const struct zb_profile *p,
               p->microbatches);
 }
 
-static double construct_cost(const struct shape *sh, double *peak)
+/* p's constructed cost under `rules`, checked legal, and its peak
+ * memory into *peak unless peak is NULL. */
+static double rules_cost(const struct zb_profile *p,
+                         enum construct_v_rules rules, double *peak)
 {
-    struct zb_profile p;
     struct zb_schedule s;
     double cost;
 
-    make_profile(sh, &p);
-    construct_legal(&p, CONSTRUCT_V_PAPER, &s);
+    construct_legal(p, rules, &s);
     cost = s.predicted.cost;
     if (peak)
         *peak = max_peak(&s);
     zb_schedule_release(&s);
+    return cost;
+}
+
+/* The paper's construction on the shape sh (rules_cost()). */
+static double construct_cost(const struct shape *sh, double *peak)
+{
+    struct zb_profile p;
+    double cost;
+
+    make_profile(sh, &p);
+    cost = rules_cost(&p, CONSTRUCT_V_PAPER, peak);
     zb_profile_release(&p);
     return cost;
 }
@@ -265,19 +277,6 @@ static void uneven_profile(struct uneven *u, struct zb_profile *p)
             uniform(&u->seed, u->w[0], u->w[1]) };
 }
 
-/* Profile p's constructed cost under `rules`, checked legal. */
-static double rules_cost(const struct zb_profile *p,
-                         enum construct_v_rules rules)
-{
-    struct zb_schedule s;
-    double cost;
-
-    construct_legal(p, rules, &s);
-    cost = s.predicted.cost;
-    zb_schedule_release(&s);
-    return cost;
-}
-
 /* The mean gap of the constructed cost to the bound over 8 profiles
  * drawn from u, built under `rules`, each construction checked legal. */
 static double mean_constructed_gap(struct uneven u,
@@ -289,7 +288,7 @@ static double mean_constructed_gap(struct uneven u,
     for (int i = 0; i < n; i++) {
         struct zb_profile p;
         uneven_profile(&u, &p);
-        sum += rules_cost(&p, rules) / zb_bound_cost(&p) - 1;
+        sum += rules_cost(&p, rules, NULL) / zb_bound_cost(&p) - 1;
         zb_profile_release(&p);
     }
     return sum / n;
@@ -341,8 +340,8 @@ Test(construct_v, making_room_with_a_b_at_onef1b_memory)
         struct zb_profile p;
         double paper, room;
         uneven_profile(&u, &p);
-        paper = rules_cost(&p, CONSTRUCT_V_PAPER);
-        room = rules_cost(&p, CONSTRUCT_V_B_ROOM);
+        paper = rules_cost(&p, CONSTRUCT_V_PAPER, NULL);
+        room = rules_cost(&p, CONSTRUCT_V_B_ROOM, NULL);
         room_lower += room < paper * (1 - 1e-9);
         zb_profile_release(&p);
     }
