@@ -7,7 +7,8 @@
  * runner-up for half of it (search_from_two()), and on the extra start
  * (the warm-up-depth order, warm_depth.c, for loop; ZB-V with full ranks
  * making room with a B, construct_v.h, for V) where it starts better
- * (search_extra()). So `zb` is never worse than any of its candidates,
+ * (search_extra(); under V it then takes the runner-up's share and half
+ * the chosen order's). So `zb` is never worse than any of its candidates,
  * and equals ZB-H1 at 1F1B's memory. With data parallelism the step
  * ends with the last collective, which cost does not see: the local
  * search then minimises the step, and the searched order and every
@@ -30,6 +31,9 @@
 #define RUNNER_UP_ROOM 2
 /* Share of the budget the extra start's search gets (search_extra()). */
 #define EXTRA_SHARE 1
+/* Share the chosen order's search keeps where the ZB-V room start is
+ * searched too (room_searched()). */
+#define BESIDE_ROOM_SHARE 0.5
 
 /* Run the local search on s (the order of candidate `from`) for `share`
  * of the budget and say in s->origin where the result came from. True
@@ -99,8 +103,42 @@ static const struct zb_schedule *runner_up(const struct best_candidates *c,
     return r;
 }
 
+/* The extra start (best.h) where it gets a search of its own: it fits and
+ * starts better than the chosen best; without data parallelism only (with
+ * it pick_by_step() weighs every candidate). NULL otherwise. */
+static const struct zb_schedule *extra_start(const struct zb_profile *p,
+                                             const struct best_candidates *c,
+                                             const struct zb_schedule *best)
+{
+    const struct zb_schedule *x = c->extra >= 0 ? &c->s[c->extra] : NULL;
+
+    if (!x || zb_dp_active(p) || !x->predicted.fits_memory ||
+        !zb_measures_better(&x->predicted, &best->predicted, p->pp))
+        return NULL;
+    return x;
+}
+
+/* Whether the extra start searched is ZB-V's room start (V placement):
+ * its search then replaces the runner-up's and half the best's. Where it
+ * starts better, its basin is the one that wins: on the five seeded grids
+ * of bench_quality (20240117, 7, 3, 11, 5) the best's search at half its
+ * budget and no runner-up changed none of the 240 V instances' gaps;
+ * with no search from the best, one (0.43 -> 0.84 %). And V has twice
+ * loop's passes at the same p and m, so its default budget is 1.6 times
+ * loop's: the three searches took a p 8, m 32 copy of a grid instance
+ * (V, 1p) from 0.25 to 0.42 s. Under loop the warm-up-depth order keeps
+ * the full searches beside it: there the same cut lost 0.04-0.16 % on 5
+ * loop instances, and loop at p 8, m 32 takes 0.2 s with all three. */
+static bool room_searched(const struct zb_profile *p,
+                          const struct best_candidates *c,
+                          const struct zb_schedule *best)
+{
+    return p->placement == ZB_PLACEMENT_V && extra_start(p, c, best);
+}
+
 /* Search from the best candidate and, with half its budget more, from the
- * runner-up; keep the better result in s. The search is local: from the
+ * runner-up (unless the room start is searched: room_searched()); keep
+ * the better result in s. The search is local: from the
  * best start it can settle in a basin that a different start (another
  * family's shape of warm-up and drain) avoids; at p 8, m 32, V, a limit
  * of 0.75 1F1B's, the best start (list scheduler, 212) stays at 212 while
@@ -135,6 +173,10 @@ static void search_from_two(const struct zb_profile *p,
     }
     if (best_meets_bound(best))
         return;
+    if (room_searched(p, c, best)) {
+        search(p, opt, s, best->name, BESIDE_ROOM_SHARE);
+        return;
+    }
     if (r && r->predicted.cost - m->cost >
                  RUNNER_UP_ROOM * (m->cost - m->lower_bound))
         r = NULL;
@@ -151,33 +193,26 @@ static void search_from_two(const struct zb_profile *p,
     zb_schedule_release(&t);
 }
 
-/* The extra start (best.h) as a start of its own: where it starts
- * better than the chosen best, its search (EXTRA_SHARE of the budget)
- * replaces s when it ends better. It is kept out of the choice because a
- * search settles in its start's basin: as a candidate it took the usual
- * start's budget or split it with the runner-up, and where the usual
- * search ended lower that lost: the warm-up-depth order (loop, tight
- * memory) on bench_quality's default grid 0.004 and 0.007 % on two
- * instances, the ZB-V room rule up to 0.11 % on 27 of the five seeded
- * grids' 240 V instances (as the extra start: none worse, 25 better, by
- * up to 1.2 %). Without data parallelism only; with it pick_by_step()
- * weighs every candidate. */
+/* The extra start (extra_start()) as a start of its own: its search
+ * (EXTRA_SHARE of the budget) replaces s when it ends better. It is kept
+ * out of the choice because a search settles in its start's basin: as a
+ * candidate it took the usual start's budget or split it with the
+ * runner-up, and where the usual search ended lower that lost: the
+ * warm-up-depth order (loop, tight memory) on bench_quality's default
+ * grid 0.004 and 0.007 % on two instances, the ZB-V room rule up to 0.11
+ * % on 27 of the five seeded grids' 240 V instances (as the extra start:
+ * none worse, 25 better, by up to 1.2 %). */
 static void search_extra(const struct zb_profile *p,
                          const struct zb_options *opt,
                          const struct best_candidates *c,
                          const struct zb_schedule *best,
                          struct zb_schedule *s)
 {
-    const struct zb_schedule *x;
+    const struct zb_schedule *x = extra_start(p, c, best);
     struct zb_schedule t;
 
-    if (c->extra < 0 || zb_dp_active(p))
-        return;
-    x = &c->s[c->extra];
     /* s's times: the order it holds (searched or not) simulated. */
-    if (!x->predicted.fits_memory ||
-        !zb_measures_better(&x->predicted, &best->predicted, p->pp) ||
-        zb_sim_run(s, NULL) < 0 || zb_schedule_init(&t, x->name, p) < 0)
+    if (!x || zb_sim_run(s, NULL) < 0 || zb_schedule_init(&t, x->name, p) < 0)
         return;
     zb_schedule_copy_order(&t, x);
     if (search(p, opt, &t, x->name, EXTRA_SHARE) &&
