@@ -874,9 +874,9 @@ static void tune_ranks(struct worker *w, struct worker *h)
 int construct_v(const struct zb_profile *p, enum construct_v_rules rules,
                 struct zb_schedule *s, struct zb_error *err)
 {
-    const enum memo_kind memo = rules == CONSTRUCT_V_B_ROOM
-                                    ? MEMO_CONSTRUCT_V_B_ROOM
-                                    : MEMO_CONSTRUCT_V;
+    const bool b_room = rules == CONSTRUCT_V_B_ROOM;
+    const enum memo_kind memo = b_room ? MEMO_CONSTRUCT_V_B_ROOM
+                                       : MEMO_CONSTRUCT_V;
     struct worker w[2];
     struct worker *win;
     double *limit;
@@ -894,8 +894,8 @@ int construct_v(const struct zb_profile *p, enum construct_v_rules rules,
         free(limit);
         return rc;
     }
-    worker_init(&w[0], p, limit, 0, 2, rules == CONSTRUCT_V_B_ROOM);
-    worker_init(&w[1], p, limit, 1, 2, rules == CONSTRUCT_V_B_ROOM);
+    worker_init(&w[0], p, limit, 0, 2, b_room);
+    worker_init(&w[1], p, limit, 1, 2, b_room);
     win = run_variants(w);
     if (win)
         tune_ranks(win, win == &w[0] ? &w[1] : &w[0]);

@@ -118,8 +118,8 @@ static const struct zb_schedule *extra_start(const struct zb_profile *p,
     return x;
 }
 
-/* Whether the extra start searched is ZB-V's room start (V placement):
- * its search then replaces the runner-up's and half the best's. Where it
+/* Whether the extra start x that gets a search (extra_start(); NULL:
+ * none) is ZB-V's room start (V placement): its search then replaces the runner-up's and half the best's. Where it
  * starts better, its basin is the one that wins: on the five seeded grids
  * of bench_quality (20240117, 7, 3, 11, 5) the best's search at half its
  * budget and no runner-up changed none of the 240 V instances' gaps;
@@ -130,15 +130,14 @@ static const struct zb_schedule *extra_start(const struct zb_profile *p,
  * the full searches beside it: there the same cut lost 0.04-0.16 % on 5
  * loop instances, and loop at p 8, m 32 takes 0.2 s with all three. */
 static bool room_searched(const struct zb_profile *p,
-                          const struct best_candidates *c,
-                          const struct zb_schedule *best)
+                          const struct zb_schedule *x)
 {
-    return p->placement == ZB_PLACEMENT_V && extra_start(p, c, best);
+    return p->placement == ZB_PLACEMENT_V && x;
 }
 
 /* Search from the best candidate and, with half its budget more, from the
- * runner-up (unless the room start is searched: room_searched()); keep
- * the better result in s. The search is local: from the
+ * runner-up (with beside_room, room_searched(), only half the budget
+ * from the best); keep the better result in s. The search is local: from the
  * best start it can settle in a basin that a different start (another
  * family's shape of warm-up and drain) avoids; at p 8, m 32, V, a limit
  * of 0.75 1F1B's, the best start (list scheduler, 212) stays at 212 while
@@ -159,10 +158,10 @@ static void search_from_two(const struct zb_profile *p,
                             const struct zb_options *opt,
                             const struct best_candidates *c,
                             const struct zb_schedule *best,
-                            struct zb_schedule *s)
+                            bool beside_room, struct zb_schedule *s)
 {
     const struct zb_measures *m = &best->predicted;
-    const struct zb_schedule *r = runner_up(c, best);
+    const struct zb_schedule *r;
     struct zb_schedule t;
 
     zb_schedule_copy_order(s, best);
@@ -173,10 +172,11 @@ static void search_from_two(const struct zb_profile *p,
     }
     if (best_meets_bound(best))
         return;
-    if (room_searched(p, c, best)) {
+    if (beside_room) {
         search(p, opt, s, best->name, BESIDE_ROOM_SHARE);
         return;
     }
+    r = runner_up(c, best);
     if (r && r->predicted.cost - m->cost >
                  RUNNER_UP_ROOM * (m->cost - m->lower_bound))
         r = NULL;
@@ -193,22 +193,19 @@ static void search_from_two(const struct zb_profile *p,
     zb_schedule_release(&t);
 }
 
-/* The extra start (extra_start()) as a start of its own: its search
- * (EXTRA_SHARE of the budget) replaces s when it ends better. It is kept
- * out of the choice because a search settles in its start's basin: as a
- * candidate it took the usual start's budget or split it with the
- * runner-up, and where the usual search ended lower that lost: the
- * warm-up-depth order (loop, tight memory) on bench_quality's default
- * grid 0.004 and 0.007 % on two instances, the ZB-V room rule up to 0.11
- * % on 27 of the five seeded grids' 240 V instances (as the extra start:
- * none worse, 25 better, by up to 1.2 %). */
+/* The extra start x (extra_start(); NULL: none) as a start of its own:
+ * its search (EXTRA_SHARE of the budget) replaces s when it ends better.
+ * It is kept out of the choice because a search settles in its start's
+ * basin: as a candidate it took the usual start's budget or split it
+ * with the runner-up, and where the usual search ended lower that lost:
+ * the warm-up-depth order (loop, tight memory) on bench_quality's
+ * default grid 0.004 and 0.007 % on two instances, the ZB-V room rule up
+ * to 0.11 % on 27 of the five seeded grids' 240 V instances (as the
+ * extra start: none worse, 25 better, by up to 1.2 %). */
 static void search_extra(const struct zb_profile *p,
                          const struct zb_options *opt,
-                         const struct best_candidates *c,
-                         const struct zb_schedule *best,
-                         struct zb_schedule *s)
+                         const struct zb_schedule *x, struct zb_schedule *s)
 {
-    const struct zb_schedule *x = extra_start(p, c, best);
     struct zb_schedule t;
 
     /* s's times: the order it holds (searched or not) simulated. */
@@ -297,8 +294,9 @@ int zb_from_candidates(const struct zb_profile *p,
     if (c->extra >= 0 && (!b.sched || opt->effort < 0))
         best_consider(&b, &c->s[c->extra]);
     if ((rc = best_result(&b, p, err)) == 0) {
-        search_from_two(p, opt, c, b.sched, s);
-        search_extra(p, opt, c, b.sched, s);
+        const struct zb_schedule *x = extra_start(p, c, b.sched);
+        search_from_two(p, opt, c, b.sched, room_searched(p, x), s);
+        search_extra(p, opt, x, s);
         if (zb_dp_active(p))
             rc = pick_by_step(c, s, err);
     }
