@@ -131,9 +131,12 @@
  *   X2 = m sum F - F_hi + nB B + nW W + pre-idle_q, up to the start of
  *        the last F, then F(hi_q, m-1) up to the last stage and back
  *        down to B(lo_q, m-1) (section 5).
- * Each W counts at q's shortest; the B's, as B(s, i) follows B(s', i) on
- * q's stages s' above s, form columns on suffixes of q's stages and
- * count at the least mean of such a suffix. Sections 3 and 5 each take the
+ * A stage has m W's and m B's, and B(s, i) follows B(s', i) on q's
+ * stages s' above s, so the nB B's form at most m columns on suffixes
+ * of q's stages: their least work is m times the lower convex hull of
+ * the column costs (a column of the top j stages costs their B's) at
+ * nB / m, the bound of that linear program; the W's count at q's
+ * cheapest stages, m each. Sections 3 and 5 each take the
  * (nB, nW) that suits them; here one pair must serve both: many B's
  * before the last F delay it, few force W's. So E >= min over feasible
  * pairs of max(X1, X2); then B(lo_q, m-1) goes on down to lo and W(lo,
@@ -262,6 +265,84 @@ static double forced_done(const struct zb_profile *p, double limit,
             break;          /* more B's only add work */
     }
     return best;
+}
+
+/* The least work of n B's and of n W's on rank q (section 7's pairs).
+ * A stage has m of each; the B's form at most m columns on suffixes of
+ * q's stages, so their least work is m times the lower convex hull of
+ * (j, B work of q's top j stages) at n / m; the W's take q's cheapest
+ * stages first. With n up to m the first of each is n times the least
+ * column mean and n times the shortest W. */
+struct pass_work {
+    long m;
+    int v, hull_n;
+    double *hull_x, *hull_y;    /* the hull's corners, j increasing */
+    double *w, *w_sum;          /* q's W's ascending; sums of the first k */
+};
+
+/* scratch: room for 4 (v + 1) values. */
+static void pass_work_init(struct pass_work *pw, const struct zb_profile *p,
+                           int q, const struct rank_shape *rs,
+                           double *scratch)
+{
+    const int v = p->vpp;
+    double col = 0;
+    int j = 0;
+
+    *pw = (struct pass_work){ .m = p->microbatches, .v = v,
+                              .hull_x = scratch, .hull_y = scratch + v + 1,
+                              .w = scratch + 2 * (v + 1),
+                              .w_sum = scratch + 3 * (v + 1) };
+    /* The lower hull of (j, col) by Andrew's monotone chain, from (0, 0)
+     * on: a corner stays while the turn to the next point is to the
+     * left. */
+    pw->hull_x[0] = pw->hull_y[0] = 0;
+    pw->hull_n = 1;
+    for (int s = rs->hi; s >= rs->lo; s--) {
+        double *x = pw->hull_x, *y = pw->hull_y;
+        if (zb_profile_stage_rank(p, s) != q)
+            continue;
+        col += p->stage[s].b;
+        j++;
+        while (pw->hull_n >= 2) {
+            int a = pw->hull_n - 2, b = pw->hull_n - 1;
+            if ((x[b] - x[a]) * (col - y[a]) - (y[b] - y[a]) * (j - x[a]) > 0)
+                break;
+            pw->hull_n--;
+        }
+        x[pw->hull_n] = j;
+        y[pw->hull_n++] = col;
+    }
+    for (int c = 0; c < v; c++) {
+        double w = p->stage[zb_profile_rank_stage(p, q, c)].w;
+        int k = c;
+        for (; k > 0 && pw->w[k - 1] > w; k--)
+            pw->w[k] = pw->w[k - 1];
+        pw->w[k] = w;
+    }
+    pw->w_sum[0] = 0;
+    for (int c = 0; c < v; c++)
+        pw->w_sum[c + 1] = pw->w_sum[c] + pw->w[c];
+}
+
+static double b_work(const struct pass_work *pw, long n)
+{
+    const double *x = pw->hull_x, *y = pw->hull_y;
+    int i = 1;
+
+    while (i < pw->hull_n - 1 && n > pw->m * x[i])
+        i++;
+    return pw->m * y[i - 1] +
+           (n - pw->m * x[i - 1]) * (y[i] - y[i - 1]) / (x[i] - x[i - 1]);
+}
+
+static double w_work(const struct pass_work *pw, long n)
+{
+    long k = n / pw->m;
+
+    if (k >= pw->v)
+        return pw->m * pw->w_sum[pw->v];
+    return pw->m * pw->w_sum[k] + (n - k * pw->m) * pw->w[k];
 }
 
 /* Least number of W's rank r runs before its last F (section 2). */
@@ -678,37 +759,35 @@ static void chain_starts(const struct zb_profile *p,
  *   X2 = m sum F - F_hi + nB B + nW W + pre_idle + the last F's round
  *        trip (section 7),
  *   X3 = start(x) + trip + the last F's round trip (section 8);
- * *turn gets the least over pairs of max(X1, X2, X3), *own the least of
+ * turn: the least over pairs of max(X1, X2, X3); own: the least of
  * max(busy + idle with the pair's tail, X2 + W_lo, X3 + W_lo), a bound
- * on q's own span. Each W counts at q's shortest; the B's, as B(s, i)
- * follows B(s', i) on q's stages s' above s, form columns on suffixes
- * of q's stages and count at the least mean of such a suffix. start:
- * room for m values (chain_starts). */
-static void memory_pairs(const struct zb_profile *p, int q,
-                         const struct rank_shape *rs, double pre_idle,
-                         const double *sf, const double *sb, double *start,
-                         double *turn, double *own)
+ * on q's own span; forced: the least B and W work of a pair (section
+ * 5's pre). The B and W work of a pair: pass_work. start: room for m
+ * values (chain_starts). */
+struct pair_bounds {
+    double turn, own, forced;
+};
+
+static struct pair_bounds memory_pairs(const struct zb_profile *p, int q,
+                                       const struct rank_shape *rs,
+                                       const struct pass_work *pw,
+                                       double pre_idle, const double *sf,
+                                       const double *sb, double *start)
 {
     const int v = p->vpp;
     const long total = (long)p->microbatches * v;
     const double m = p->microbatches, limit = p->mem_limit[q];
     const double w_lo = p->stage[rs->lo].w;
     double fs = 0, bs = 0, need, chain, trip = INFINITY;
-    double b = INFINITY, suffix = 0;
+    struct pair_bounds pb = { INFINITY, INFINITY, INFINITY };
     struct idle_parts ip;
 
-    *turn = *own = INFINITY;
     for (int c = 0; c < v; c++) {
         int s = zb_profile_rank_stage(p, q, c);
         fs += m * p->stage[s].f;
         bs += m * p->stage[s].b;
         trip = fmin(trip, sf[rs->lo] + sb[s]);
     }
-    for (int s = rs->hi, n = 1; s >= rs->lo; s--)
-        if (zb_profile_stage_rank(p, s) == q) {
-            suffix += p->stage[s].b;
-            b = fmin(b, suffix / n++);
-        }
     idle_parts(p, q, rs, &ip);
     /* F(hi_q, m-1) start up to the last stage and down to B(lo_q). */
     chain = sf[rs->hi] + sb[rs->lo];
@@ -722,17 +801,19 @@ static void memory_pairs(const struct zb_profile *p, int q,
         if (nw < 0)
             continue;
         double idle = idle_with(p, rs, &ip, nb, nw);
-        double x1 = fs + bs + nw * rs->min_w + idle;
-        double x2 = fs - p->stage[rs->hi].f + nb * b + nw * rs->min_w +
-                    pre_idle + chain;
+        double b = b_work(pw, nb), w = w_work(pw, nw);
+        double x1 = fs + bs + w + idle;
+        double x2 = fs - p->stage[rs->hi].f + b + w + pre_idle + chain;
         /* Some B(s, x) ended before the last F: F(lo, x) started no
          * earlier than start[x], then went up and back. */
         double x3 = x < 0 ? 0 : start[x] + trip + chain;
-        *turn = fmin(*turn, fmax(x1, fmax(x2, x3)));
-        *own = fmin(*own, fmax(rs->work + idle, fmax(x2, x3) + w_lo));
+        pb.turn = fmin(pb.turn, fmax(x1, fmax(x2, x3)));
+        pb.own = fmin(pb.own, fmax(rs->work + idle, fmax(x2, x3) + w_lo));
+        pb.forced = fmin(pb.forced, b + w);
         if (nw == 0)
             break;          /* more B's only delay the last F */
     }
+    return pb;
 }
 
 /* Per-rank span bounds; start[r] gets the earliest start of r's first
@@ -742,10 +823,12 @@ static int rank_bounds(const struct zb_profile *p, double *span,
 {
     const int n = zb_profile_stages(p);
     double *idle = malloc(((size_t)5 * p->pp + 3 * (size_t)n + 3 +
-                           (size_t)p->microbatches) * sizeof *idle);
+                           (size_t)p->microbatches +
+                           4 * ((size_t)p->vpp + 1)) * sizeof *idle);
     double *pre = idle + p->pp, *post = pre + p->pp, *turn = post + p->pp;
     double *own = turn + p->pp, *sf = own + p->pp, *sb = sf + n + 1;
     double *tail = sb + n + 1, *f_start = tail + n + 1;
+    double *scratch = f_start + p->microbatches;    /* pass_work's */
     long total = (long)p->microbatches * p->vpp;
     struct rank_shape rs;
 
@@ -768,12 +851,15 @@ static int rank_bounds(const struct zb_profile *p, double *span,
             post[r] += fmax(0, (double)total - k) * f;
         }
         own[r] = turn[r] = INFINITY;
-        if (isfinite(idle[r]))
-            memory_pairs(p, r, &rs, pre[r], sf, sb, f_start, &turn[r],
-                         &own[r]);
-        if (isfinite(limit) && isfinite(idle[r]))
-            pre[r] += forced_done(p, limit, rs.min_b, rs.min_w, total,
-                                  p->vpp);
+        if (isfinite(idle[r])) {
+            struct pass_work pw;
+            struct pair_bounds pb;
+            pass_work_init(&pw, p, r, &rs, scratch);
+            pb = memory_pairs(p, r, &rs, &pw, pre[r], sf, sb, f_start);
+            turn[r] = pb.turn;
+            own[r] = pb.own;
+            pre[r] += pb.forced;
+        }
     }
     turn_tails(p, turn, sf, sb, tail);
     for (int r = 0; r < p->pp; r++) {

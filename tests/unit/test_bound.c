@@ -350,3 +350,50 @@ Test(bound, memory_turn_meets_the_proven_optimum_in_v_at_1f1b_memory)
         zb_profile_release(&p);
     }
 }
+
+/* The memory turn's B and W work at most m per stage (bound.c, section
+ * 7): V at 1F1B's memory, p 2, m 4, where the middle rank frees memory
+ * with more B's than one chunk has, so some must be of its dearer stage.
+ * Random-profile cases on which the caps lift the bound (12.61 -> 12.74
+ * and 13.68 -> 13.74 without them); the ILP, proving without the
+ * closed-form bound, finds the optimum above both. */
+Test(bound, memory_turn_caps_each_stage_at_m_passes)
+{
+    static const struct zb_stage_times times[2][4] = {
+        { { 0.59, 0.77, 0.39 }, { 0.7, 0.72, 0.33 },
+          { 0.69, 0.44, 0.23 }, { 0.52, 0.32, 0.37 } },
+        { { 0.45, 0.76, 0.35 }, { 0.66, 0.86, 0.4 },
+          { 0.59, 0.65, 0.26 }, { 0.53, 0.73, 0.44 } },
+    };
+    static const double m_w[2] = { 0.45, 0.35 }, lifted[2] = { 12.74, 13.74 };
+    struct zb_options o;
+
+    zb_options_init(&o);
+    o.time_limit = 120;
+    o.threads = 1;
+    o.independent = true;
+    for (int c = 0; c < 2; c++) {
+        struct shape sh = unit_shape(2, 4);
+        struct zb_profile p;
+        struct zb_schedule s;
+        struct zb_error err = { 0 };
+        sh.vpp = 2;
+        sh.placement = ZB_PLACEMENT_V;
+        sh.comm = 0.05;
+        sh.m_w = m_w[c];
+        sh.limit = 4;
+        make_profile(&sh, &p);
+        for (int st = 0; st < 4; st++)
+            p.stage[st] = times[c][st];
+        double lb = zb_bound_cost(&p);
+        cr_assert_float_eq(lb, lifted[c], 1e-9, "case %d: bound %g", c, lb);
+        cr_assert_eq(zb_generator_run(zb_generator_find("ilp"), &p, &o, &s,
+                                      &err), 0, "%s", err.msg);
+        cr_assert_str_eq(s.solver.status, "optimal", "case %d", c);
+        cr_assert_leq(lb, s.solver.objective * (1 + 1e-9),
+                      "case %d: bound %g above the optimum %g", c, lb,
+                      s.solver.objective);
+        zb_schedule_release(&s);
+        zb_profile_release(&p);
+    }
+}
