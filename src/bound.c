@@ -131,12 +131,13 @@
  *   X2 = m sum F - F_hi + nB B + nW W + pre-idle_q, up to the start of
  *        the last F, then F(hi_q, m-1) up to the last stage and back
  *        down to B(lo_q, m-1) (section 5).
- * A stage has m W's and m B's, and B(s, i) follows B(s', i) on q's
- * stages s' above s, so the nB B's form at most m columns on suffixes
- * of q's stages: their least work is m times the lower convex hull of
- * the column costs (a column of the top j stages costs their B's) at
- * nB / m, the bound of that linear program; the W's count at q's
- * cheapest stages, m each. Sections 3 and 5 each take the
+ * Before the last F a stage has run at most m - 1 B's and W's, and
+ * B(s, i) follows B(s', i) on q's stages s' above s, so the nB B's form
+ * at most m - 1 columns on suffixes of q's stages: their least work is
+ * m - 1 times the lower convex hull of the column costs (a column of
+ * the top j stages costs their B's) at nB / (m - 1), the bound of that
+ * linear program; the W's count at q's cheapest stages, m - 1 each.
+ * Sections 3 and 5 each take the
  * (nB, nW) that suits them; here one pair must serve both: many B's
  * before the last F delay it, few force W's. So E >= min over feasible
  * pairs of max(X1, X2); then B(lo_q, m-1) goes on down to lo and W(lo,
@@ -267,14 +268,15 @@ static double forced_done(const struct zb_profile *p, double limit,
     return best;
 }
 
-/* The least work of n B's and of n W's on rank q (section 7's pairs).
- * A stage has m of each; the B's form at most m columns on suffixes of
- * q's stages, so their least work is m times the lower convex hull of
- * (j, B work of q's top j stages) at n / m; the W's take q's cheapest
- * stages first. With n up to m the first of each is n times the least
- * column mean and n times the shortest W. */
+/* The least work of n B's and of n W's that rank q runs before its last
+ * F (section 7's pairs). A stage has at most m - 1 of each there (those
+ * of microbatch m-1 follow that F); the B's form at most m - 1 columns
+ * on suffixes of q's stages, so their least work is m - 1 times the
+ * lower convex hull of (j, B work of q's top j stages) at n / (m - 1);
+ * the W's take q's cheapest stages first. Up to n = m - 1 that is n
+ * times the least column mean and n times the shortest W. */
 struct pass_work {
-    long m;
+    long m;                     /* passes of one kind a stage: m - 1 */
     int v, hull_n;
     double *hull_x, *hull_y;    /* the hull's corners, j increasing */
     double *w, *w_sum;          /* q's W's ascending; sums of the first k */
@@ -289,7 +291,7 @@ static void pass_work_init(struct pass_work *pw, const struct zb_profile *p,
     double col = 0;
     int j = 0;
 
-    *pw = (struct pass_work){ .m = p->microbatches, .v = v,
+    *pw = (struct pass_work){ .m = p->microbatches - 1, .v = v,
                               .hull_x = scratch, .hull_y = scratch + v + 1,
                               .w = scratch + 2 * (v + 1),
                               .w_sum = scratch + 3 * (v + 1) };
@@ -338,7 +340,7 @@ static double b_work(const struct pass_work *pw, long n)
 
 static double w_work(const struct pass_work *pw, long n)
 {
-    long k = n / pw->m;
+    long k = pw->m > 0 ? n / pw->m : pw->v;
 
     if (k >= pw->v)
         return pw->m * pw->w_sum[pw->v];
