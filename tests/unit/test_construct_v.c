@@ -348,6 +348,47 @@ Test(construct_v, making_room_with_a_b_at_onef1b_memory)
     cr_assert_geq(room_lower, 4, "room lower on %d of 16", room_lower);
 }
 
+/* The simulated cost of the order the memo holds for kind and p. */
+static double memo_cost(enum memo_kind kind, const struct zb_profile *p)
+{
+    struct zb_schedule s;
+    double cost;
+
+    zb_schedule_init(&s, "memo", p);
+    cr_assert(memo_fetch(kind, p, &s), "no order kept for kind %d", kind);
+    cr_assert_eq(zb_sim_run(&s, NULL), 0);
+    cost = s.predicted.cost;
+    zb_schedule_release(&s);
+    return cost;
+}
+
+/* Each rule keeps its own order in the memo: building the room rule's
+ * after the paper's on the same profile replaces neither (on the first
+ * of the profiles above where the two differ). */
+Test(construct_v, remembers_each_rule_s_order_apart)
+{
+    struct uneven u = at_onef1b;
+
+    zb_generator_forget();
+    for (int i = 0; i < 16; i++) {
+        struct zb_profile p;
+        double paper, room;
+        uneven_profile(&u, &p);
+        paper = rules_cost(&p, CONSTRUCT_V_PAPER, NULL);
+        room = rules_cost(&p, CONSTRUCT_V_B_ROOM, NULL);
+        if (fabs(paper - room) > 1e-9 * paper) {
+            cr_assert_float_eq(memo_cost(MEMO_CONSTRUCT_V, &p), paper,
+                               1e-9 * paper);
+            cr_assert_float_eq(memo_cost(MEMO_CONSTRUCT_V_B_ROOM, &p), room,
+                               1e-9 * room);
+            zb_profile_release(&p);
+            return;
+        }
+        zb_profile_release(&p);
+    }
+    cr_assert_fail("the two rules build the same cost on all 16 profiles");
+}
+
 /* ---- the zb-v family ----------------------------------------------- */
 
 Test(construct_v, zb_v_is_zero_bubble_at_unit_times)
