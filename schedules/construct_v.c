@@ -426,11 +426,14 @@ static int ready_b(const struct vc *v, int r)
 static void place_f(struct vc *v, int r)
 {
     int c = choose_f(v, r), b;
+    double need;
 
-    if (c >= 0 && v->var[r].b_room && !fits(v, r, f_need(v, r, c)) &&
-        (b = ready_b(v, r)) >= 0)
+    if (c < 0)
+        return;
+    need = f_need(v, r, c);
+    if (v->var[r].b_room && !fits(v, r, need) && (b = ready_b(v, r)) >= 0)
         put(v, r, ZB_OP_B, b);
-    if (c < 0 || !make_room(v, r, f_need(v, r, c)))
+    if (!make_room(v, r, need))
         return;
     fill_gap(v, r, next_input(v, ZB_OP_F, r, c), v->var[r].fill_f);
     put(v, r, ZB_OP_F, c);

@@ -276,7 +276,7 @@ static double forced_done(const struct zb_profile *p, double limit,
  * the W's take q's cheapest stages first. Up to n = m - 1 that is n
  * times the least column mean and n times the shortest W. */
 struct pass_work {
-    long m;                     /* passes of one kind a stage: m - 1 */
+    long cap;                   /* a stage's passes of one kind: m - 1 */
     int v, hull_n;
     double *hull_x, *hull_y;    /* the hull's corners, j increasing */
     double *w, *w_sum;          /* q's W's ascending; sums of the first k */
@@ -291,7 +291,7 @@ static void pass_work_init(struct pass_work *pw, const struct zb_profile *p,
     double col = 0;
     int j = 0;
 
-    *pw = (struct pass_work){ .m = p->microbatches - 1, .v = v,
+    *pw = (struct pass_work){ .cap = p->microbatches - 1, .v = v,
                               .hull_x = scratch, .hull_y = scratch + v + 1,
                               .w = scratch + 2 * (v + 1),
                               .w_sum = scratch + 3 * (v + 1) };
@@ -332,19 +332,19 @@ static double b_work(const struct pass_work *pw, long n)
     const double *x = pw->hull_x, *y = pw->hull_y;
     int i = 1;
 
-    while (i < pw->hull_n - 1 && n > pw->m * x[i])
+    while (i < pw->hull_n - 1 && n > pw->cap * x[i])
         i++;
-    return pw->m * y[i - 1] +
-           (n - pw->m * x[i - 1]) * (y[i] - y[i - 1]) / (x[i] - x[i - 1]);
+    return pw->cap * y[i - 1] +
+           (n - pw->cap * x[i - 1]) * (y[i] - y[i - 1]) / (x[i] - x[i - 1]);
 }
 
 static double w_work(const struct pass_work *pw, long n)
 {
-    long k = pw->m > 0 ? n / pw->m : pw->v;
+    long k = pw->cap > 0 ? n / pw->cap : pw->v;   /* stages filled */
 
     if (k >= pw->v)
-        return pw->m * pw->w_sum[pw->v];
-    return pw->m * pw->w_sum[k] + (n - k * pw->m) * pw->w[k];
+        return pw->cap * pw->w_sum[pw->v];
+    return pw->cap * pw->w_sum[k] + (n - k * pw->cap) * pw->w[k];
 }
 
 /* Least number of W's rank r runs before its last F (section 2). */
