@@ -118,17 +118,18 @@ static const struct zb_schedule *extra_start(const struct zb_profile *p,
     return x;
 }
 
-/* Whether the extra start x that gets a search (extra_start(); NULL:
- * none) is ZB-V's room start (V placement): its search then replaces the runner-up's and half the best's. Where it
- * starts better, its basin is the one that wins: on the five seeded grids
- * of bench_quality (20240117, 7, 3, 11, 5) the best's search at half its
- * budget and no runner-up changed none of the 240 V instances' gaps;
- * with no search from the best, one (0.43 -> 0.84 %). And V has twice
- * loop's passes at the same p and m, so its default budget is 1.6 times
- * loop's: the three searches took a p 8, m 32 copy of a grid instance
- * (V, 1p) from 0.25 to 0.42 s. Under loop the warm-up-depth order keeps
- * the full searches beside it: there the same cut lost 0.04-0.16 % on 5
- * loop instances, and loop at p 8, m 32 takes 0.2 s with all three. */
+/* Whether the extra start x that gets a search (extra_start(); NULL: none)
+ * is ZB-V's room start (V placement): its search then replaces the
+ * runner-up's and half the best's. Where it starts better, its basin is the
+ * one that wins: on the five seeded grids of bench_quality (20240117, 7, 3,
+ * 11, 5) the best's search at half its budget and no runner-up changed none
+ * of the 240 V instances' gaps; with no search from the best, one (0.43 ->
+ * 0.84 %). And V has twice loop's passes at the same p and m, so its
+ * default budget is 1.6 times loop's: the three searches took a p 8, m 32
+ * copy of a grid instance (V, 1p) from 0.25 to 0.42 s. Under loop the
+ * warm-up-depth order keeps the full searches beside it: there the same cut
+ * lost 0.04-0.16 % on 5 loop instances, and loop at p 8, m 32 takes 0.2 s
+ * with all three. */
 static bool room_searched(const struct zb_profile *p,
                           const struct zb_schedule *x)
 {
@@ -136,24 +137,24 @@ static bool room_searched(const struct zb_profile *p,
 }
 
 /* Search from the best candidate and, with half its budget more, from the
- * runner-up (with beside_room, room_searched(), only half the budget
- * from the best); keep the better result in s. The search is local: from the
+ * runner-up (with beside_room, room_searched(), only half the budget from
+ * the best); keep the better result in s. The search is local: from the
  * best start it can settle in a basin that a different start (another
- * family's shape of warm-up and drain) avoids; at p 8, m 32, V, a limit
- * of 0.75 1F1B's, the best start (list scheduler, 212) stays at 212 while
- * the runner-up (V-Half, 215) reaches 205. But a runner-up that starts
- * further above the best than twice the best's room (its distance to
- * the lower bound) has not been seen to win in half the budget: on
- * bench_quality's grids of seeds 20240117 and 7, 10 of 184 runner-up
- * searches won, each from within 0.31 % of the best start; the furthest
- * winners seen started 0.9 and 1.1 times the best's room above it (a
- * seed-11 grid instance, a p 6 copy of a grid instance). Then the
- * best's search gets that half instead. Its first run is the default's,
- * so this never ends worse than the best's search alone did (but can
- * where a far runner-up's search would have won). Without data
- * parallelism a best start that meets the lower bound is already
- * optimal: no search. With it the search minimises the step, which
- * pick_by_step() then weighs against every candidate: one search. */
+ * family's shape of warm-up and drain) avoids; at p 8, m 32, V, a limit of
+ * 0.75 1F1B's, the best start (list scheduler, 212) stays at 212 while the
+ * runner-up (V-Half, 215) reaches 205. But a runner-up that starts further
+ * above the best than twice the best's room (its distance to the lower
+ * bound) has not been seen to win in half the budget: on bench_quality's
+ * grids of seeds 20240117 and 7, 10 of 184 runner-up searches won, each
+ * from within 0.31 % of the best start; the furthest winners seen started
+ * 0.9 and 1.1 times the best's room above it (a seed-11 grid instance, a p
+ * 6 copy of a grid instance). Then the best's search gets that half
+ * instead. Its first run is the default's, so this never ends worse than
+ * the best's search alone did (but can where a far runner-up's search would
+ * have won). Without data parallelism a best start that meets the lower
+ * bound is already optimal: no search. With it the search minimises the
+ * step, which pick_by_step() then weighs against every candidate: one
+ * search. */
 static void search_from_two(const struct zb_profile *p,
                             const struct zb_options *opt,
                             const struct best_candidates *c,

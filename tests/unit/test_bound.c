@@ -302,6 +302,28 @@ Test(bound, memory_tail_chains_the_earlier_round_trips)
     zb_profile_release(&p);
 }
 
+/* The optimum of p that the ILP proves alone (without the closed-form
+ * bound, which is under test) within `seconds`, on one thread. */
+static double proven_optimum(const struct zb_profile *p, double seconds)
+{
+    struct zb_options o;
+    struct zb_schedule s;
+    struct zb_error err = { 0 };
+    double opt;
+
+    zb_options_init(&o);
+    o.time_limit = seconds;
+    o.threads = 1;
+    o.independent = true;
+    cr_assert_eq(zb_generator_run(zb_generator_find("ilp"), p, &o, &s, &err),
+                 0, "%s", err.msg);
+    cr_assert_str_eq(s.solver.status, "optimal", "p %d m %d", p->pp,
+                     p->microbatches);
+    opt = s.solver.objective;
+    zb_schedule_release(&s);
+    return opt;
+}
+
 /* V placement at 1F1B's memory (2p chunk activations), m just above p:
  * the middle rank must run B's and W's before its last forwards, and
  * the memory turn (bound.c section 7) charges them to rank 0's span.
@@ -323,30 +345,19 @@ Test(bound, memory_turn_meets_the_proven_optimum_in_v_at_1f1b_memory)
         { 0.544, 0.610, 0.271 }, { 0.475, 0.595, 0.278 },
     };
     const size_t n = sizeof(cases) / sizeof(cases[0]);
-    struct zb_options o;
 
-    zb_options_init(&o);
-    o.time_limit = 60;
-    o.threads = 1;
-    o.independent = true;
     for (size_t c = 0; c <= n; c++) {
         struct zb_profile p;
-        struct zb_schedule s;
-        struct zb_error err = { 0 };
+        double lb, opt;
         make_profile(&cases[c < n ? c : 0], &p);
         for (int st = 0; c == n && st < 4; st++)
             p.stage[st] = uneven[st];
-        cr_assert_eq(zb_generator_run(zb_generator_find("ilp"), &p, &o, &s,
-                                      &err), 0, "%s", err.msg);
-        cr_assert_str_eq(s.solver.status, "optimal", "case %zu", c);
-        cr_assert_leq(zb_bound_cost(&p), s.solver.objective * (1 + 1e-9),
-                      "case %zu: bound %g above the optimum %g", c,
-                      zb_bound_cost(&p), s.solver.objective);
-        cr_assert_geq(zb_bound_cost(&p), s.solver.objective *
-                                             (c < n ? 1 - 1e-9 : 0.995),
-                      "case %zu: bound %g below the optimum %g", c,
-                      zb_bound_cost(&p), s.solver.objective);
-        zb_schedule_release(&s);
+        lb = zb_bound_cost(&p);
+        opt = proven_optimum(&p, 60);
+        cr_assert_leq(lb, opt * (1 + 1e-9),
+                      "case %zu: bound %g above the optimum %g", c, lb, opt);
+        cr_assert_geq(lb, opt * (c < n ? 1 - 1e-9 : 0.995),
+                      "case %zu: bound %g below the optimum %g", c, lb, opt);
         zb_profile_release(&p);
     }
 }
@@ -360,41 +371,29 @@ Test(bound, memory_turn_meets_the_proven_optimum_in_v_at_1f1b_memory)
  * optimum above both (13.22 and 14.09). */
 Test(bound, memory_turn_caps_each_stage_before_the_last_f)
 {
+    static const struct shape cases[] = {
+        { 2, 2, 4, ZB_PLACEMENT_V, 1, 1, 1, 0.05, 1, 0.45, 4 },
+        { 2, 2, 4, ZB_PLACEMENT_V, 1, 1, 1, 0.05, 1, 0.35, 4 },
+    };
     static const struct zb_stage_times times[2][4] = {
         { { 0.59, 0.77, 0.39 }, { 0.7, 0.72, 0.33 },
           { 0.69, 0.44, 0.23 }, { 0.52, 0.32, 0.37 } },
         { { 0.45, 0.76, 0.35 }, { 0.66, 0.86, 0.4 },
           { 0.59, 0.65, 0.26 }, { 0.53, 0.73, 0.44 } },
     };
-    static const double m_w[2] = { 0.45, 0.35 }, lifted[2] = { 12.96, 13.88 };
-    struct zb_options o;
+    static const double lifted[2] = { 12.96, 13.88 };
 
-    zb_options_init(&o);
-    o.time_limit = 120;
-    o.threads = 1;
-    o.independent = true;
     for (int c = 0; c < 2; c++) {
-        struct shape sh = unit_shape(2, 4);
         struct zb_profile p;
-        struct zb_schedule s;
-        struct zb_error err = { 0 };
-        sh.vpp = 2;
-        sh.placement = ZB_PLACEMENT_V;
-        sh.comm = 0.05;
-        sh.m_w = m_w[c];
-        sh.limit = 4;
-        make_profile(&sh, &p);
+        double lb, opt;
+        make_profile(&cases[c], &p);
         for (int st = 0; st < 4; st++)
             p.stage[st] = times[c][st];
-        double lb = zb_bound_cost(&p);
+        lb = zb_bound_cost(&p);
         cr_assert_float_eq(lb, lifted[c], 1e-9, "case %d: bound %g", c, lb);
-        cr_assert_eq(zb_generator_run(zb_generator_find("ilp"), &p, &o, &s,
-                                      &err), 0, "%s", err.msg);
-        cr_assert_str_eq(s.solver.status, "optimal", "case %d", c);
-        cr_assert_leq(lb, s.solver.objective * (1 + 1e-9),
-                      "case %d: bound %g above the optimum %g", c, lb,
-                      s.solver.objective);
-        zb_schedule_release(&s);
+        opt = proven_optimum(&p, 120);
+        cr_assert_leq(lb, opt * (1 + 1e-9),
+                      "case %d: bound %g above the optimum %g", c, lb, opt);
         zb_profile_release(&p);
     }
 }
