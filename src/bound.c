@@ -163,7 +163,22 @@
  * with X1's idle also the pair's. On a loop pipeline at 1F1B's memory
  * it proves zb optimal on bench_quality's instance 1 (p 6, m 14) and on
  * its copy at p 4, m 9 (sections 1-7: 1.8 % below both; the ILP does
- * not close either gap in 80-90 s). */
+ * not close either gap in 80-90 s).
+ *
+ * 9. Paced returns (one chunk per rank). B(r, x) ends no earlier than
+ * B(q, x) of every later rank q has ended and come back down, and q
+ * works at its own pace: from F(q, 0) start, B(q, x) ends no earlier
+ * than E_q(x) = max((x + 1)(F + B), H_q + (x + 1) B + max(0, x + 1 -
+ * k_q) F) + W_q times the W's q's memory forces before F(q, x) starts
+ * (x + 1 F's allocated, at most x B's ended; section 2's count): q runs
+ * F(q, 0..x) and B(q, 0..x) in between, and before B(q, 0), which waits
+ * for the head window H_q, at most k_q F's. F(q, 0) starts fwd(r -> q)
+ * after t0 and B(q, x) returns to r through bwd(q-1 -> r), so B(r, x)
+ * ends at least at the most over q >= r of fwd + E_q(x) + bwd. Section
+ * 8's round trips (c and X3) take this too: where a later rank is
+ * slower than r's own trips, r's F's wait for its pace at tight
+ * memory. Raises bounds at m close to p (grid: up to 0.6 %) and at
+ * limits of a few microbatches (random p 2-5: up to 4 %). */
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -347,21 +362,23 @@ static double w_work(const struct pass_work *pw, long n)
     return pw->cap * pw->w_sum[k] + (n - k * pw->cap) * pw->w[k];
 }
 
-/* Least number of W's rank r runs before its last F (section 2). */
-static double forced_w(const struct zb_profile *p, int r)
+/* Least number of W's a rank with this limit has run when an F starts
+ * with fs F's allocated (that one included) and at most bs B's ended:
+ * before its last F (section 2) and before F(q, x) (section 9). */
+static double forced_w(const struct zb_profile *p, double limit, long fs,
+                       long bs)
 {
-    long total = (long)p->microbatches * p->vpp;
-    double limit = p->mem_limit[r], need;
+    double need;
 
     if (!isfinite(limit) || p->m_w <= 0)
         return 0;
     /* A B that allocates (M_W > M_B) frees only with its W: then a W and
      * its B together free M_B, and no B runs without need. */
     if (p->m_w > p->m_b) {
-        need = total * p->m_b - limit;
+        need = fs * p->m_b - limit;
         return need > 1e-12 ? ceil(need / p->m_b - 1e-9) : 0;
     }
-    need = total * p->m_b - (total - p->vpp) * (p->m_b - p->m_w) - limit;
+    need = fs * p->m_b - bs * (p->m_b - p->m_w) - limit;
     return need > 1e-12 ? ceil(need / p->m_w - 1e-9) : 0;
 }
 
@@ -406,6 +423,7 @@ static double round_trip(const struct zb_profile *p,
 {
     const int n = zb_profile_stages(p);
     const double m = p->microbatches;
+    const long total = (long)p->microbatches * p->vpp;
     double best = 0, there = 0, back = 0;
 
     /* there: F(lo) start to F(g) start; back: B(g) end to B(lo) end. */
@@ -419,7 +437,7 @@ static double round_trip(const struct zb_profile *p,
                 turn += m * (p->stage[s].f + p->stage[s].b);
             min_w = fmin(min_w, p->stage[s].w);
         }
-        turn += forced_w(p, q) * min_w;
+        turn += forced_w(p, p->mem_limit[q], total, total - p->vpp) * min_w;
         if (g == zb_profile_rank_stage(p, q, 0))
             turn += idle[q];    /* g = lo_q: all of q's idle (3.) */
         best = fmax(best, there + turn + back + p->stage[rs->lo].w);
@@ -577,9 +595,10 @@ static double back_idle(const struct zb_profile *p, int r,
 }
 
 /* The pieces of rank r's section-1 idle: head idle, chunk gap, the tail
- * window before it is filled, back idle; k = F's that fit before a B. */
+ * window before it is filled, back idle; k = F's that fit before a B;
+ * h = the head window's length. */
 struct idle_parts {
-    double k, head, gap, window, back;
+    double k, h, head, gap, window, back;
 };
 
 static void idle_parts(const struct zb_profile *p, int r,
@@ -587,16 +606,16 @@ static void idle_parts(const struct zb_profile *p, int r,
 {
     const int last = zb_profile_stages(p) - 1;
     long total = (long)p->microbatches * p->vpp;
-    double limit = p->mem_limit[r], h;
+    double limit = p->mem_limit[r];
 
     ip->k = isfinite(limit) ? floor(limit / p->m_b + 1e-9) : (double)total;
     ip->k = fmin(ip->k, (double)total);
 
     /* F(lo, i) start to B(hi + 1, i) end, then comm to hi: every F
      * from lo up and every B above hi. */
-    h = sum_f(p, rs->lo, last) + path_comm(p, rs->lo, last) +
-        sum_b(p, rs->hi + 1, last) + path_comm(p, rs->hi, last);
-    ip->head = fmax(0, h - head_fill(p, r, rs, ip->k, h, &ip->gap));
+    ip->h = sum_f(p, rs->lo, last) + path_comm(p, rs->lo, last) +
+            sum_b(p, rs->hi + 1, last) + path_comm(p, rs->hi, last);
+    ip->head = fmax(0, ip->h - head_fill(p, r, rs, ip->k, ip->h, &ip->gap));
 
     /* F(hi, m-1) end to B(hi, m-1) start: the stages above hi and back. */
     ip->window = sum_f(p, rs->hi + 1, last) + sum_b(p, rs->hi + 1, last) +
@@ -656,11 +675,13 @@ static double rank_idle(const struct zb_profile *p, int r,
  * first (nb <= v x: they are of earlier microbatches), so F(lo, x)
  * starts after x F's of lo, those B's and W's and, past k F's, the head
  * idle (a(nb)); and after some B(s, ceil(nb / v) - 1) ended, whose F(lo)
- * started no earlier than its own start[], then went up and came back
- * (c(nb), nondecreasing in nb). start[x] >= min over nb of max(a, c). */
+ * started no earlier than its own start[], then went up and came back,
+ * and no earlier than section 9's pace (c(nb), nondecreasing in nb).
+ * start[x] >= min over nb of max(a, c). */
 struct starts {
     const struct zb_profile *p;
     const double *start;        /* start[] of earlier microbatches */
+    const double *paced;        /* section 9's B(lo, x) ends, or NULL */
     double need, base, trip;    /* memory to free; a without the B, W */
     double b, w;                /* the rank's shortest B and W */
     bool falls;                 /* a W costs more than the B's it spares */
@@ -683,9 +704,19 @@ static double starts_lin(const struct starts *st, long nb)
     return st->base + nb * st->b + (p->m_w > 0 ? rest / p->m_w * st->w : 0);
 }
 
+/* When some B(s, x) of q has ended, at the earliest (from q's first
+ * pass): F(lo, x) started, went up and came back, and (one chunk) the
+ * later ranks' pace let it (section 9). */
+static double b_ended(const double *start, const double *paced,
+                      double trip, long x)
+{
+    return paced ? fmax(start[x] + trip, paced[x]) : start[x] + trip;
+}
+
 static double starts_c(const struct starts *st, long nb)
 {
-    return st->start[(nb + st->p->vpp - 1) / st->p->vpp - 1] + st->trip;
+    return b_ended(st->start, st->paced, st->trip,
+                   (nb + st->p->vpp - 1) / st->p->vpp - 1);
 }
 
 /* The least over nb in [lo, hi] of max(a, c), or a lower bound on it:
@@ -731,10 +762,10 @@ static double starts_min(const struct starts *st, long lo, long hi,
 static void chain_starts(const struct zb_profile *p,
                          const struct rank_shape *rs,
                          const struct idle_parts *ip, double limit,
-                         double trip, double *start)
+                         double trip, const double *paced, double *start)
 {
     const double f_lo = p->stage[rs->lo].f, frees = p->m_b - p->m_w;
-    struct starts st = { p, start, 0, 0, trip, rs->min_b, rs->min_w,
+    struct starts st = { p, start, paced, 0, 0, trip, rs->min_b, rs->min_w,
                          p->m_w > 0 && rs->min_b * p->m_w < rs->min_w * frees };
 
     for (long x = 0; x < p->microbatches; x++) {
@@ -760,12 +791,14 @@ static void chain_starts(const struct zb_profile *p,
  *   X1 = m sum (F + B) + nW W + q's section-1 idle with this pair's tail,
  *   X2 = m sum F - F_hi + nB B + nW W + pre_idle + the last F's round
  *        trip (section 7),
- *   X3 = start(x) + trip + the last F's round trip (section 8);
+ *   X3 = when some B(s, x) ended (b_ended) + the last F's round trip
+ *        (sections 8 and 9);
  * turn: the least over pairs of max(X1, X2, X3); own: the least of
  * max(busy + idle with the pair's tail, X2 + W_lo, X3 + W_lo), a bound
  * on q's own span; forced: the least B and W work of a pair (section
- * 5's pre). The B and W work of a pair: pass_work. start: room for m
- * values (chain_starts). */
+ * 5's pre). The B and W work of a pair: pass_work. paced: section 9's
+ * bounds on the ends of B(lo_q, x), or NULL; start: room for m values
+ * (chain_starts). */
 struct pair_bounds {
     double turn, own, forced;
 };
@@ -774,7 +807,8 @@ static struct pair_bounds memory_pairs(const struct zb_profile *p, int q,
                                        const struct rank_shape *rs,
                                        const struct pass_work *pw,
                                        double pre_idle, const double *sf,
-                                       const double *sb, double *start)
+                                       const double *sb, const double *paced,
+                                       double *start)
 {
     const int v = p->vpp;
     const long total = (long)p->microbatches * v;
@@ -795,7 +829,7 @@ static struct pair_bounds memory_pairs(const struct zb_profile *p, int q,
     chain = sf[rs->hi] + sb[rs->lo];
     need = isfinite(limit) ? total * p->m_b - limit : 0;
     if (need > 0)
-        chain_starts(p, rs, &ip, limit, trip, start);
+        chain_starts(p, rs, &ip, limit, trip, paced, start);
     /* Below need / M_B B's even as many W's free too little. */
     for (long nb = need > 0 ? (long)(need / p->m_b) : 0; nb <= total - v;
          nb++) {
@@ -807,8 +841,8 @@ static struct pair_bounds memory_pairs(const struct zb_profile *p, int q,
         double x1 = fs + bs + w + idle;
         double x2 = fs - p->stage[rs->hi].f + b + w + pre_idle + chain;
         /* Some B(s, x) ended before the last F: F(lo, x) started no
-         * earlier than start[x], then went up and back. */
-        double x3 = x < 0 ? 0 : start[x] + trip + chain;
+         * earlier than start[x], then went up and back (b_ended). */
+        double x3 = x < 0 ? 0 : b_ended(start, paced, trip, x) + chain;
         pb.turn = fmin(pb.turn, fmax(x1, fmax(x2, x3)));
         pb.own = fmin(pb.own, fmax(rs->work + idle, fmax(x2, x3) + w_lo));
         pb.forced = fmin(pb.forced, b + w);
@@ -818,19 +852,43 @@ static struct pair_bounds memory_pairs(const struct zb_profile *p, int q,
     return pb;
 }
 
+/* Section 9 at rank r, one chunk per rank, the ranks visited from the
+ * last down: pace[x] holds the most of E_q(x) - sf[q] - sb[q] over the
+ * ranks q visited so far, r now included, and paced[x] gets r's bound
+ * on the end of B(r, x) from t0, sf[r] + sb[r] + pace[x] (sf[r] -
+ * sf[q] is fwd(r -> q), sb[r] - sb[q] the way back from B(q, x)). */
+static void paced_returns(const struct zb_profile *p, int r,
+                          const struct rank_shape *rs, const double *sf,
+                          const double *sb, double *pace, double *paced)
+{
+    const struct zb_stage_times *t = &p->stage[r];
+    struct idle_parts ip;
+
+    idle_parts(p, r, rs, &ip);
+    for (long x = 0; x < p->microbatches; x++) {
+        double e = fmax((x + 1) * (t->f + t->b),
+                        ip.h + (x + 1) * t->b +
+                            fmax(0, x + 1 - ip.k) * t->f) +
+                   forced_w(p, p->mem_limit[r], x + 1, x) * t->w;
+        pace[x] = fmax(pace[x], e - sf[r] - sb[r]);
+        paced[x] = sf[r] + sb[r] + pace[x];
+    }
+}
+
 /* Per-rank span bounds; start[r] gets the earliest start of r's first
  * pass. Returns 0, or -1 when out of memory. */
 static int rank_bounds(const struct zb_profile *p, double *span,
                        double *start)
 {
     const int n = zb_profile_stages(p);
-    double *idle = malloc(((size_t)5 * p->pp + 3 * (size_t)n + 3 +
-                           (size_t)p->microbatches +
+    const size_t m = (size_t)p->microbatches;
+    double *idle = malloc(((size_t)5 * p->pp + 3 * (size_t)n + 3 + 3 * m +
                            4 * ((size_t)p->vpp + 1)) * sizeof *idle);
     double *pre = idle + p->pp, *post = pre + p->pp, *turn = post + p->pp;
     double *own = turn + p->pp, *sf = own + p->pp, *sb = sf + n + 1;
     double *tail = sb + n + 1, *f_start = tail + n + 1;
-    double *scratch = f_start + p->microbatches;    /* pass_work's */
+    double *pace = f_start + m, *paced = pace + m;  /* section 9's */
+    double *scratch = paced + m;                    /* pass_work's */
     long total = (long)p->microbatches * p->vpp;
     struct rank_shape rs;
 
@@ -841,9 +899,15 @@ static int rank_bounds(const struct zb_profile *p, double *span,
         sf[s] = p->stage[s].f + edge(p, s) + sf[s + 1];
         sb[s] = p->stage[s].b + edge(p, s) + sb[s + 1];
     }
-    for (int r = 0; r < p->pp; r++) {
+    for (size_t x = 0; x < m; x++)
+        pace[x] = -INFINITY;
+    /* From the last rank down: section 9 paces each rank by those after
+     * it. */
+    for (int r = p->pp - 1; r >= 0; r--) {
         double limit = p->mem_limit[r];
         rank_shape(p, r, &rs);
+        if (p->vpp == 1)
+            paced_returns(p, r, &rs, sf, sb, pace, paced);
         idle[r] = rank_idle(p, r, &rs, &pre[r]);
         post[r] = back_idle(p, r, &rs);
         if (isfinite(limit)) {
@@ -857,7 +921,8 @@ static int rank_bounds(const struct zb_profile *p, double *span,
             struct pass_work pw;
             struct pair_bounds pb;
             pass_work_init(&pw, p, r, &rs, scratch);
-            pb = memory_pairs(p, r, &rs, &pw, pre[r], sf, sb, f_start);
+            pb = memory_pairs(p, r, &rs, &pw, pre[r], sf, sb,
+                              p->vpp == 1 ? paced : NULL, f_start);
             turn[r] = pb.turn;
             own[r] = pb.own;
             pre[r] += pb.forced;
