@@ -302,6 +302,16 @@ Test(bound, memory_tail_chains_the_earlier_round_trips)
     zb_profile_release(&p);
 }
 
+/* A profile of shape sh with these per-stage times (p v of them). */
+static void make_uneven(const struct shape *sh,
+                        const struct zb_stage_times *times,
+                        struct zb_profile *p)
+{
+    make_profile(sh, p);
+    for (int st = 0; st < sh->pp * sh->vpp; st++)
+        p->stage[st] = times[st];
+}
+
 /* The optimum of p that the ILP proves alone (without the closed-form
  * bound, which is under test) within `seconds`, on one thread. */
 static double proven_optimum(const struct zb_profile *p, double seconds)
@@ -386,9 +396,7 @@ Test(bound, memory_turn_caps_each_stage_before_the_last_f)
     for (int c = 0; c < 2; c++) {
         struct zb_profile p;
         double lb, opt;
-        make_profile(&cases[c], &p);
-        for (int st = 0; st < 4; st++)
-            p.stage[st] = times[c][st];
+        make_uneven(&cases[c], times[c], &p);
         lb = zb_bound_cost(&p);
         cr_assert_float_eq(lb, lifted[c], 1e-9, "case %d: bound %g", c, lb);
         opt = proven_optimum(&p, 120);
@@ -421,9 +429,7 @@ Test(bound, paced_returns_meet_the_best_order)
     for (int c = 0; c < 2; c++) {
         struct zb_profile p;
         double lb, opt;
-        make_profile(&cases[c], &p);
-        for (int st = 0; st < 3; st++)
-            p.stage[st] = times[c][st];
+        make_uneven(&cases[c], times[c], &p);
         lb = zb_bound_cost(&p);
         opt = best_cost(&p, &q);
         cr_assert_float_eq(opt, best[c], 1e-9, "case %d: best order %g", c,
