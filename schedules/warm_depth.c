@@ -11,8 +11,8 @@
  * allows. Here a depth per stage brakes it: stage s runs an F only while
  * fewer than d[s] of its microbatches wait for their B, so it warms up d[s]
  * deep and in the steady state runs a B first whenever the next F's input
- * has not arrived. The depths are chosen by the simulated cost, one stage
- * and one step at a time. */
+ * has not arrived. The depths are chosen by the simulated cost, one step
+ * at a time on one stage or on two neighbouring stages together. */
 #include <math.h>
 #include <stdlib.h>
 #include "families.h"
@@ -103,27 +103,39 @@ static bool attempt(struct descent *x)
            keep_if_better(x->p, &x->have, &x->best, &x->try);
 }
 
+/* Stages r..r+n-1 one step deeper (step 1) or shallower (-1) together,
+ * kept when that fits their limits and lowers the cost; whether kept. */
+static bool try_step(struct descent *x, int r, int n, int step)
+{
+    for (int i = r; i < r + n; i++)
+        if (x->d[i] + step < 1 || x->d[i] + step > x->most[i])
+            return false;
+    for (int i = r; i < r + n; i++)
+        x->d[i] += step;
+    if (attempt(x))
+        return true;
+    for (int i = r; i < r + n; i++)
+        x->d[i] -= step;
+    return false;
+}
+
 /* Move one stage's depth by one (deeper first) while that lowers the
- * cost; sweeps end early without a gain. */
+ * cost, then two neighbouring stages' depths together (where one alone
+ * only moves the wait to its neighbour); sweeps end early without a
+ * gain. */
 static void descend(struct descent *x)
 {
     bool gained = true;
 
     for (int sweep = 0; gained && sweep < WARM_DEPTH_SWEEPS; sweep++) {
         gained = false;
-        for (int r = 0; r < x->p->pp; r++)
-            for (int step = 1; step >= -1; step -= 2) {
-                int old = x->d[r];
-
-                if (old + step < 1 || old + step > x->most[r])
-                    continue;
-                x->d[r] = old + step;
-                if (attempt(x)) {
-                    gained = true;
-                    break;
-                }
-                x->d[r] = old;
-            }
+        for (int n = 1; n <= 2; n++)
+            for (int r = 0; r + n <= x->p->pp; r++)
+                for (int step = 1; step >= -1; step -= 2)
+                    if (try_step(x, r, n, step)) {
+                        gained = true;
+                        break;
+                    }
     }
 }
 
