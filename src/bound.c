@@ -852,16 +852,18 @@ static struct pair_bounds memory_pairs(const struct zb_profile *p, int q,
     return pb;
 }
 
-/* Section 9 at rank r, one chunk per rank, the ranks visited from the
- * last down: pace[x] holds the most of E_q(x) - sf[q] - sb[q] over the
- * ranks q visited so far, r now included, and paced[x] gets r's bound
- * on the end of B(r, x) from t0, sf[r] + sb[r] + pace[x] (sf[r] -
- * sf[q] is fwd(r -> q), sb[r] - sb[q] the way back from B(q, x)). */
+/* Section 9 at rank r, one chunk per rank (stage q on rank q), the
+ * ranks visited from the last down: pace[x] holds the most of E_q(x) -
+ * sf[q] - sb[q] over the ranks q visited so far, r now included, and
+ * paced[x] gets r's bound on the end of B(r, x) from t0, sf[r] + sb[r] +
+ * pace[x] (sf[r] - sf[q] is fwd(r -> q), sb[r] - sb[q] the way back
+ * from B(q, x)). */
 static void paced_returns(const struct zb_profile *p, int r,
                           const struct rank_shape *rs, const double *sf,
                           const double *sb, double *pace, double *paced)
 {
-    const struct zb_stage_times *t = &p->stage[r];
+    const int s = rs->lo;           /* r's one stage */
+    const struct zb_stage_times *t = &p->stage[s];
     struct idle_parts ip;
 
     idle_parts(p, r, rs, &ip);
@@ -870,8 +872,8 @@ static void paced_returns(const struct zb_profile *p, int r,
                         ip.h + (x + 1) * t->b +
                             fmax(0, x + 1 - ip.k) * t->f) +
                    forced_w(p, p->mem_limit[r], x + 1, x) * t->w;
-        pace[x] = fmax(pace[x], e - sf[r] - sb[r]);
-        paced[x] = sf[r] + sb[r] + pace[x];
+        pace[x] = fmax(pace[x], e - sf[s] - sb[s]);
+        paced[x] = sf[s] + sb[s] + pace[x];
     }
 }
 
