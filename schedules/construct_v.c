@@ -113,14 +113,20 @@ enum {
     RESERVE_ALL     /* one per microbatch in flight: never stalls */
 };
 
+/* One run's state. The arrays are allocated once per worker (vc_alloc())
+ * and reset for each of its runs (vc_reset()): a construction at p 64,
+ * m 1024 makes about a hundred runs. */
 struct vc {
     const struct zb_profile *p;
     const struct variant *var;  /* per rank: its rules */
-    struct zb_schedule *s;      /* the order being built, with times */
+    struct zb_schedule *s;      /* the order being built, with times; NULL:
+                                   not recorded (see refine()) */
     int pp, m;
     double eps;                 /* time tolerance */
     double *end;                /* per pass; NAN until placed */
-    double *clock, *mem, *bubble; /* per rank: free at, memory, idle */
+    double *clock, *bubble;     /* per rank: free at, idle */
+    struct zb_rank_tally *tally; /* per rank: busy, span, memory (with the
+                                   running sum fits() reads) */
     double *work;               /* per rank: total busy time */
     const double *limit;        /* per rank: memory it may use */
     const double *headroom;     /* per rank: refinement slack, or NULL */
@@ -180,31 +186,39 @@ static double next_input(const struct vc *v, enum zb_op_kind k, int r, int c)
                           : arrival(v, ZB_PASS_F, stage - 1, mb, r);
     if (stage == 2 * v->pp - 1)
         return *end_of(v, ZB_PASS_F, stage, mb);
-    /* fmax() drops one NAN argument, so test both. */
+    /* NAN while either is unplaced: a comparison with a NAN is false. */
     double g = arrival(v, ZB_PASS_B, stage + 1, mb, r);
     double f = *end_of(v, ZB_PASS_F, stage, mb);
-    return isnan(g) || isnan(f) ? NAN : fmax(g, f);
+    return isnan(g) || g > f ? g : f;
 }
 
+/* The hot path of a construction: comparisons rather than fmax(),
+ * which is a libm call at -O2 (NAN cannot reach here: the assert). */
 static void put(struct vc *v, int r, enum zb_op_kind k, int c)
 {
     int stage = stage_of(v, r, c);
     double in = next_input(v, k, r, c);
     int mb = (*next_of(v, k, r, c))++;
-    double start = fmax(v->clock[r], in), d = pass_dur(v, k, stage);
-    struct zb_op_list *l = &v->s->ranks[r];
+    double start = in > v->clock[r] ? in : v->clock[r];
+    double end = start + pass_dur(v, k, stage);
+    struct zb_rank_tally *t = &v->tally[r];
 
     assert(mb < v->m && !isnan(in));
-    if (l->n > 0)
+    if (t->last_end > -INFINITY)        /* not r's first pass */
         v->bubble[r] += start - v->clock[r];
-    v->worst = fmax(v->worst, v->work[r] + v->bubble[r]);
-    v->clock[r] = start + d;
-    *end_of(v, zb_pass_of(k), stage, mb) = start + d;
-    v->mem[r] += v->delta[k == ZB_OP_F ? 0 : k == ZB_OP_B ? 1 : 2];
-    /* zb_schedule_push() with the times, into room vc_init() made. */
-    l->ops[l->n++] = (struct zb_op){ .kind = k, .stage = stage, .mb = mb,
-                                     .peer = -1, .seq = -1, .start = start,
-                                     .end = start + d };
+    if (v->work[r] + v->bubble[r] > v->worst)
+        v->worst = v->work[r] + v->bubble[r];
+    v->clock[r] = end;
+    *end_of(v, zb_pass_of(k), stage, mb) = end;
+    zb_tally_pass(t, start, end);
+    zb_tally_memory(t, v->delta[k == ZB_OP_F ? 0 : k == ZB_OP_B ? 1 : 2]);
+    /* zb_schedule_push() with the times, into room vc_reset() made. */
+    if (v->s) {
+        struct zb_op_list *l = &v->s->ranks[r];
+        l->ops[l->n++] = (struct zb_op){ .kind = k, .stage = stage,
+                                         .mb = mb, .peer = -1, .seq = -1,
+                                         .start = start, .end = end };
+    }
     if (k == ZB_OP_B)
         v->wq[r * 2 * v->m + v->wq_tail[r]++] = c;
     if (k != ZB_OP_W)
@@ -253,7 +267,7 @@ static void fill_gap(struct vc *v, int r, double t_in, bool extra)
 
 static bool fits(const struct vc *v, int r, double need)
 {
-    return v->mem[r] + need <= v->limit[r] * (1 + 1e-9) + 1e-12;
+    return v->tally[r].mem + need <= v->limit[r] * (1 + 1e-9) + 1e-12;
 }
 
 /* Run W passes until `need` more memory fits; whether it does. Runs none
@@ -472,54 +486,73 @@ static int rounds(struct vc *v)
 
 /* ---- one run, refinement, variants ----------------------------------- */
 
-static void vc_init(struct vc *v, const struct zb_profile *p,
-                    const struct variant *var, const double *limit,
-                    const double *headroom, struct zb_schedule *s)
+static void vc_alloc(struct vc *v, const struct zb_profile *p)
 {
     const int pp = p->pp, m = p->microbatches;
-    long npass = zb_pass_count(p);
     double scale = p->comm;
 
-    *v = (struct vc){ .p = p, .var = var, .s = s, .pp = pp, .m = m,
-                      .limit = limit, .headroom = headroom,
-                      .fb_left = 4L * pp * m };
-    v->end = zb_xmalloc((size_t)npass * sizeof(double));
-    for (long i = 0; i < npass; i++)
-        v->end[i] = NAN;
-    v->clock = zb_xcalloc((size_t)pp, sizeof(double));
-    v->mem = zb_xcalloc((size_t)pp, sizeof(double));
-    v->bubble = zb_xcalloc((size_t)pp, sizeof(double));
+    *v = (struct vc){ .p = p, .pp = pp, .m = m };
+    v->end = zb_xmalloc((size_t)zb_pass_count(p) * sizeof(double));
+    v->clock = zb_xmalloc((size_t)pp * sizeof(double));
+    v->bubble = zb_xmalloc((size_t)pp * sizeof(double));
+    v->tally = zb_xmalloc((size_t)pp * sizeof(*v->tally));
     v->work = zb_xcalloc((size_t)pp, sizeof(double));
-    v->nf = zb_xcalloc((size_t)pp, sizeof(*v->nf));
-    v->nb = zb_xcalloc((size_t)pp, sizeof(*v->nb));
-    v->nw = zb_xcalloc((size_t)pp, sizeof(*v->nw));
+    v->nf = zb_xmalloc((size_t)pp * sizeof(*v->nf));
+    v->nb = zb_xmalloc((size_t)pp * sizeof(*v->nb));
+    v->nw = zb_xmalloc((size_t)pp * sizeof(*v->nw));
     v->wq = zb_xmalloc((size_t)pp * 2 * (size_t)m * sizeof(int));
-    v->wq_head = zb_xcalloc((size_t)pp, sizeof(int));
-    v->wq_tail = zb_xcalloc((size_t)pp, sizeof(int));
-    v->leg = zb_xcalloc((size_t)pp, sizeof(int));
+    v->wq_head = zb_xmalloc((size_t)pp * sizeof(int));
+    v->wq_tail = zb_xmalloc((size_t)pp * sizeof(int));
+    v->leg = zb_xmalloc((size_t)pp * sizeof(int));
     for (int k = 0; k < 3; k++)
         v->delta[k] = zb_op_memory_delta(p, k == 0 ? ZB_OP_F : k == 1
                                                  ? ZB_OP_B : ZB_OP_W);
-    for (int r = 0; r < pp; r++)
-        zb_xgrow((void **)&s->ranks[r].ops, &s->ranks[r].cap,
-              s->ranks[r].n + 6 * m, sizeof(struct zb_op));
     for (int r = 0; r < pp; r++) {
         for (int c = 0; c < 2; c++) {
             const struct zb_stage_times *t = &p->stage[stage_of(v, r, c)];
             v->work[r] += m * (t->f + t->b + t->w);
             scale = fmax(scale, t->f + t->b + t->w);
         }
-        v->worst = fmax(v->worst, v->work[r]);
     }
     v->eps = 1e-9 * scale;
+}
+
+/* Ready v for a run under var (per rank), with headroom (NULL: none),
+ * recording into s (its lists empty) unless s is NULL. */
+static void vc_reset(struct vc *v, const struct variant *var,
+                     const double *limit, const double *headroom,
+                     struct zb_schedule *s)
+{
+    const int pp = v->pp;
+    const long npass = zb_pass_count(v->p);
+
+    v->var = var;
+    v->limit = limit;
+    v->headroom = headroom;
+    v->s = s;
+    v->fb_left = 4L * pp * v->m;
+    v->worst = 0;
+    for (long i = 0; i < npass; i++)
+        v->end[i] = NAN;
+    for (int r = 0; r < pp; r++) {
+        v->clock[r] = v->bubble[r] = 0;
+        zb_tally_start(&v->tally[r]);
+        v->nf[r][0] = v->nf[r][1] = v->nb[r][0] = v->nb[r][1] = 0;
+        v->nw[r][0] = v->nw[r][1] = 0;
+        v->wq_head[r] = v->wq_tail[r] = v->leg[r] = 0;
+        v->worst = fmax(v->worst, v->work[r]);
+        if (s)
+            zb_xgrow((void **)&s->ranks[r].ops, &s->ranks[r].cap,
+                     s->ranks[r].n + 6 * v->m, sizeof(struct zb_op));
+    }
 }
 
 static void vc_release(struct vc *v)
 {
     free(v->end);
     free(v->clock);
-    free(v->mem);
     free(v->bubble);
+    free(v->tally);
     free(v->work);
     free(v->nf);
     free(v->nb);
@@ -530,90 +563,109 @@ static void vc_release(struct vc *v)
     free(v->leg);
 }
 
-/* One construction into s (empty lists), rank r under var[r]; headroom
- * may be NULL. */
-static int run_once(const struct zb_profile *p, const struct variant *var,
+/* One construction in v, rank r under var[r]; headroom may be NULL; the
+ * order is recorded into s (empty lists) unless s is NULL. */
+static int run_once(struct vc *v, const struct variant *var,
                     const double *limit, const double *headroom,
                     struct zb_schedule *s)
 {
-    struct vc v;
-    double *arrive = zb_xmalloc((size_t)p->pp * sizeof(double));
+    double *arrive = zb_xmalloc((size_t)v->pp * sizeof(double));
     int rc;
 
-    vc_init(&v, p, var, limit, headroom, s);
-    warm_chain(&v);
-    warm_balance(&v, arrive);
-    rc = rounds(&v);
-    vc_release(&v);
+    vc_reset(v, var, limit, headroom, s);
+    warm_chain(v);
+    warm_balance(v, arrive);
+    rc = rounds(v);
     free(arrive);
     return rc;
 }
 
-/* A thread's share of the variants: the best run so far and a scratch
- * schedule that each run reuses (swapped in when it wins), the rules
- * every rank ran under in the best run and in the one being made. */
+/* The measures of v's last run, from the times its passes got, which
+ * follow the simulator's rule exactly (tests check that they agree). */
+static void vc_measures(const struct vc *v, struct zb_measures *ms)
+{
+    ms->fits_memory = true;
+    for (int r = 0; r < v->pp; r++)
+        zb_measures_set_rank(v->p, r, &v->tally[r], ms);
+    zb_measures_finish(ms, v->pp);
+}
+
+/* A thread's share of the variants. A run is kept as what makes it again
+ * (each rank's rules and the headroom it ran with) and its measures, not
+ * as an order: runs are deterministic, so construct_v() runs the winner
+ * once more to record its order, and the hundred-odd runs of a
+ * construction write none (at p 64, m 1024 an order is 19 MB). */
 struct worker {
     const struct zb_profile *p;
     const double *limit;
     size_t first, step;         /* variants first, first + step, ... */
-    struct zb_schedule best, scratch;
+    struct vc v;                /* every run's state */
+    struct zb_measures best, scratch; /* the best run's, the last run's */
     int best_variant;           /* -1 while none */
-    struct variant *best_var, *var; /* per rank */
+    struct variant *best_var, *var; /* per rank: the best run's rules, the
+                                       next run's */
+    double *best_head;          /* per rank: the best run's headroom */
+    bool best_headed;           /* whether it had one (not a first run) */
+    double *head, *next_head;   /* per rank: the run's headroom, the next
+                                   refinement's */
     long runs, wins;            /* runs made; runs that became best */
     bool b_room;                /* every variant's b_room (the rules) */
 };
 
-/* When run c (made under the rules `rules`) fits and beats w's best, or
- * w has none, it becomes w's best (swapped: c gets the old one). */
-static bool take_if_better(struct worker *w, struct zb_schedule *c,
-                           const struct variant *rules, int index)
+/* When the run measured in *ms (made under the rules `rules`, with
+ * headroom `head`, NULL for none) fits and beats w's best, or w has
+ * none, it becomes w's best (swapped: *ms gets the old measures). */
+static bool take_if_better(struct worker *w, struct zb_measures *ms,
+                           const struct variant *rules, const double *head,
+                           int index)
 {
-    struct zb_schedule t;
+    const int pp = w->p->pp;
+    struct zb_measures t;
 
-    if (!c->predicted.fits_memory ||
-        (w->best_variant >= 0 &&
-         !zb_measures_better(&c->predicted, &w->best.predicted, w->p->pp)))
+    if (!ms->fits_memory ||
+        (w->best_variant >= 0 && !zb_measures_better(ms, &w->best, pp)))
         return false;
     t = w->best;
-    w->best = *c;
-    *c = t;
+    w->best = *ms;
+    *ms = t;
     w->best_variant = index;
-    memcpy(w->best_var, rules, (size_t)w->p->pp * sizeof(*rules));
+    memcpy(w->best_var, rules, (size_t)pp * sizeof(*rules));
+    w->best_headed = head != NULL;
+    if (head)
+        memcpy(w->best_head, head, (size_t)pp * sizeof(*head));
     w->wins++;
     return true;
 }
 
 /* w->var (each rank's rules) and its refinements: each re-run gets every
  * rank's headroom in the previous run (cost - its span) as slack, while
- * the cost falls.
- * Runs are measured from the times the builder gave every pass, which
- * follow the simulator's rule exactly (tests check that they agree), so a
- * second simulation per candidate is not needed. */
+ * the cost falls. */
 static void refine(struct worker *w, int index)
 {
     const struct zb_profile *p = w->p;
-    double *head = NULL, prev = INFINITY;
+    double prev = INFINITY;
+    bool headed = false;
 
     for (int it = 0; it < MAX_REFINE; it++) {
-        struct zb_measures *ms = &w->scratch.predicted;
-        double cost;
-        for (int r = 0; r < p->pp; r++)
-            w->scratch.ranks[r].n = 0;
+        struct zb_measures *ms = &w->scratch;
+        double cost, *t;
         w->runs++;
-        if (run_once(p, w->var, w->limit, head, &w->scratch) < 0)
+        if (run_once(&w->v, w->var, w->limit, headed ? w->head : NULL,
+                     NULL) < 0)
             break;
-        zb_measures_from_times(p, w->scratch.ranks, ms);
+        vc_measures(&w->v, ms);
         cost = ms->cost;
-        if (!head)
-            head = zb_xmalloc((size_t)p->pp * sizeof(double));
         for (int r = 0; r < p->pp; r++)
-            head[r] = cost - ms->ranks[r].span;
-        take_if_better(w, &w->scratch, w->var, index);
+            w->next_head[r] = cost - ms->ranks[r].span;
+        take_if_better(w, ms, w->var, headed ? w->head : NULL, index);
+        t = w->head;
+        w->head = w->next_head;
+        w->next_head = t;
+        headed = true;
         if (!(cost < prev * (1 - 1e-12)))
             break;
         prev = cost;
     }
-    free(head);
 }
 /* The limit each rank builds under: its own, or 2x 1F1B's if unlimited;
  * ZB_ENOMEM_LIMIT below one microbatch's two chunks. */
@@ -716,18 +768,41 @@ static void worker_init(struct worker *w, const struct zb_profile *p,
     *w = (struct worker){ .p = p, .limit = limit, .first = first,
                           .step = step, .best_variant = -1,
                           .b_room = b_room };
-    zb_schedule_init(&w->best, "zb-v", p);
-    zb_schedule_init(&w->scratch, "zb-v", p);
+    vc_alloc(&w->v, p);
+    w->best.ranks = zb_xcalloc((size_t)p->pp, sizeof(*w->best.ranks));
+    w->scratch.ranks = zb_xcalloc((size_t)p->pp,
+                                  sizeof(*w->scratch.ranks));
     w->var = zb_xcalloc((size_t)p->pp, sizeof(*w->var));
     w->best_var = zb_xcalloc((size_t)p->pp, sizeof(*w->best_var));
+    w->best_head = zb_xmalloc((size_t)p->pp * sizeof(double));
+    w->head = zb_xmalloc((size_t)p->pp * sizeof(double));
+    w->next_head = zb_xmalloc((size_t)p->pp * sizeof(double));
 }
 
 static void worker_release(struct worker *w)
 {
-    zb_schedule_release(&w->best);
-    zb_schedule_release(&w->scratch);
+    vc_release(&w->v);
+    free(w->best.ranks);
+    free(w->scratch.ranks);
     free(w->var);
     free(w->best_var);
+    free(w->best_head);
+    free(w->head);
+    free(w->next_head);
+}
+
+/* w's best run made again, its order recorded into s (replacing s's). */
+static int record_best(struct worker *w, struct zb_schedule *s,
+                       struct zb_error *err)
+{
+    for (int r = 0; r < w->p->pp; r++)
+        s->ranks[r].n = 0;
+    if (run_once(&w->v, w->best_var, w->limit,
+                 w->best_headed ? w->best_head : NULL, s) < 0)
+        return zb_error_set(err, ZB_EILLEGAL, "ZB-V construction: the "
+                            "best run did not repeat");
+    vc_measures(&w->v, &s->predicted);
+    return 0;
 }
 
 /* Both workers' variants (the second on a thread when one starts); the
@@ -742,11 +817,9 @@ static struct worker *run_variants(struct worker w[2])
     if (w[1].best_variant < 0)
         return w[0].best_variant < 0 ? NULL : &w[0];
     if (w[0].best_variant < 0 ||
-        zb_measures_better(&w[1].best.predicted, &w[0].best.predicted,
-                           w->p->pp))
+        zb_measures_better(&w[1].best, &w[0].best, w->p->pp))
         return &w[1];
-    if (zb_measures_better(&w[0].best.predicted, &w[1].best.predicted,
-                           w->p->pp))
+    if (zb_measures_better(&w[0].best, &w[1].best, w->p->pp))
         return &w[0];
     return w[0].best_variant < w[1].best_variant ? &w[0] : &w[1];
 }
@@ -825,7 +898,9 @@ static void *try_fresh(void *arg)
 static bool adopt(struct worker *w, struct worker *h)
 {
     return h->best_variant >= 0 &&
-           take_if_better(w, &h->best, h->best_var, w->best_variant);
+           take_if_better(w, &h->best, h->best_var,
+                          h->best_headed ? h->best_head : NULL,
+                          w->best_variant);
 }
 
 /* Step 6: from the winning run's rules (w's best), each rank's rules
@@ -907,10 +982,9 @@ int construct_v(const struct zb_profile *p, enum construct_v_rules rules,
         run_variant(&w[0], &fallback, 0);
         win = w[0].best_variant < 0 ? NULL : &w[0];
     }
-    if (win) {
-        zb_schedule_copy_order(s, &win->best);
+    if (win && (rc = record_best(win, s, err)) == 0)
         memo_store(memo, p, s);
-    } else
+    else if (!win)
         rc = zb_error_set(err, ZB_ENOMEM_LIMIT,
                           "no constructed ZB-V order fits the memory "
                           "limits");

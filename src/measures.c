@@ -2,7 +2,6 @@
  * definition for the simulator's predictions and zbexec's realized runs,
  * and the order in which candidate schedules compare. */
 #include <math.h>
-#include <string.h>
 #include "zbsched/measures.h"
 #include "zbsched/validate.h"
 
@@ -25,39 +24,52 @@ void zb_measures_summarise(struct zb_measures *ms, int pp)
         ms->makespan > 0 ? 1 - busy / (pp * ms->makespan) : 0;
 }
 
+void zb_measures_set_rank(const struct zb_profile *p, int r,
+                          const struct zb_rank_tally *t,
+                          struct zb_measures *ms)
+{
+    struct zb_rank_measures *rm = &ms->ranks[r];
+
+    *rm = (struct zb_rank_measures){ .busy = t->busy,
+                                     .first_start = t->first_start,
+                                     .last_end = t->last_end,
+                                     .peak_memory = t->peak };
+    if (rm->last_end < rm->first_start)     /* no pass */
+        rm->first_start = rm->last_end = 0;
+    if (!zb_validate_within_limit(p, r, rm->peak_memory))
+        ms->fits_memory = false;
+}
+
+void zb_measures_finish(struct zb_measures *ms, int pp)
+{
+    ms->lower_bound = ms->makespan_bound = ms->step_time = 0;
+    zb_measures_summarise(ms, pp);
+}
+
 void zb_measures_from_times(const struct zb_profile *p,
                             const struct zb_op_list *ranks,
                             struct zb_measures *ms)
 {
-    ms->lower_bound = ms->makespan_bound = ms->step_time = 0;
     ms->fits_memory = true;
     for (int r = 0; r < p->pp; r++) {
-        struct zb_rank_measures *rm = &ms->ranks[r];
-        double mem = 0;
+        struct zb_rank_tally t;
 
-        memset(rm, 0, sizeof(*rm));
-        rm->first_start = INFINITY;
-        rm->last_end = -INFINITY;
+        zb_tally_start(&t);
         for (int i = 0; i < ranks[r].n; i++) {
             const struct zb_op *op = &ranks[r].ops[i];
             if (!zb_op_is_compute(op->kind))
                 continue;
-            rm->busy += op->end - op->start;
-            rm->first_start = fmin(rm->first_start, op->start);
-            rm->last_end = fmax(rm->last_end, op->end);
-            struct zb_op part[2];
-            int np = zb_op_split(op, part);
-            for (int h = 0; h < np; h++) {
-                mem += zb_op_memory_delta(p, part[h].kind);
-                rm->peak_memory = fmax(rm->peak_memory, mem);
+            zb_tally_pass(&t, op->start, op->end);
+            if (op->kind == ZB_OP_FB) {     /* its peak is after the F */
+                zb_tally_memory(&t, zb_op_memory_delta(p, ZB_OP_F));
+                zb_tally_memory(&t, zb_op_memory_delta(p, ZB_OP_B));
+            } else {
+                zb_tally_memory(&t, zb_op_memory_delta(p, op->kind));
             }
         }
-        if (rm->last_end < rm->first_start)
-            rm->first_start = rm->last_end = 0;
-        if (!zb_validate_within_limit(p, r, rm->peak_memory))
-            ms->fits_memory = false;
+        zb_measures_set_rank(p, r, &t, ms);
     }
-    zb_measures_summarise(ms, p->pp);
+    zb_measures_finish(ms, p->pp);
 }
 
 double zb_measures_max_peak(const struct zb_measures *ms, int pp)

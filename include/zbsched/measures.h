@@ -4,6 +4,7 @@
 #ifndef ZBSCHED_MEASURES_H
 #define ZBSCHED_MEASURES_H
 
+#include <math.h>
 #include <stdbool.h>
 #include "zbsched/op.h"
 #include "zbsched/profile.h"
@@ -30,6 +31,52 @@ struct zb_measures {
                                  collective - first start; else 0 */
     struct zb_rank_measures *ranks;  /* pp entries */
 };
+
+/* A rank's compute ops in list order, accumulated: the one rule for its
+ * busy time, first start, last end and memory peak. zb_measures_from_times()
+ * tallies an op list; a construction that times passes as it places them
+ * tallies them there and skips the second walk over its lists. */
+struct zb_rank_tally {
+    double first_start, last_end, busy;
+    double mem, peak;   /* running memory sum and its peak (from 0) */
+};
+
+static inline void zb_tally_start(struct zb_rank_tally *t)
+{
+    t->first_start = INFINITY;
+    t->last_end = -INFINITY;
+    t->busy = t->mem = t->peak = 0;
+}
+
+/* A pass that ran from start to end (ends nondecreasing need not hold). */
+static inline void zb_tally_pass(struct zb_rank_tally *t, double start,
+                                 double end)
+{
+    t->busy += end - start;
+    if (start < t->first_start)
+        t->first_start = start;
+    if (end > t->last_end)
+        t->last_end = end;
+}
+
+/* A memory change, after the pass that makes it. */
+static inline void zb_tally_memory(struct zb_rank_tally *t, double delta)
+{
+    t->mem += delta;
+    if (t->mem > t->peak)
+        t->peak = t->mem;
+}
+
+/* Rank r's measures from its tally (the rest of ms->ranks[r] 0); clears
+ * ms->fits_memory when its peak is over the limit (validator's
+ * tolerance). */
+void zb_measures_set_rank(const struct zb_profile *p, int r,
+                          const struct zb_rank_tally *t,
+                          struct zb_measures *ms);
+
+/* ms with every rank set (zb_measures_set_rank(), fits_memory true
+ * before the first) finished: bounds 0, then zb_measures_summarise(). */
+void zb_measures_finish(struct zb_measures *ms, int pp);
 
 /* Every measure but the bounds (left 0), from the start/end of the
  * compute ops in ranks (pp lists): the simulator's, or a realized run's.
