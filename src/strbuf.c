@@ -52,10 +52,12 @@ void sb_add(struct strbuf *sb, const char *s)
     sb->len += n;
 }
 
-void sb_add_int(struct strbuf *sb, int v)
+/* v in decimal, as printf's %lld writes it. */
+static void add_integer(struct strbuf *sb, long long v)
 {
-    char tmp[12], *d = tmp + sizeof(tmp);
-    unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
+    char tmp[24], *d = tmp + sizeof(tmp);
+    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v
+                                 : (unsigned long long)v;
 
     *--d = '\0';
     do
@@ -64,6 +66,11 @@ void sb_add_int(struct strbuf *sb, int v)
     if (v < 0)
         *--d = '-';
     sb_add(sb, d);
+}
+
+void sb_add_int(struct strbuf *sb, int v)
+{
+    add_integer(sb, v);
 }
 
 void sb_add_num(struct strbuf *sb, double v)
@@ -76,6 +83,14 @@ void sb_add_num(struct strbuf *sb, double v)
     }
     if (v == 0)
         v = 0;      /* no "-0" */
+    /* Whole numbers below 1e15 (every time of a profile in whole units,
+     * as the paper's are) come out as %.15g writes them, without the
+     * formatting and round-trip check below: a schedule at p 64, m 1024
+     * writes 1.6 million times. */
+    if (fabs(v) < 1e15 && v == (double)(long long)v) {
+        add_integer(sb, (long long)v);
+        return;
+    }
     snprintf(tmp, sizeof(tmp), "%.15g", v);
     if (strtod(tmp, NULL) != v)
         snprintf(tmp, sizeof(tmp), "%.17g", v);

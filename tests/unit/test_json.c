@@ -1,6 +1,6 @@
 /* test_json.c - schedule JSON: what is written reads back to the same
- * schedule, integers are spelled as printf spells them, and bad files
- * are refused with a reason. */
+ * schedule, integers and times are spelled as printf spells them, and bad
+ * files are refused with a reason. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +71,34 @@ Test(json, integers_are_spelled_as_printf_spells_them)
     }
     cr_assert_str_eq(sb.buf, want);
     cr_assert_eq(sb.len, strlen(want));
+    sb_release(&sb);
+}
+
+/* Times (sb_add_num()): whole numbers below 1e15 as "%.15g" spells them
+ * (the fast path), the rest by "%.15g" or, where that does not read back
+ * to the same double, "%.17g"; -0 as 0. */
+Test(json, numbers_are_spelled_as_printf_spells_them)
+{
+    const double vals[] = { 0, -0.0, 1, -1, 6163, 10408, 1e14,
+                            999999999999999, -999999999999999, 1e15, 1e16,
+                            2.5, 0.1, 1.0 / 3, 123456.75, 1e-7,
+                            -4503599627370497.0 };
+    struct strbuf sb;
+    char want[1024] = "";
+
+    sb_init(&sb);
+    for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+        char tmp[32];
+        double v = vals[i] == 0 ? 0 : vals[i];
+        sb_add_num(&sb, vals[i]);
+        sb_add(&sb, " ");
+        snprintf(tmp, sizeof(tmp), "%.15g", v);
+        if (strtod(tmp, NULL) != v)
+            snprintf(tmp, sizeof(tmp), "%.17g", v);
+        snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s ",
+                 tmp);
+    }
+    cr_assert_str_eq(sb.buf, want);
     sb_release(&sb);
 }
 
