@@ -35,7 +35,7 @@ struct heap_item {
 struct sim {
     struct zb_schedule *s;
     const struct zb_profile *p;
-    double *end;              /* per pass; NAN until it ran */
+    double *end;              /* per pass (end_of()); NAN until it ran */
     int *pos;                 /* per rank: index of its next op */
     double *clock;            /* per rank: when it is free */
     bool *queued;
@@ -46,6 +46,16 @@ struct sim {
     struct heap_item *heap;
     int heap_n;
 };
+
+/* A pass's end. Microbatch-major, unlike zb_pass_index(): an op's
+ * inputs share its microbatch and sit next to its own slot, where
+ * stage-major slots lie a page apart at m 1024 (the lookup dominated the
+ * simulation's time). */
+static double *end_of(const struct sim *m, enum zb_pass k, int stage, int mb)
+{
+    return &m->end[((long)mb * zb_profile_stages(m->p) + stage) *
+                   ZB_PASS_COUNT + k];
+}
 
 static bool item_less(const struct heap_item *a, const struct heap_item *b)
 {
@@ -148,8 +158,7 @@ static void try_queue(struct sim *m, int r)
         ready = fmax(ready, m->grad_free[op->stage]);
     n = op_deps(m->p, op, deps);
     for (int i = 0; i < n; i++) {
-        double e = m->end[zb_pass_index(m->p, deps[i].pass, deps[i].stage,
-                                        deps[i].mb)];
+        double e = *end_of(m, deps[i].pass, deps[i].stage, deps[i].mb);
         if (isnan(e))
             return;
         if (zb_profile_stage_rank(m->p, deps[i].stage) != r)
@@ -173,8 +182,7 @@ static int report_stuck(struct sim *m, struct zb_error *err)
         struct zb_dep deps[4];
         int n = op_deps(m->p, op, deps);
         for (int i = 0; i < n; i++)
-            if (isnan(m->end[zb_pass_index(m->p, deps[i].pass,
-                                           deps[i].stage, deps[i].mb)]))
+            if (isnan(*end_of(m, deps[i].pass, deps[i].stage, deps[i].mb)))
                 return zb_error_set(err, ZB_EILLEGAL,
                                     "rank %d op %d (%s) waits forever for "
                                     "%s stage %d mb %d", r, m->pos[r],
@@ -260,11 +268,9 @@ int zb_sim_run(struct zb_schedule *s, struct zb_error *err)
         np = zb_op_split(op, part);
         for (int h = 0; h < np; h++) {
             const struct zb_op *x = &part[h];
-            m.end[zb_pass_index(p, zb_pass_of(x->kind), x->stage, x->mb)] =
-                op->end;
+            *end_of(&m, zb_pass_of(x->kind), x->stage, x->mb) = op->end;
             if (x->kind == ZB_OP_BW)
-                m.end[zb_pass_index(p, ZB_PASS_W, x->stage, x->mb)] =
-                    op->end;
+                *end_of(&m, ZB_PASS_W, x->stage, x->mb) = op->end;
         }
         /* Only this rank and the ranks of the neighbouring stages can have
          * been waiting for these passes. */
