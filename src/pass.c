@@ -1,4 +1,4 @@
-/* passes.c - dependencies of the pass graph (see passes.h). */
+/* pass.c - dependencies of the pass graph (see pass.h). */
 #include "zbsched/pass.h"
 
 int zb_pass_deps(const struct zb_profile *p, enum zb_op_kind kind, int stage,
@@ -24,13 +24,4 @@ int zb_pass_deps(const struct zb_profile *p, enum zb_op_kind kind, int stage,
         break;
     }
     return n;
-}
-
-enum zb_pass zb_pass_of(enum zb_op_kind kind)
-{
-    switch (kind) {
-    case ZB_OP_F: return ZB_PASS_F;
-    case ZB_OP_W: return ZB_PASS_W;
-    default: return ZB_PASS_B;
-    }
 }

@@ -35,7 +35,12 @@ static inline long zb_pass_count(const struct zb_profile *p)
 int zb_pass_deps(const struct zb_profile *p, enum zb_op_kind kind, int stage,
                  int mb, struct zb_dep out[2]);
 
-/* The pass kind an op completes first (BW: B; not FB: split it). */
-enum zb_pass zb_pass_of(enum zb_op_kind kind);
+/* The pass kind an op completes first (BW: B; not FB: split it). Inline
+ * like op.h's facts: asked once per placed pass. */
+static inline enum zb_pass zb_pass_of(enum zb_op_kind kind)
+{
+    return kind == ZB_OP_F ? ZB_PASS_F
+         : kind == ZB_OP_W ? ZB_PASS_W : ZB_PASS_B;
+}
 
 #endif
