@@ -20,24 +20,36 @@
  * largest pipelines keep the paper's alone. */
 #define B_ROOM_MAX_PASSES 200000L
 
-/* Keep the order in out->s[out->n] (named after its origin), simulated
- * unless it came so, when rc says the candidate built; else drop it. */
-static void keep(struct best_candidates *out, int rc, bool timed)
+/* What a candidate's builder leaves besides the order. */
+enum came {
+    CAME_ORDER,     /* the order alone: simulated here */
+    CAME_TIMED,     /* with the simulator's times: measured here
+                       (zb_sim_measure()) */
+    CAME_SIMULATED  /* simulated, bounds included */
+};
+
+/* Keep the order in out->s[out->n] (named after its origin), with its
+ * measures (`how` it came), when rc says the candidate built; else drop
+ * it. */
+static void keep(struct best_candidates *out, int rc, enum came how)
 {
     struct zb_schedule *c = &out->s[out->n];
 
-    if (rc == 0 && (timed || zb_sim_run(c, NULL) == 0))
+    if (rc == 0 && (how == CAME_SIMULATED ||
+                    (how == CAME_TIMED ? zb_sim_measure(c, NULL)
+                                       : zb_sim_run(c, NULL)) == 0))
         out->n++;
     else
         zb_schedule_release(c);
 }
 
-/* keep(), and the order, when kept, is the extra start (best.h). */
+/* keep() a timed order (both extra starts come so) that, when kept, is
+ * the extra start (best.h). */
 static void keep_extra(struct best_candidates *out, int rc)
 {
     int at = out->n;
 
-    keep(out, rc, false);
+    keep(out, rc, CAME_TIMED);
     if (out->n > at)
         out->extra = at;
 }
@@ -71,11 +83,11 @@ void best_candidates_collect(const struct zb_profile *p,
      * validated by zb_generator_run() like any generator's order. Each
      * candidate is named after where its order comes from. */
     zb_schedule_init(&out->s[out->n], "list-scheduler", p);
-    keep(out, greedy_best(p, &out->s[out->n], NULL), false);
+    keep(out, greedy_best(p, &out->s[out->n], NULL), CAME_TIMED);
     /* The paper's construction comes simulated (construct.h). */
     if (p->placement == ZB_PLACEMENT_LOOP && p->vpp == 1) {
         zb_schedule_init(&out->s[out->n], "zb-construct", p);
-        keep(out, construct_loop(p, &out->s[out->n], NULL), true);
+        keep(out, construct_loop(p, &out->s[out->n], NULL), CAME_SIMULATED);
         zb_schedule_init(&out->s[out->n], "warm-depth", p);
         keep_extra(out, warm_depth_loop(p, &out->s[out->n], NULL));
     }
@@ -85,7 +97,7 @@ void best_candidates_collect(const struct zb_profile *p,
     if (p->placement == ZB_PLACEMENT_V && p->vpp == 2) {
         zb_schedule_init(&out->s[out->n], "zb-v-construct", p);
         keep(out, construct_v(p, CONSTRUCT_V_PAPER, &out->s[out->n], NULL),
-             false);
+             CAME_TIMED);
         /* Where a candidate is already optimal (and the step is the
          * cost: no data parallelism) the extra start can change
          * nothing; skip its construction. */
@@ -107,7 +119,7 @@ void best_candidates_collect(const struct zb_profile *p,
             zb_generator_accepts(g, p, NULL) < 0)
             continue;
         zb_schedule_init(&out->s[out->n], g->name, p);
-        keep(out, g->generate(p, opt, &out->s[out->n], NULL), false);
+        keep(out, g->generate(p, opt, &out->s[out->n], NULL), CAME_ORDER);
     }
 }
 

@@ -304,3 +304,12 @@ out:
     free(m.reduced);
     return rc;
 }
+
+int zb_sim_measure(struct zb_schedule *s, struct zb_error *err)
+{
+    if (zb_dp_active(&s->profile))
+        return zb_sim_run(s, err);
+    zb_measures_from_times(&s->profile, s->ranks, &s->predicted);
+    set_bounds(s);
+    return 0;
+}
