@@ -18,7 +18,7 @@ int zb_sim_run(struct zb_schedule *s, struct zb_error *err);
  * times it would give them (a builder that times each pass as it places
  * it: greedy_best(), construct_v(), warm_depth_loop()): s->predicted from
  * those times, lower bounds included, in one walk over the lists instead
- * of the event loop (at p 64, m 1024 under V, 5 ms against 75). The ops'
+ * of the event loop (v-min at p 64, m 1024: 6 ms against 74). The ops
  * seq is left alone, so lowering still needs zb_sim_run(). With data
  * parallelism it is zb_sim_run() (the collectives need the loop). */
 int zb_sim_measure(struct zb_schedule *s, struct zb_error *err);
