@@ -59,13 +59,11 @@ void zb_measures_from_times(const struct zb_profile *p,
             const struct zb_op *op = &ranks[r].ops[i];
             if (!zb_op_is_compute(op->kind))
                 continue;
+            struct zb_op part[2];
+            int np = zb_op_split(op, part);     /* an FB peaks after its F */
             zb_tally_pass(&t, op->start, op->end);
-            if (op->kind == ZB_OP_FB) {     /* its peak is after the F */
-                zb_tally_memory(&t, zb_op_memory_delta(p, ZB_OP_F));
-                zb_tally_memory(&t, zb_op_memory_delta(p, ZB_OP_B));
-            } else {
-                zb_tally_memory(&t, zb_op_memory_delta(p, op->kind));
-            }
+            for (int h = 0; h < np; h++)
+                zb_tally_memory(&t, zb_op_memory_delta(p, part[h].kind));
         }
         zb_measures_set_rank(p, r, &t, ms);
     }

@@ -48,7 +48,7 @@ static inline void zb_tally_start(struct zb_rank_tally *t)
     t->busy = t->mem = t->peak = 0;
 }
 
-/* A pass that ran from start to end (ends nondecreasing need not hold). */
+/* A pass that ran from start to end (in any order of the rank's passes). */
 static inline void zb_tally_pass(struct zb_rank_tally *t, double start,
                                  double end)
 {
