@@ -1,5 +1,5 @@
 /* best.h - the "best of candidates" chooser (internal to schedules/): the
- * orders `zb` picks from, each generated and simulated once, and the rule
+ * orders `zb` picks from, each generated and timed once, and the rule
  * that picks among them. `zb` keeps the winner; `ilp` hands the same
  * orders to the solver as its warm start. */
 #ifndef ZBSCHED_BEST_H
@@ -11,9 +11,10 @@
 #include "zbsched/profile.h"
 #include "zbsched/schedule.h"
 
-/* Simulated compute orders (not lowered), each named after its origin:
- * the list scheduler's best policy ("list-scheduler", when it does not
- * stall), the paper's construction ("zb-construct", loop placement with
+/* Timed compute orders (not lowered; simulated, or measured from their
+ * builder's own times by zb_sim_measure(), which leaves seq unset), each
+ * named after its origin: the list scheduler's best policy
+ * ("list-scheduler", when it does not stall), the paper's construction ("zb-construct", loop placement with
  * one chunk, then "warm-depth", the list scheduler braked by a warm-up
  * depth per stage; "zb-v-construct", V placement with two, then
  * "zb-v-b-room", the same with full ranks making room with a B, up to
