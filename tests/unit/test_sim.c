@@ -1,7 +1,6 @@
 /* test_sim.c - the simulator against a case worked by hand, the lower
  * bound against schedules that meet it, and zb_sim_measure() against the
  * simulator on the orders of the builders that time their own passes. */
-#include <string.h>
 #include "helpers.h"
 #include "../schedules/families.h"
 #include "../schedules/construct_v.h"
