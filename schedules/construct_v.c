@@ -58,6 +58,7 @@
  * for every microbatch in flight decides. */
 #include <assert.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include "families.h"
@@ -113,6 +114,26 @@ enum {
     RESERVE_ALL     /* one per microbatch in flight: never stalls */
 };
 
+/* The rules a run's decisions turned on (struct vc.mattered, per rank, a
+ * bit per rule): set when a decision on that rank would have gone the
+ * other way under the rank's rules with that one rule changed (warm_extra
+ * one longer or shorter; the reserve between none and one). Rules under
+ * which every run of a refinement chain made the same decisions make the
+ * same chain: one_rule_apart() and the callers of refine() use this to
+ * skip such chains (most of the variants and tuning moves at p 64, m 1024
+ * on equal stage times). f_first is not tracked: its moves always run. */
+enum {
+    RULE_FILL_F = 1 << 0,
+    RULE_FILL_B = 1 << 1,
+    RULE_WARM_IDLE = 1 << 2,
+    RULE_LONGER = 1 << 3,       /* warm_extra + 1 */
+    RULE_SHORTER = 1 << 4,      /* warm_extra - 1 */
+    RULE_RESERVE = 1 << 5,
+    RULE_DRAIN_FIRST = 1 << 6,
+    RULE_EARLY_LEG = 1 << 7,
+    RULE_B_ROOM = 1 << 8
+};
+
 /* One run's state. The arrays are allocated once per worker (vc_alloc())
  * and reset for each of its runs (vc_reset()): a construction makes 80
  * runs at p 64, m 1024, over a thousand at p 23, m 49 (TUNE_BUDGET). */
@@ -136,6 +157,8 @@ struct vc {
     int *wq, *wq_head, *wq_tail; /* per rank: FIFO of pending W chunks */
     int *leg;                   /* per rank: B chunk chosen this round */
     long fb_left;               /* F and B passes still to place */
+    unsigned *mattered;         /* per rank: RULE_* bits the runs since
+                                   refine() cleared them turned on */
 };
 
 static int stage_of(const struct vc *v, int r, int c)
@@ -153,6 +176,13 @@ static int *next_of(const struct vc *v, enum zb_op_kind k, int r, int c)
 {
     return k == ZB_OP_F ? &v->nf[r][c]
          : k == ZB_OP_B ? &v->nb[r][c] : &v->nw[r][c];
+}
+
+/* A decision on rank r would have gone the other way under `rule`
+ * changed (RULE_*). */
+static void note(struct vc *v, int r, unsigned rule)
+{
+    v->mattered[r] |= rule;
 }
 
 /* End of a pass (NAN until placed). Microbatch-major, unlike
@@ -254,15 +284,19 @@ static double slack(const struct vc *v, int r)
 
 /* Before a pass whose inputs arrive at t_in: whole pending W passes into
  * the idle gap, then, when `extra`, one more if the gap left is larger
- * than the rank may idle (it delays the pass by less than a W). */
-static void fill_gap(struct vc *v, int r, double t_in, bool extra)
+ * than the rank may idle (it delays the pass by less than a W); `rule` is
+ * the rule that set `extra` (0: none, it always holds). */
+static void fill_gap(struct vc *v, int r, double t_in, bool extra,
+                     unsigned rule)
 {
     while (pending_w(v, r) > 0 && v->clock[r] + front_w(v, r) <=
                                       t_in + v->eps)
         put_w(v, r);
-    if (extra && pending_w(v, r) > 0 &&
-        t_in - v->clock[r] > slack(v, r) + v->eps)
-        put_w(v, r);
+    if (pending_w(v, r) > 0 && t_in - v->clock[r] > slack(v, r) + v->eps) {
+        note(v, r, rule);
+        if (extra)
+            put_w(v, r);
+    }
 }
 
 static bool fits(const struct vc *v, int r, double need)
@@ -285,11 +319,15 @@ static bool make_room(struct vc *v, int r, double need)
 }
 
 /* Memory a chunk-c F on rank r must find free: its own activation and,
- * for chunk 0, room for the chunk-1 F passes it leaves pending. */
-static double f_need(const struct vc *v, int r, int c)
+ * for chunk 0, room for the chunk-1 F passes it leaves pending. Where r
+ * has no room for two activations (a chunk-0 F's need under RESERVE_ONE,
+ * one more than under RESERVE_NONE), the reserve may decide: noted. */
+static double f_need(struct vc *v, int r, int c)
 {
     int later = v->nf[r][0] + 1 - v->nf[r][1];
 
+    if (c == 0 && !fits(v, r, 2 * v->p->m_b))
+        note(v, r, RULE_RESERVE);
     if (c == 1 || v->var[r].reserve == RESERVE_NONE)
         return v->p->m_b;
     return v->p->m_b * (1 + (v->var[r].reserve == RESERVE_ALL ? later : 1));
@@ -308,12 +346,23 @@ static int choose_f(const struct vc *v, int r)
 
 /* ---- warm-up --------------------------------------------------------- */
 
+/* Whether a warm-up F of d from `start` is in time for t moved by
+ * `extra` F's: it ends by then, or, `idle`, starts before (the rank is
+ * still idle when t comes). */
+static bool in_time(const struct vc *v, double start, double d, double t,
+                    bool idle, int extra)
+{
+    t += extra * d;
+    return idle ? start < t - v->eps : start + d <= t + v->eps;
+}
+
 /* Whether one more chunk-0 F on each of ranks 0..i fits the reserve of
  * rank j (2 + 2j activations, or the strict need) and, on rank i, time:
  * it ends before t (or starts before t, warm_idle). */
-static bool chain_fits(const struct vc *v, int i, double t)
+static bool chain_fits(struct vc *v, int i, double t)
 {
-    double e = -INFINITY, start = 0;
+    double e = -INFINITY, start = 0, d = 0;
+    bool go;
 
     for (int j = 0; j <= i; j++) {
         double reserve = fmax(2 + 2 * j, v->var[j].reserve == RESERVE_ALL
@@ -321,9 +370,13 @@ static bool chain_fits(const struct vc *v, int i, double t)
         if (v->nf[j][0] >= v->m || !fits(v, j, reserve * v->p->m_b))
             return false;
         start = fmax(v->clock[j], j > 0 ? e + v->p->comm : -INFINITY);
-        e = start + v->p->stage[stage_of(v, j, 0)].f;
+        d = v->p->stage[stage_of(v, j, 0)].f;
+        e = start + d;
     }
-    return v->var[i].warm_idle ? start < t - v->eps : e <= t + v->eps;
+    go = in_time(v, start, d, t, v->var[i].warm_idle, 0);
+    if (in_time(v, start, d, t, !v->var[i].warm_idle, 0) != go)
+        note(v, i, RULE_WARM_IDLE);
+    return go;
 }
 
 static void warm_chain(struct vc *v)
@@ -362,11 +415,21 @@ static void warm_balance(struct vc *v, double *arrive)
             int c = choose_f(v, r);
             if (c < 0 || !fits(v, r, f_need(v, r, c)))
                 continue;
+            const struct variant *x = &v->var[r];
             double start = fmax(v->clock[r], next_input(v, ZB_OP_F, r, c));
-            double d = v->p->stage[stage_of(v, r, c)].f, e = start + d;
-            double t = arrive[r] + v->var[r].warm_extra * d;
-            if (v->var[r].warm_idle ? start < t - v->eps
-                                    : e <= t + v->eps) {
+            double d = v->p->stage[stage_of(v, r, c)].f;
+            bool go = in_time(v, start, d, arrive[r], x->warm_idle,
+                              x->warm_extra);
+            if (in_time(v, start, d, arrive[r], !x->warm_idle,
+                        x->warm_extra) != go)
+                note(v, r, RULE_WARM_IDLE);
+            if (in_time(v, start, d, arrive[r], x->warm_idle,
+                        x->warm_extra + 1) != go)
+                note(v, r, RULE_LONGER);
+            if (in_time(v, start, d, arrive[r], x->warm_idle,
+                        x->warm_extra - 1) != go)
+                note(v, r, RULE_SHORTER);
+            if (go) {
                 put(v, r, ZB_OP_F, c);
                 more = true;
             }
@@ -390,24 +453,32 @@ static void warm_balance(struct vc *v, double *arrive)
  * times, late, while the first leg's B is there to run (on the 1.5p
  * instances of the quality grid the heaviest rank's idle went mostly to
  * such waits). */
-static int choose_leg(const struct vc *v, int r)
+static int choose_leg(struct vc *v, int r)
 {
+    const struct variant *x = &v->var[r];
     bool can2 = v->nb[r][0] < v->nb[r][1];
     bool can1 = v->nb[r][1] < v->nf[r][1];
+    bool drain = can1 && v->nf[r][1] >= v->m &&
+                 !isnan(next_input(v, ZB_OP_B, r, 1));
+    bool early = false;
+    int paper, leg;
 
-    if (v->var[r].drain_first && can1 && v->nf[r][1] >= v->m &&
-        !isnan(next_input(v, ZB_OP_B, r, 1)))
-        return 1;
-    if (v->var[r].early_leg && can1 && can2) {
+    if (can1 && can2) {
         double in0 = next_input(v, ZB_OP_B, r, 0);
         double in1 = next_input(v, ZB_OP_B, r, 1);
-        if (!isnan(in1) && !(in1 >= in0 - EARLY_LEG_MARGIN *
-                             v->p->stage[stage_of(v, r, 1)].b))
-            return 1;
+        early = !isnan(in1) && !(in1 >= in0 - EARLY_LEG_MARGIN *
+                                 v->p->stage[stage_of(v, r, 1)].b);
     }
-    if (can2 && (!can1 || !isnan(next_input(v, ZB_OP_B, r, 0))))
-        return 0;
-    return can1 ? 1 : -1;
+    paper = can2 && (!can1 || !isnan(next_input(v, ZB_OP_B, r, 0))) ? 0
+          : can1 ? 1 : -1;
+    leg = x->early_leg && early ? 1 : paper;
+    if (drain && leg != 1)
+        note(v, r, RULE_DRAIN_FIRST);
+    if (drain && x->drain_first)
+        return 1;
+    if (early && paper != 1)
+        note(v, r, RULE_EARLY_LEG);
+    return leg;
 }
 
 static void place_b(struct vc *v, int r, int c)
@@ -416,7 +487,10 @@ static void place_b(struct vc *v, int r, int c)
 
     if (isnan(in) || !make_room(v, r, zb_op_memory_delta(v->p, ZB_OP_B)))
         return;
-    fill_gap(v, r, in, c == 0 || v->var[r].fill_b);
+    if (c == 0)
+        fill_gap(v, r, in, true, 0);
+    else
+        fill_gap(v, r, in, v->var[r].fill_b, RULE_FILL_B);
     put(v, r, ZB_OP_B, c);
 }
 
@@ -445,11 +519,15 @@ static void place_f(struct vc *v, int r)
     if (c < 0)
         return;
     need = f_need(v, r, c);
-    if (v->var[r].b_room && !fits(v, r, need) && (b = ready_b(v, r)) >= 0)
-        put(v, r, ZB_OP_B, b);
+    if (!fits(v, r, need) && (b = ready_b(v, r)) >= 0) {
+        note(v, r, RULE_B_ROOM);
+        if (v->var[r].b_room)
+            put(v, r, ZB_OP_B, b);
+    }
     if (!make_room(v, r, need))
         return;
-    fill_gap(v, r, next_input(v, ZB_OP_F, r, c), v->var[r].fill_f);
+    fill_gap(v, r, next_input(v, ZB_OP_F, r, c), v->var[r].fill_f,
+             RULE_FILL_F);
     put(v, r, ZB_OP_F, c);
 }
 
@@ -504,6 +582,7 @@ static void vc_alloc(struct vc *v, const struct zb_profile *p)
     v->wq_head = zb_xmalloc((size_t)pp * sizeof(int));
     v->wq_tail = zb_xmalloc((size_t)pp * sizeof(int));
     v->leg = zb_xmalloc((size_t)pp * sizeof(int));
+    v->mattered = zb_xcalloc((size_t)pp, sizeof(unsigned));
     for (int k = 0; k < 3; k++)
         v->delta[k] = zb_op_memory_delta(p, k == 0 ? ZB_OP_F : k == 1
                                                  ? ZB_OP_B : ZB_OP_W);
@@ -561,6 +640,7 @@ static void vc_release(struct vc *v)
     free(v->wq_head);
     free(v->wq_tail);
     free(v->leg);
+    free(v->mattered);
 }
 
 /* One construction in v, rank r under var[r]; headroom may be NULL; the
@@ -590,6 +670,8 @@ static void vc_measures(const struct vc *v, struct zb_measures *ms)
     zb_measures_finish(ms, v->pp);
 }
 
+struct variant_log;
+
 /* A thread's share of the variants. A run is kept as what makes it again
  * (each rank's rules and the headroom it ran with) and its measures, not
  * as an order: runs are deterministic, so construct_v() runs the winner
@@ -599,7 +681,6 @@ static void vc_measures(const struct vc *v, struct zb_measures *ms)
 struct worker {
     const struct zb_profile *p;
     const double *limit;
-    size_t first, step;         /* variants first, first + step, ... */
     struct vc v;                /* every run's state */
     struct zb_measures best, scratch; /* the best run's, the last run's */
     int best_variant;           /* -1 while none */
@@ -609,8 +690,11 @@ struct worker {
     bool best_headed;           /* whether it had one (not a first run) */
     double *head, *next_head;   /* per rank: the run's headroom, the next
                                    refinement's */
+    unsigned *best_mattered;    /* per rank: RULE_* bits of the chain
+                                   that made the best run */
     long runs, wins;            /* runs made; runs that became best */
     bool b_room;                /* every variant's b_room (the rules) */
+    struct variant_log *log;    /* shared by both workers */
 };
 
 /* When the run measured in *ms (made under the rules `rules`, with
@@ -640,13 +724,16 @@ static bool take_if_better(struct worker *w, struct zb_measures *ms,
 
 /* w->var (each rank's rules) and its refinements: each re-run gets every
  * rank's headroom in the previous run (cost - its span) as slack, while
- * the cost falls. */
+ * the cost falls. The chain's RULE_* bits are left in w->v.mattered (and
+ * in w->best_mattered when it made the best run). */
 static void refine(struct worker *w, int index)
 {
     const struct zb_profile *p = w->p;
     double prev = INFINITY;
     bool headed = false;
+    long wins = w->wins;
 
+    memset(w->v.mattered, 0, (size_t)p->pp * sizeof(unsigned));
     for (int it = 0; it < MAX_REFINE; it++) {
         struct zb_measures *ms = &w->scratch;
         double cost, *t;
@@ -667,6 +754,9 @@ static void refine(struct worker *w, int index)
             break;
         prev = cost;
     }
+    if (w->wins > wins)
+        memcpy(w->best_mattered, w->v.mattered,
+               (size_t)p->pp * sizeof(unsigned));
 }
 /* The limit each rank builds under: its own, or 2x 1F1B's if unlimited;
  * ZB_ENOMEM_LIMIT below one microbatch's two chunks. */
@@ -752,23 +842,87 @@ static void run_variant(struct worker *w, const struct variant *v, int index)
     refine(w, index);
 }
 
+#define N_VARIANTS (int)(sizeof(variants) / sizeof(variants[0]))
+
+/* The rule (RULE_*) in which b differs from a when it differs in that one
+ * tracked rule alone; 0 otherwise (none, several, or one not tracked). */
+static unsigned one_rule_apart(const struct variant *a,
+                               const struct variant *b)
+{
+    unsigned rule = 0;
+    int n = 0;
+
+#define APART(field, bit) \
+    if (a->field != b->field) { \
+        rule = (bit); \
+        n++; \
+    }
+    APART(fill_f, RULE_FILL_F)
+    APART(fill_b, RULE_FILL_B)
+    APART(warm_idle, RULE_WARM_IDLE)
+    APART(drain_first, RULE_DRAIN_FIRST)
+    APART(early_leg, RULE_EARLY_LEG)
+    APART(b_room, RULE_B_ROOM)
+    APART(f_first, 0)
+    APART(reserve, a->reserve != RESERVE_ALL && b->reserve != RESERVE_ALL
+                       ? RULE_RESERVE : 0)
+    APART(warm_extra, b->warm_extra == a->warm_extra + 1 ? RULE_LONGER
+                      : b->warm_extra == a->warm_extra - 1 ? RULE_SHORTER
+                                                           : 0)
+#undef APART
+    return n == 1 ? rule : 0;
+}
+
+/* The variants' queue and what their chains turned on, shared by both
+ * workers: each takes the next variant in table order, and skips one
+ * that is one rule apart from a variant already refined whose chain never
+ * turned on that rule (its chain would be that one's again, and an equal
+ * later run never becomes the best). Which variants are skipped depends on
+ * the threads' timing; the best does not. */
+struct variant_log {
+    atomic_int next;                    /* next variant to take */
+    atomic_bool done[N_VARIANTS];       /* refined, mattered[] written */
+    unsigned mattered[N_VARIANTS];      /* RULE_* bits, any rank */
+};
+
+/* Whether variant i's chain is an earlier variant's again (above). */
+static bool twin_done(struct variant_log *log, int i)
+{
+    for (int j = 0; j < i; j++) {
+        unsigned rule = one_rule_apart(&variants[j], &variants[i]);
+        if (rule && atomic_load_explicit(&log->done[j],
+                                         memory_order_acquire) &&
+            !(log->mattered[j] & rule))
+            return true;
+    }
+    return false;
+}
+
 static void *work(void *arg)
 {
     struct worker *w = arg;
-    const size_t n = sizeof(variants) / sizeof(variants[0]);
+    struct variant_log *log = w->log;
+    int i;
 
-    for (size_t i = w->first; i < n; i += w->step)
-        run_variant(w, &variants[i], (int)i);
+    while ((i = atomic_fetch_add(&log->next, 1)) < N_VARIANTS) {
+        unsigned any = 0;
+        if (twin_done(log, i))
+            continue;
+        run_variant(w, &variants[i], i);
+        for (int r = 0; r < w->p->pp; r++)
+            any |= w->v.mattered[r];
+        log->mattered[i] = any;
+        atomic_store_explicit(&log->done[i], true, memory_order_release);
+    }
     return NULL;
 }
 
 static void worker_init(struct worker *w, const struct zb_profile *p,
-                        const double *limit, size_t first, size_t step,
-                        bool b_room)
+                        const double *limit, bool b_room,
+                        struct variant_log *log)
 {
-    *w = (struct worker){ .p = p, .limit = limit, .first = first,
-                          .step = step, .best_variant = -1,
-                          .b_room = b_room };
+    *w = (struct worker){ .p = p, .limit = limit, .best_variant = -1,
+                          .b_room = b_room, .log = log };
     vc_alloc(&w->v, p);
     w->best.ranks = zb_xcalloc((size_t)p->pp, sizeof(*w->best.ranks));
     w->scratch.ranks = zb_xcalloc((size_t)p->pp,
@@ -778,6 +932,7 @@ static void worker_init(struct worker *w, const struct zb_profile *p,
     w->best_head = zb_xmalloc((size_t)p->pp * sizeof(double));
     w->head = zb_xmalloc((size_t)p->pp * sizeof(double));
     w->next_head = zb_xmalloc((size_t)p->pp * sizeof(double));
+    w->best_mattered = zb_xcalloc((size_t)p->pp, sizeof(unsigned));
 }
 
 static void worker_release(struct worker *w)
@@ -790,6 +945,7 @@ static void worker_release(struct worker *w)
     free(w->best_head);
     free(w->head);
     free(w->next_head);
+    free(w->best_mattered);
 }
 
 /* w's best run made again, its order recorded into s (replacing s's). */
@@ -855,19 +1011,27 @@ static bool apply_move(struct variant *v, int r, int move)
 }
 
 /* The first move at or after *i (r * N_MOVES + move, in one sweep) that
- * applies to the rules `from`, the changed rules written into w->var;
- * false when the sweep has none left. */
-static bool next_move(struct worker *w, const struct variant *from, int *i)
+ * applies to the rules `from` and changes a rule their chain turned on
+ * (`mattered`, per rank: a move of another would make that chain again),
+ * the changed rules written into w->var; false when the sweep has none
+ * left. */
+static bool next_move(struct worker *w, const struct variant *from,
+                      const unsigned *mattered, int *i)
 {
     const int pp = w->p->pp;
 
     for (; *i < pp * N_MOVES; (*i)++) {
+        int r = *i / N_MOVES;
+        unsigned rule;
         /* The paper's rules stay the paper's: no rank makes room with
          * a B there (construct_v.h). */
         if (*i % N_MOVES == MOVE_B_ROOM && !w->b_room)
             continue;
         memcpy(w->var, from, (size_t)pp * sizeof(*w->var));
-        if (apply_move(&w->var[*i / N_MOVES], *i / N_MOVES, *i % N_MOVES))
+        if (!apply_move(&w->var[r], r, *i % N_MOVES))
+            continue;
+        rule = one_rule_apart(&from[r], &w->var[r]);
+        if (!rule || (mattered[r] & rule))
             return true;
     }
     return false;
@@ -898,10 +1062,14 @@ static void *try_fresh(void *arg)
 /* When h's best run beats w's, it becomes w's best, with its rules. */
 static bool adopt(struct worker *w, struct worker *h)
 {
-    return h->best_variant >= 0 &&
-           take_if_better(w, &h->best, h->best_var,
-                          h->best_headed ? h->best_head : NULL,
-                          w->best_variant);
+    if (h->best_variant < 0 ||
+        !take_if_better(w, &h->best, h->best_var,
+                        h->best_headed ? h->best_head : NULL,
+                        w->best_variant))
+        return false;
+    memcpy(w->best_mattered, h->best_mattered,
+           (size_t)w->p->pp * sizeof(unsigned));
+    return true;
 }
 
 /* Step 6: from the winning run's rules (w's best), each rank's rules
@@ -925,11 +1093,11 @@ static void tune_ranks(struct worker *w, struct worker *h)
         int i = 0;
         gained = false;
         while (w->runs + h->runs - runs0 < budget &&
-               next_move(w, w->best_var, &i)) {
+               next_move(w, w->best_var, w->best_mattered, &i)) {
             int j = i + 1;
             long wins = w->wins;
             struct fresh_try t = { h, w->best_variant };
-            bool pair = next_move(h, w->best_var, &j);
+            bool pair = next_move(h, w->best_var, w->best_mattered, &j);
             struct side_thread helper;
 
             if (pair)
@@ -958,6 +1126,7 @@ int construct_v(const struct zb_profile *p, enum construct_v_rules rules,
                                        : MEMO_CONSTRUCT_V;
     struct worker w[2];
     struct worker *win;
+    struct variant_log log;
     double *limit;
     int rc;
 
@@ -973,8 +1142,11 @@ int construct_v(const struct zb_profile *p, enum construct_v_rules rules,
         free(limit);
         return rc;
     }
-    worker_init(&w[0], p, limit, 0, 2, b_room);
-    worker_init(&w[1], p, limit, 1, 2, b_room);
+    atomic_init(&log.next, 0);
+    for (int i = 0; i < N_VARIANTS; i++)
+        atomic_init(&log.done[i], false);
+    worker_init(&w[0], p, limit, b_room, &log);
+    worker_init(&w[1], p, limit, b_room, &log);
     win = run_variants(w);
     if (win)
         tune_ranks(win, win == &w[0] ? &w[1] : &w[0]);
