@@ -59,13 +59,39 @@ bool best_meets_bound(const struct zb_schedule *s)
     return s->predicted.cost <= s->predicted.lower_bound * (1 + 1e-9);
 }
 
-/* Whether a fitting candidate collected so far is optimal. */
-static bool have_optimal(const struct best_candidates *out)
+/* Whether s meets both its lower bounds (cost, then makespan: the first
+ * two keys of zb_measures_better()) within the memory a user would give
+ * it: its own limit on a limited rank, 1F1B's peak on an unlimited one. */
+static bool settles(const struct zb_schedule *s)
 {
-    for (int i = 0; i < out->n; i++)
-        if (out->s[i].predicted.fits_memory && best_meets_bound(&out->s[i]))
-            return true;
-    return false;
+    const struct zb_measures *m = &s->predicted;
+    const struct zb_profile *p = &s->profile;
+
+    if (!m->fits_memory || !best_meets_bound(s) ||
+        m->makespan > m->makespan_bound * (1 + 1e-9))
+        return false;
+    for (int r = 0; r < p->pp; r++)
+        if (!isfinite(p->mem_limit[r]) &&
+            m->ranks[r].peak_memory > zb_profile_1f1b_peak(p) * (1 + 1e-9))
+            return false;
+    return true;
+}
+
+/* Whether collecting can stop (out->settled says so): a candidate
+ * collected so far settles (settles()), so that without data parallelism
+ * (where the step decides, which the bounds do not cover) a later one
+ * could at best tie it on cost and makespan, and win only on memory,
+ * which the limit already caps. At p 64, m 1024 under V, where the list
+ * scheduler, built first, is often such a candidate, the rest took 2.7 of
+ * 3.5 s. An unlimited rank is held to 1F1B's memory because there the
+ * list scheduler, optimal, ran all 1024 microbatches at once (16 times
+ * 1F1B's peak) where the ZB-V construction at 1F1B's memory is optimal
+ * too. */
+static bool settled(const struct zb_profile *p, struct best_candidates *out)
+{
+    for (int i = 0; i < out->n && !out->settled; i++)
+        out->settled = !zb_dp_active(p) && settles(&out->s[i]);
+    return out->settled;
 }
 
 void best_candidates_collect(const struct zb_profile *p,
@@ -79,30 +105,30 @@ void best_candidates_collect(const struct zb_profile *p,
     out->s = zb_xcalloc((size_t)cap, sizeof(*out->s));
     out->n = 0;
     out->extra = -1;
+    out->settled = false;
     /* Timing an order is enough to compare; the winner is lowered and
      * validated by zb_generator_run() like any generator's order. Each
      * candidate is named after where its order comes from. */
     zb_schedule_init(&out->s[out->n], "list-scheduler", p);
     keep(out, greedy_best(p, &out->s[out->n], NULL), CAME_TIMED);
     /* The paper's construction comes simulated (construct.h). */
-    if (p->placement == ZB_PLACEMENT_LOOP && p->vpp == 1) {
+    if (p->placement == ZB_PLACEMENT_LOOP && p->vpp == 1 &&
+        !settled(p, out)) {
         zb_schedule_init(&out->s[out->n], "zb-construct", p);
         keep(out, construct_loop(p, &out->s[out->n], NULL), CAME_SIMULATED);
-        zb_schedule_init(&out->s[out->n], "warm-depth", p);
-        keep_extra(out, warm_depth_loop(p, &out->s[out->n], NULL));
+        if (!settled(p, out)) {
+            zb_schedule_init(&out->s[out->n], "warm-depth", p);
+            keep_extra(out, warm_depth_loop(p, &out->s[out->n], NULL));
+        }
     }
     /* ZB-V built the paper's way, at the profile's own limit; then with
      * full ranks making room with a B (construct_v.h) as the extra
      * start. */
-    if (p->placement == ZB_PLACEMENT_V && p->vpp == 2) {
+    if (p->placement == ZB_PLACEMENT_V && p->vpp == 2 && !settled(p, out)) {
         zb_schedule_init(&out->s[out->n], "zb-v-construct", p);
         keep(out, construct_v(p, CONSTRUCT_V_PAPER, &out->s[out->n], NULL),
              CAME_TIMED);
-        /* Where a candidate is already optimal (and the step is the
-         * cost: no data parallelism) the extra start can change
-         * nothing; skip its construction. */
-        if (zb_pass_count(p) <= B_ROOM_MAX_PASSES &&
-            (zb_dp_active(p) || !have_optimal(out))) {
+        if (zb_pass_count(p) <= B_ROOM_MAX_PASSES && !settled(p, out)) {
             zb_schedule_init(&out->s[out->n], "zb-v-b-room", p);
             keep_extra(out, construct_v(p, CONSTRUCT_V_B_ROOM,
                                         &out->s[out->n], NULL));
@@ -113,7 +139,7 @@ void best_candidates_collect(const struct zb_profile *p,
      * Ctrl-C (ilp) the candidates so far must do. */
     for (int i = 0; zb_generators[i]; i++) {
         const struct zb_generator *g = zb_generators[i];
-        if (opt && opt->interrupt && *opt->interrupt)
+        if ((opt && opt->interrupt && *opt->interrupt) || settled(p, out))
             break;
         if (g->memory_aware || g->overlaps ||
             zb_generator_accepts(g, p, NULL) < 0)

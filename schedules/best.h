@@ -20,7 +20,8 @@
  * "zb-v-b-room", the same with full ranks making room with a B, up to
  * a size: construct_v.h), then every fixed family that serves the
  * profile and does not overlap passes (zb_generator.overlaps), in table
- * order (named after the family). */
+ * order (named after the family); the collection stops at the first that
+ * meets its lower bounds (settled). */
 struct best_candidates {
     struct zb_schedule *s;
     int n;
@@ -28,6 +29,10 @@ struct best_candidates {
     int extra;              /* index of "warm-depth" (loop) or
                                "zb-v-b-room" (V), which `zb` searches
                                as a start of its own; -1: none */
+    bool settled;           /* a candidate met its lower bounds on cost
+                               and makespan (no data parallelism; best.c,
+                               settles()): the collection stopped there,
+                               as every later one could at best tie it */
 };
 
 void best_candidates_collect(const struct zb_profile *p,

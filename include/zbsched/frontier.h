@@ -73,9 +73,12 @@ void zb_frontier_release(struct zb_frontier *f);
  * (zb_measures_better()), the earlier of equals: p's shape first, zb
  * before the families in each. The runner-up is the best other candidate
  * in another shape, or with none there, of another family in the pick's
- * shape. opt: zb's effort (NULL: the defaults); with every_shape and
- * zb's default effort the candidates are compared at ZB_FRONTIER_EFFORT,
- * as the frontier has them, and a zb winner then gets zb's default
+ * shape. Where zb's collection in a shape settles (a candidate meets the
+ * lower bound: best.h), the families that do not overlap passes are not
+ * built in that shape (they could at best tie zb). opt: zb's effort
+ * (NULL: the defaults); with every_shape and zb's default effort the
+ * candidates are compared at ZB_FRONTIER_EFFORT, as the frontier has
+ * them, and a zb winner then gets zb's default
  * search too (the better of the two is kept; the runner-up's cost is the
  * frontier's). The candidates are compared as timed orders
  * (zb_generator_time()); only the pick is lowered and validated, except

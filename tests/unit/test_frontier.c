@@ -117,8 +117,11 @@ static void pick(struct zb_profile *prof, bool every_shape,
 
 /* At 1F1B's memory, p 4, m 8: every shape lets V win (zb at 24, no
  * bubble); the runner-up is another shape's, no cheaper. In the
- * profile's own shape zb wins (it takes every family as a candidate) and
- * the runner-up is another family of that shape. */
+ * profile's own shape (loop) zb wins (it takes every family as a
+ * candidate); at 1F1B's memory it meets the bound there, so no other
+ * family of the shape is built and there is no runner-up; with two
+ * slower stages zb is above the bound and the runner-up is another
+ * family of that shape. */
 Test(frontier, pick_tries_every_shape_or_the_profiles_own)
 {
     struct shape sh = unit_shape(4, 8);
@@ -140,6 +143,17 @@ Test(frontier, pick_tries_every_shape_or_the_profiles_own)
     cr_assert_str_eq(pk.sched.name, "zb");
     cr_assert_eq(pk.sched.profile.placement, ZB_PLACEMENT_LOOP);
     cr_assert_eq(pk.sched.profile.vpp, 1);
+    assert_near(pk.sched.predicted.cost, pk.sched.predicted.lower_bound,
+                "zb in loop at 1p");
+    cr_assert_not(pk.has_runner_up, "runner-up %s", pk.runner_up);
+    zb_schedule_release(&pk.sched);
+
+    prof.stage[1].f = 1.4;
+    prof.stage[2].b = 1.9;
+    pick(&prof, false, &pk);
+    cr_assert_str_eq(pk.sched.name, "zb");
+    cr_assert_gt(pk.sched.predicted.cost,
+                 pk.sched.predicted.lower_bound * (1 + 1e-9));
     cr_assert(pk.has_runner_up);
     cr_assert_str_neq(pk.runner_up, "zb");
     cr_assert_eq(pk.runner_shape.vpp, 1);
