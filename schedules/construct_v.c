@@ -38,9 +38,11 @@
  *    reserve in the rounds, plus two with a reserve for one chunk-1 F;
  *    each with the paper's leg rule and six of them also with the early
  *    one (step 3); ten again with one more warm-up F (step 2), two of
- *    those with the drain rule. Two threads run them, each run is
- *    measured from its own times and the best that fits every limit is
- *    kept.
+ *    those with the drain rule. Two threads take them in table order,
+ *    each run is measured from its own times and the best that fits
+ *    every limit is kept. A variant one rule apart from one already
+ *    refined is skipped when no decision of that one's runs turned on
+ *    the rule (RULE_*): it would make the same runs.
  * 6. Tuning per rank: the variants give every rank the same rules, but
  *    with uneven stage times the best warm-up length and gap filling
  *    differ from rank to rank. From the winner's rules, one rank's rules
@@ -49,7 +51,8 @@
  *    the rounds switched, or with CONSTRUCT_V_B_ROOM the room rule), kept
  *    when the refined run is better, sweep after sweep while one gains
  *    (bounded: TUNE_*; two moves at a time on two threads, see
- *    tune_ranks()).
+ *    tune_ranks()); a move of a rule the best run's chain never turned
+ *    on is skipped, as above.
  *
  * Stalls: with a reserve, a chunk-0 F leaves room for the chunk-1 F of the
  * oldest microbatch in flight, so that microbatch can always advance and
@@ -119,9 +122,9 @@ enum {
  * other way under the rank's rules with that one rule changed (warm_extra
  * one longer or shorter; the reserve between none and one). Rules under
  * which every run of a refinement chain made the same decisions make the
- * same chain: one_rule_apart() and the callers of refine() use this to
- * skip such chains (most of the variants and tuning moves at p 64, m 1024
- * on equal stage times). f_first is not tracked: its moves always run. */
+ * same chain: twin_done() and next_move() skip such chains (at p 64, m
+ * 1024 on unit times 28 of a construction's 80 runs). f_first is not
+ * tracked: its moves always run. */
 enum {
     RULE_FILL_F = 1 << 0,
     RULE_FILL_B = 1 << 1,
@@ -135,8 +138,9 @@ enum {
 };
 
 /* One run's state. The arrays are allocated once per worker (vc_alloc())
- * and reset for each of its runs (vc_reset()): a construction makes 80
- * runs at p 64, m 1024, over a thousand at p 23, m 49 (TUNE_BUDGET). */
+ * and reset for each of its runs (vc_reset()): a construction makes 52
+ * runs at p 64, m 1024 on unit times, over a thousand at p 23, m 49
+ * (TUNE_BUDGET). */
 struct vc {
     const struct zb_profile *p;
     const struct variant *var;  /* per rank: its rules */
@@ -880,6 +884,9 @@ static unsigned one_rule_apart(const struct variant *a,
  * later run never becomes the best). Which variants are skipped depends on
  * the threads' timing; the best does not. */
 struct variant_log {
+    bool skip;                          /* skip repeated chains (variants
+                                           and tuning moves); else run
+                                           them (construct_v_every_chain()) */
     atomic_int next;                    /* next variant to take */
     atomic_bool done[N_VARIANTS];       /* refined, mattered[] written */
     unsigned mattered[N_VARIANTS];      /* RULE_* bits, any rank */
@@ -888,7 +895,7 @@ struct variant_log {
 /* Whether variant i's chain is an earlier variant's again (above). */
 static bool twin_done(struct variant_log *log, int i)
 {
-    for (int j = 0; j < i; j++) {
+    for (int j = 0; j < i && log->skip; j++) {
         unsigned rule = one_rule_apart(&variants[j], &variants[i]);
         if (rule && atomic_load_explicit(&log->done[j],
                                          memory_order_acquire) &&
@@ -1031,7 +1038,7 @@ static bool next_move(struct worker *w, const struct variant *from,
         if (!apply_move(&w->var[r], r, *i % N_MOVES))
             continue;
         rule = one_rule_apart(&from[r], &w->var[r]);
-        if (!rule || (mattered[r] & rule))
+        if (!w->log->skip || !rule || (mattered[r] & rule))
             return true;
     }
     return false;
@@ -1118,26 +1125,17 @@ static void tune_ranks(struct worker *w, struct worker *h)
     }
 }
 
-int construct_v(const struct zb_profile *p, enum construct_v_rules rules,
-                struct zb_schedule *s, struct zb_error *err)
+/* The construction under the room rule b_room into s, skipping repeated
+ * chains or not. */
+static int build(const struct zb_profile *p, bool b_room, bool skip,
+                 struct zb_schedule *s, struct zb_error *err)
 {
-    const bool b_room = rules == CONSTRUCT_V_B_ROOM;
-    const enum memo_kind memo = b_room ? MEMO_CONSTRUCT_V_B_ROOM
-                                       : MEMO_CONSTRUCT_V;
     struct worker w[2];
     struct worker *win;
-    struct variant_log log;
-    double *limit;
+    struct variant_log log = { .skip = skip };
+    double *limit = zb_xmalloc((size_t)p->pp * sizeof(double));
     int rc;
 
-    if (p->placement != ZB_PLACEMENT_V || p->vpp != 2)
-        return zb_error_set(err, ZB_EUNSUPPORTED,
-                            "ZB-V construction needs placement v and vpp "
-                            "2, got placement %s and vpp %d",
-                            zb_placement_name(p->placement), p->vpp);
-    if (memo_fetch(memo, p, s))
-        return 0;
-    limit = zb_xmalloc((size_t)p->pp * sizeof(double));
     if ((rc = rank_limits(p, limit, err)) < 0) {
         free(limit);
         return rc;
@@ -1155,9 +1153,9 @@ int construct_v(const struct zb_profile *p, enum construct_v_rules rules,
         run_variant(&w[0], &fallback, 0);
         win = w[0].best_variant < 0 ? NULL : &w[0];
     }
-    if (win && (rc = record_best(win, s, err)) == 0)
-        memo_store(memo, p, s);
-    else if (!win)
+    if (win)
+        rc = record_best(win, s, err);
+    else
         rc = zb_error_set(err, ZB_ENOMEM_LIMIT,
                           "no constructed ZB-V order fits the memory "
                           "limits");
@@ -1165,4 +1163,41 @@ int construct_v(const struct zb_profile *p, enum construct_v_rules rules,
     worker_release(&w[1]);
     free(limit);
     return rc;
+}
+
+static int check_shape(const struct zb_profile *p, struct zb_error *err)
+{
+    if (p->placement != ZB_PLACEMENT_V || p->vpp != 2)
+        return zb_error_set(err, ZB_EUNSUPPORTED,
+                            "ZB-V construction needs placement v and vpp "
+                            "2, got placement %s and vpp %d",
+                            zb_placement_name(p->placement), p->vpp);
+    return 0;
+}
+
+int construct_v(const struct zb_profile *p, enum construct_v_rules rules,
+                struct zb_schedule *s, struct zb_error *err)
+{
+    const bool b_room = rules == CONSTRUCT_V_B_ROOM;
+    const enum memo_kind memo = b_room ? MEMO_CONSTRUCT_V_B_ROOM
+                                       : MEMO_CONSTRUCT_V;
+    int rc;
+
+    if ((rc = check_shape(p, err)) < 0)
+        return rc;
+    if (memo_fetch(memo, p, s))
+        return 0;
+    if ((rc = build(p, b_room, true, s, err)) == 0)
+        memo_store(memo, p, s);
+    return rc;
+}
+
+int construct_v_every_chain(const struct zb_profile *p,
+                            enum construct_v_rules rules,
+                            struct zb_schedule *s, struct zb_error *err)
+{
+    int rc = check_shape(p, err);
+
+    return rc < 0 ? rc : build(p, rules == CONSTRUCT_V_B_ROOM, false, s,
+                               err);
 }

@@ -33,4 +33,12 @@ enum construct_v_rules {
 int construct_v(const struct zb_profile *p, enum construct_v_rules rules,
                 struct zb_schedule *s, struct zb_error *err);
 
+/* construct_v() running every refinement chain, also those it skips as
+ * repeats of one it ran (a rule their decisions never turned on:
+ * construct_v.c, RULE_*), and keeping nothing (memo.h): the same order
+ * wherever the tuning's budget does not bind, in more time. For tests. */
+int construct_v_every_chain(const struct zb_profile *p,
+                            enum construct_v_rules rules,
+                            struct zb_schedule *s, struct zb_error *err);
+
 #endif
