@@ -220,6 +220,13 @@ int greedy_schedule(const struct zb_profile *p,
     for (int r = 0; r < p->pp; r++) {
         g.heap[r] = g.where[r] = r;
         mark_rank(&g, r);
+        /* Every pass of the rank's chunks, at once: growing the lists op
+         * by op copied them over and over (at p 64, m 1024 under V, 6144
+         * ops a rank) while the other policies' thread faulted in pages
+         * too. */
+        zb_xgrow((void **)&s->ranks[r].ops, &s->ranks[r].cap,
+                 s->ranks[r].n + ZB_PASS_COUNT * p->vpp * p->microbatches,
+                 sizeof(struct zb_op));
     }
 
     while (left > 0) {
