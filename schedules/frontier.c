@@ -272,10 +272,11 @@ static int collected(const struct best_candidates *c,
  * them included; those enter the pool from there instead of being built
  * twice (at p 64, m 1024 under V that was 0.4 s). A family zb does not
  * take (one that overlaps passes) is built here. Where zb's collection
- * settled (a candidate met the lower bound, so zb's order is optimal),
- * the families it did not reach could at best tie it and are not built;
- * an overlapping family still is (running F and B at once, it is not
- * held to that bound). zb's refusal in err. opt is never NULL. */
+ * settled (a candidate met the cost and makespan bounds, so zb's order
+ * does too), the families it did not reach could at best tie it and are
+ * not built; an overlapping family still is (running F and B at once, it
+ * is not held to those bounds). zb's refusal in err. opt is never
+ * NULL. */
 static void pool_shape(struct pool *pl, const struct zb_generator *zb,
                        const struct zb_profile *prof,
                        const struct zb_options *opt, struct zb_error *err)
