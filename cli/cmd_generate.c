@@ -83,8 +83,7 @@ static int pick(const struct cli_args *a, const struct zb_profile *prof,
                     pk.runner_up,
                     zb_placement_name(pk.runner_shape.placement),
                     pk.runner_shape.vpp, pk.runner_cost);
-        else if (pk.sched.predicted.cost <=
-                 pk.sched.predicted.lower_bound * (1 + 1e-9))
+        else if (report_gap(&pk.sched.predicted) < 1e-9)
             fprintf(stderr, "; optimal (meets the lower bound)\n");
         else
             fprintf(stderr, "; nothing else fits\n");

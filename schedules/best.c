@@ -28,19 +28,48 @@ enum came {
     CAME_SIMULATED  /* simulated, bounds included */
 };
 
+/* Whether s meets both its lower bounds (cost, then makespan: the first
+ * two keys of zb_measures_better()) within the memory a user would give
+ * it: its own limit on a limited rank, 1F1B's peak on an unlimited one
+ * (there the list scheduler, optimal, ran all 1024 microbatches of p 64,
+ * m 1024 at once, 16 times 1F1B's peak, where the ZB-V construction at
+ * 1F1B's memory is optimal too). */
+static bool settles(const struct zb_schedule *s)
+{
+    const struct zb_measures *m = &s->predicted;
+    const struct zb_profile *p = &s->profile;
+
+    if (!m->fits_memory || !best_meets_bound(s) ||
+        m->makespan > m->makespan_bound * (1 + 1e-9))
+        return false;
+    for (int r = 0; r < p->pp; r++)
+        if (!isfinite(p->mem_limit[r]) &&
+            m->ranks[r].peak_memory > zb_profile_1f1b_peak(p) * (1 + 1e-9))
+            return false;
+    return true;
+}
+
 /* Keep the order in out->s[out->n] (named after its origin), with its
  * measures (`how` it came), when rc says the candidate built; else drop
- * it. */
+ * it. A kept candidate that settles (settles()) settles the collection:
+ * without data parallelism (where the step decides, which the bounds do
+ * not cover) a later one could at best tie it on cost and makespan, and
+ * win only on memory, which the limit already caps. At p 64, m 1024
+ * under V, where the list scheduler, built first, is often such a
+ * candidate, the rest took 2.7 of 3.5 s. */
 static void keep(struct best_candidates *out, int rc, enum came how)
 {
     struct zb_schedule *c = &out->s[out->n];
 
     if (rc == 0 && (how == CAME_SIMULATED ||
                     (how == CAME_TIMED ? zb_sim_measure(c, NULL)
-                                       : zb_sim_run(c, NULL)) == 0))
+                                       : zb_sim_run(c, NULL)) == 0)) {
+        out->settled = out->settled ||
+                       (!zb_dp_active(&c->profile) && settles(c));
         out->n++;
-    else
+    } else {
         zb_schedule_release(c);
+    }
 }
 
 /* keep() a timed order (both extra starts come so) that, when kept, is
@@ -57,41 +86,6 @@ static void keep_extra(struct best_candidates *out, int rc)
 bool best_meets_bound(const struct zb_schedule *s)
 {
     return s->predicted.cost <= s->predicted.lower_bound * (1 + 1e-9);
-}
-
-/* Whether s meets both its lower bounds (cost, then makespan: the first
- * two keys of zb_measures_better()) within the memory a user would give
- * it: its own limit on a limited rank, 1F1B's peak on an unlimited one. */
-static bool settles(const struct zb_schedule *s)
-{
-    const struct zb_measures *m = &s->predicted;
-    const struct zb_profile *p = &s->profile;
-
-    if (!m->fits_memory || !best_meets_bound(s) ||
-        m->makespan > m->makespan_bound * (1 + 1e-9))
-        return false;
-    for (int r = 0; r < p->pp; r++)
-        if (!isfinite(p->mem_limit[r]) &&
-            m->ranks[r].peak_memory > zb_profile_1f1b_peak(p) * (1 + 1e-9))
-            return false;
-    return true;
-}
-
-/* Whether collecting can stop (out->settled says so): a candidate
- * collected so far settles (settles()), so that without data parallelism
- * (where the step decides, which the bounds do not cover) a later one
- * could at best tie it on cost and makespan, and win only on memory,
- * which the limit already caps. At p 64, m 1024 under V, where the list
- * scheduler, built first, is often such a candidate, the rest took 2.7 of
- * 3.5 s. An unlimited rank is held to 1F1B's memory because there the
- * list scheduler, optimal, ran all 1024 microbatches at once (16 times
- * 1F1B's peak) where the ZB-V construction at 1F1B's memory is optimal
- * too. */
-static bool settled(const struct zb_profile *p, struct best_candidates *out)
-{
-    for (int i = 0; i < out->n && !out->settled; i++)
-        out->settled = !zb_dp_active(p) && settles(&out->s[i]);
-    return out->settled;
 }
 
 void best_candidates_collect(const struct zb_profile *p,
@@ -113,10 +107,10 @@ void best_candidates_collect(const struct zb_profile *p,
     keep(out, greedy_best(p, &out->s[out->n], NULL), CAME_TIMED);
     /* The paper's construction comes simulated (construct.h). */
     if (p->placement == ZB_PLACEMENT_LOOP && p->vpp == 1 &&
-        !settled(p, out)) {
+        !out->settled) {
         zb_schedule_init(&out->s[out->n], "zb-construct", p);
         keep(out, construct_loop(p, &out->s[out->n], NULL), CAME_SIMULATED);
-        if (!settled(p, out)) {
+        if (!out->settled) {
             zb_schedule_init(&out->s[out->n], "warm-depth", p);
             keep_extra(out, warm_depth_loop(p, &out->s[out->n], NULL));
         }
@@ -124,11 +118,11 @@ void best_candidates_collect(const struct zb_profile *p,
     /* ZB-V built the paper's way, at the profile's own limit; then with
      * full ranks making room with a B (construct_v.h) as the extra
      * start. */
-    if (p->placement == ZB_PLACEMENT_V && p->vpp == 2 && !settled(p, out)) {
+    if (p->placement == ZB_PLACEMENT_V && p->vpp == 2 && !out->settled) {
         zb_schedule_init(&out->s[out->n], "zb-v-construct", p);
         keep(out, construct_v(p, CONSTRUCT_V_PAPER, &out->s[out->n], NULL),
              CAME_TIMED);
-        if (zb_pass_count(p) <= B_ROOM_MAX_PASSES && !settled(p, out)) {
+        if (zb_pass_count(p) <= B_ROOM_MAX_PASSES && !out->settled) {
             zb_schedule_init(&out->s[out->n], "zb-v-b-room", p);
             keep_extra(out, construct_v(p, CONSTRUCT_V_B_ROOM,
                                         &out->s[out->n], NULL));
@@ -139,7 +133,7 @@ void best_candidates_collect(const struct zb_profile *p,
      * Ctrl-C (ilp) the candidates so far must do. */
     for (int i = 0; zb_generators[i]; i++) {
         const struct zb_generator *g = zb_generators[i];
-        if ((opt && opt->interrupt && *opt->interrupt) || settled(p, out))
+        if ((opt && opt->interrupt && *opt->interrupt) || out->settled)
             break;
         if (g->memory_aware || g->overlaps ||
             zb_generator_accepts(g, p, NULL) < 0)

@@ -877,6 +877,17 @@ static unsigned one_rule_apart(const struct variant *a,
     return n == 1 ? rule : 0;
 }
 
+/* Whether rules `to` make the same runs as `from` made in a chain that
+ * turned on the RULE_* bits `mattered`: they differ in one rule, and no
+ * decision of that chain turned on. */
+static bool repeats(const struct variant *from, const struct variant *to,
+                    unsigned mattered)
+{
+    unsigned rule = one_rule_apart(from, to);
+
+    return rule && !(mattered & rule);
+}
+
 /* The variants' queue and what their chains turned on, shared by both
  * workers: each takes the next variant in table order, and skips one
  * that is one rule apart from a variant already refined whose chain never
@@ -895,13 +906,10 @@ struct variant_log {
 /* Whether variant i's chain is an earlier variant's again (above). */
 static bool twin_done(struct variant_log *log, int i)
 {
-    for (int j = 0; j < i && log->skip; j++) {
-        unsigned rule = one_rule_apart(&variants[j], &variants[i]);
-        if (rule && atomic_load_explicit(&log->done[j],
-                                         memory_order_acquire) &&
-            !(log->mattered[j] & rule))
+    for (int j = 0; j < i && log->skip; j++)
+        if (atomic_load_explicit(&log->done[j], memory_order_acquire) &&
+            repeats(&variants[j], &variants[i], log->mattered[j]))
             return true;
-    }
     return false;
 }
 
@@ -1029,7 +1037,6 @@ static bool next_move(struct worker *w, const struct variant *from,
 
     for (; *i < pp * N_MOVES; (*i)++) {
         int r = *i / N_MOVES;
-        unsigned rule;
         /* The paper's rules stay the paper's: no rank makes room with
          * a B there (construct_v.h). */
         if (*i % N_MOVES == MOVE_B_ROOM && !w->b_room)
@@ -1037,8 +1044,7 @@ static bool next_move(struct worker *w, const struct variant *from,
         memcpy(w->var, from, (size_t)pp * sizeof(*w->var));
         if (!apply_move(&w->var[r], r, *i % N_MOVES))
             continue;
-        rule = one_rule_apart(&from[r], &w->var[r]);
-        if (!w->log->skip || !rule || (mattered[r] & rule))
+        if (!w->log->skip || !repeats(&from[r], &w->var[r], mattered[r]))
             return true;
     }
     return false;
