@@ -99,12 +99,22 @@ void best_candidates_collect(const struct zb_profile *p,
     out->s = zb_xcalloc((size_t)cap, sizeof(*out->s));
     out->n = 0;
     out->extra = -1;
+    out->capped = -1;
     out->settled = false;
     /* Timing an order is enough to compare; the winner is lowered and
      * validated by zb_generator_run() like any generator's order. Each
      * candidate is named after where its order comes from. */
     zb_schedule_init(&out->s[out->n], "list-scheduler", p);
     keep(out, greedy_best(p, &out->s[out->n], NULL), CAME_TIMED);
+    /* Under V below 1F1B's memory, with its warm-up depths searched
+     * (families.h); elsewhere it declines. */
+    if (!out->settled) {
+        int at = out->n;
+        zb_schedule_init(&out->s[out->n], "capped-list", p);
+        keep(out, greedy_capped(p, &out->s[out->n], NULL), CAME_TIMED);
+        if (out->n > at)
+            out->capped = at;
+    }
     /* The paper's construction comes simulated (construct.h). */
     if (p->placement == ZB_PLACEMENT_LOOP && p->vpp == 1 &&
         !out->settled) {

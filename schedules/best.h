@@ -14,7 +14,9 @@
 /* Timed compute orders (not lowered; simulated, or measured from their
  * builder's own times by zb_sim_measure(), which leaves seq unset), each
  * named after its origin: the list scheduler's best policy
- * ("list-scheduler", when it does not stall), the paper's construction ("zb-construct", loop placement with
+ * ("list-scheduler", when it does not stall), under V below 1F1B's
+ * memory the same with searched in-flight caps ("capped-list",
+ * families.h), the paper's construction ("zb-construct", loop placement with
  * one chunk, then "warm-depth", the list scheduler braked by a warm-up
  * depth per stage; "zb-v-construct", V placement with two, then
  * "zb-v-b-room", the same with full ranks making room with a B, up to
@@ -29,6 +31,8 @@ struct best_candidates {
     int extra;              /* index of "warm-depth" (loop) or
                                "zb-v-b-room" (V), which `zb` searches
                                as a start of its own; -1: none */
+    int capped;             /* index of "capped-list", the other start
+                               of its own; -1: none */
     bool settled;           /* a candidate met its lower bounds on cost
                                and makespan (no data parallelism; best.c,
                                settles()): the collection stopped there,

@@ -52,6 +52,22 @@ int greedy_schedule(const struct zb_profile *p,
 int greedy_best(const struct zb_profile *p, struct zb_schedule *s,
                 struct zb_error *err);
 
+/* The policies greedy_best() runs, in order; under V placement the first
+ * GREEDY_V_POLICIES. */
+#define GREEDY_POLICIES 6
+#define GREEDY_V_POLICIES 4
+extern const struct greedy_policy greedy_policies[GREEDY_POLICIES];
+
+/* V placement (two chunks) with every rank limited and some rank below
+ * 1F1B's activation peak: greedy_schedule() with in-flight caps, one for
+ * every chunk-0 stage and one for every chunk-1 stage, searched with the
+ * V policies (greedy_caps.c); s gets the best order found, timed.
+ * ZB_EUNSUPPORTED for other profiles and for those too large for the
+ * search's budget to run its first grid; ZB_ENOMEM_LIMIT when every run
+ * stalls. */
+int greedy_capped(const struct zb_profile *p, struct zb_schedule *s,
+                  struct zb_error *err);
+
 /* A copy of p with unit times (F = B = W = 1, comm 0) and M_W = M_B = 1,
  * for families whose shape is defined at unit times. */
 void unit_profile(const struct zb_profile *p, struct zb_profile *out,

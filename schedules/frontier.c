@@ -281,7 +281,7 @@ static void pool_shape(struct pool *pl, const struct zb_generator *zb,
                        const struct zb_profile *prof,
                        const struct zb_options *opt, struct zb_error *err)
 {
-    struct best_candidates c = { .extra = -1 };
+    struct best_candidates c = { .extra = -1, .capped = -1 };
 
     if (zb_generator_accepts(zb, prof, NULL) == 0) {
         best_candidates_collect(prof, opt, &c);

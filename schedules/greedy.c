@@ -274,6 +274,15 @@ out:
     return rc;
 }
 
+/* Measured on 80 loop profiles (p 4-16, five time mixes, limits 1p-3p):
+ * these six reach the best of a 3x3 grid of patience values (and of
+ * preferring F on ties) in every case. On 20 V profiles at 2p a W patience
+ * of 1 never won, so V placement runs the first four. */
+const struct greedy_policy greedy_policies[GREEDY_POLICIES] = {
+    { 0, 0, NULL }, { 0.5, 0, NULL }, { 0, 0.5, NULL },
+    { 0.5, 0.5, NULL }, { 1, 0, NULL }, { 1, 0.5, NULL },
+};
+
 struct policy_run {
     const struct zb_profile *p;
     const struct greedy_policy *pol;
@@ -308,16 +317,9 @@ static void *run_odd_policies(void *arg)
 int greedy_best(const struct zb_profile *p, struct zb_schedule *s,
                 struct zb_error *err)
 {
-    /* Measured on 80 loop profiles (p 4-16, five time mixes, limits
-     * 1p-3p): these six reach the best of a 3x3 grid of patience values
-     * (and of preferring F on ties) in every case. On 20 V profiles at 2p
-     * a W patience of 1 never won, so V placement runs the first four. */
-    static const struct greedy_policy policies[] = {
-        { 0, 0, NULL }, { 0.5, 0, NULL }, { 0, 0.5, NULL },
-        { 0.5, 0.5, NULL }, { 1, 0, NULL }, { 1, 0.5, NULL },
-    };
-    const size_t n = p->placement == ZB_PLACEMENT_V ? 4 : 6;
-    struct policy_run runs[sizeof(policies) / sizeof(policies[0]) + 2];
+    const size_t n = p->placement == ZB_PLACEMENT_V ? GREEDY_V_POLICIES
+                                                    : GREEDY_POLICIES;
+    struct policy_run runs[GREEDY_POLICIES + 2];
     struct policy_run *best = NULL;
     struct side_thread helper;
 
@@ -327,7 +329,7 @@ int greedy_best(const struct zb_profile *p, struct zb_schedule *s,
      * helper's walk over the odd entries. */
     memset(runs, 0, sizeof(runs));
     for (size_t i = 0; i < n; i++)
-        runs[i] = (struct policy_run){ .p = p, .pol = &policies[i],
+        runs[i] = (struct policy_run){ .p = p, .pol = &greedy_policies[i],
                                        .name = s->name };
     side_thread_start(&helper, run_odd_policies, runs);
     for (size_t i = 0; i < n; i += 2)

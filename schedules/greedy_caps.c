@@ -1,0 +1,253 @@
+/* greedy_caps.c - the list scheduler under V placement below 1F1B's
+ * memory, with its warm-up depths searched (see families.h).
+ *
+ * Why: between V-Min's and 1F1B's memory neither the ZB-V construction
+ * (its warm-up keeps the reserve that 1F1B's memory needs) nor the list
+ * scheduler (memory alone limits its forwards) does well. Both fill a
+ * rank with early chunk-0 forwards, whose activations live for the whole
+ * round trip; the chunk-1 forwards, which turn into a B after a short trip,
+ * then wait for a W to free room and the pipeline stalls in lockstep (the
+ * paper's 1.5B times, p 8, m 24, a limit of 12 chunk activations: 26 %
+ * and 11 % above the lower bound, against 2.7 % for V-Half at 10).
+ * Capping the microbatches each chunk holds between its F and its B
+ * (greedy_policy.in_flight: `a` on every chunk-0 stage, `b` on every
+ * chunk-1 stage) keeps room for those short trips. The best caps depend on
+ * the times and the limit, and cost is far from convex in them, so they are
+ * searched: a coarse grid, then a pattern search (steps halving; at each
+ * point the other V policies too) while the work budget lasts. Each batch
+ * of runs is split over two threads and decided in a fixed order, so the
+ * result does not depend on the threads. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "families.h"
+#include "side_thread.h"
+#include "zbsched/measures.h"
+#include "zbsched/pass.h"
+#include "zbsched/xalloc.h"
+
+/* Points per axis of the coarse grid. */
+#define CAPS_GRID 6
+/* Passes all the runs of one search may place (a run places 6 p m):
+ * at p 8, m 32 about 1300 runs, at p 32, m 128 about 160. */
+#define CAPS_BUDGET 4000000L
+/* Most points in one batch: the coarse grid and the uncapped runs, or a
+ * step's neighbours. */
+#define CAPS_BATCH (CAPS_GRID * CAPS_GRID + GREEDY_V_POLICIES)
+
+struct caps_point {
+    int a, b;       /* in-flight caps of chunk 0 and chunk 1 */
+    int q;          /* greedy_policies[] index */
+};
+
+/* One thread's share of a batch: points from, from + 2, ...; the best
+ * run among them (the earliest of equals) in best. */
+struct caps_worker {
+    const struct zb_profile *p;
+    const struct caps_point *pt;
+    int n, from;
+    struct zb_schedule best, scratch;
+    int best_i;                 /* index into pt, -1: none ran */
+};
+
+static void run_point(struct caps_worker *w, int i, int *caps)
+{
+    const struct zb_profile *p = w->p;
+    struct greedy_policy pol = greedy_policies[w->pt[i].q];
+    struct zb_schedule *t = &w->scratch;
+
+    for (int s = 0; s < zb_profile_stages(p); s++)
+        caps[s] = s < p->pp ? w->pt[i].a : w->pt[i].b;
+    pol.in_flight = caps;
+    for (int r = 0; r < p->pp; r++)
+        t->ranks[r].n = 0;
+    if (greedy_schedule(p, &pol, t, NULL) < 0)
+        return;
+    zb_measures_from_times(p, t->ranks, &t->predicted);
+    if (w->best_i < 0 ||
+        zb_measures_better(&t->predicted, &w->best.predicted, p->pp)) {
+        struct zb_schedule x = w->best;
+        w->best = *t;
+        *t = x;
+        w->best_i = i;
+    }
+}
+
+static void *run_share(void *arg)
+{
+    struct caps_worker *w = arg;
+    int *caps = zb_xcalloc((size_t)zb_profile_stages(w->p), sizeof(int));
+
+    w->best_i = -1;
+    for (int i = w->from; i < w->n; i += 2)
+        run_point(w, i, caps);
+    free(caps);
+    return NULL;
+}
+
+/* Run the n points on two threads; the best run (then the earliest
+ * point) in the winning worker's best. Returns that worker, or NULL when
+ * every run stalled. */
+static struct caps_worker *run_batch(struct caps_worker w[2],
+                                     const struct caps_point *pt, int n)
+{
+    struct side_thread helper;
+
+    for (int k = 0; k < 2; k++) {
+        w[k].pt = pt;
+        w[k].n = n;
+    }
+    side_thread_start(&helper, run_share, &w[1]);
+    run_share(&w[0]);
+    side_thread_join(&helper);
+    if (w[0].best_i < 0)
+        return w[1].best_i < 0 ? NULL : &w[1];
+    if (w[1].best_i < 0)
+        return &w[0];
+    if (zb_measures_better(&w[1].best.predicted, &w[0].best.predicted,
+                           w[0].p->pp))
+        return &w[1];
+    if (zb_measures_better(&w[0].best.predicted, &w[1].best.predicted,
+                           w[0].p->pp))
+        return &w[0];
+    return w[1].best_i < w[0].best_i ? &w[1] : &w[0];
+}
+
+/* The search's state: the best run so far (its point and order), the
+ * points already run, the runs the budget has left. */
+struct caps_search {
+    const struct zb_profile *p;
+    int top;                    /* largest cap tried */
+    bool *seen;                 /* per (a, b, q) */
+    long runs_left;
+    bool found;
+    struct caps_point at;
+    struct zb_schedule best;
+    struct caps_worker w[2];
+};
+
+static bool *seen_at(struct caps_search *c, struct caps_point x)
+{
+    return &c->seen[((size_t)x.q * (size_t)(c->top + 1) + (size_t)x.a) *
+                        (size_t)(c->top + 1) + (size_t)x.b];
+}
+
+/* Add x to the batch unless it is out of range, already run or over the
+ * budget. */
+static void offer(struct caps_search *c, struct caps_point *pt, int *n,
+                  struct caps_point x)
+{
+    if (x.a < 1 || x.b < 1 || x.a > c->top || x.b > c->top ||
+        *seen_at(c, x) || *n >= CAPS_BATCH || *n >= c->runs_left)
+        return;
+    *seen_at(c, x) = true;
+    pt[(*n)++] = x;
+}
+
+/* Run the batch; true when its best beats the best so far (which it then
+ * becomes). */
+static bool improve_with(struct caps_search *c, const struct caps_point *pt,
+                         int n)
+{
+    struct caps_worker *win;
+
+    c->runs_left -= n;
+    win = n > 0 ? run_batch(c->w, pt, n) : NULL;
+    if (!win || (c->found && !zb_measures_better(&win->best.predicted,
+                                                 &c->best.predicted,
+                                                 c->p->pp)))
+        return false;
+    struct zb_schedule x = c->best;
+    c->best = win->best;
+    win->best = x;
+    c->at = pt[win->best_i];
+    c->found = true;
+    return true;
+}
+
+static void search(struct caps_search *c)
+{
+    struct caps_point pt[CAPS_BATCH];
+    int n = 0, step = c->top / CAPS_GRID > 1 ? c->top / CAPS_GRID : 1;
+
+    for (int i = 1; i <= CAPS_GRID; i++)
+        for (int j = 1; j <= CAPS_GRID; j++)
+            offer(c, pt, &n, (struct caps_point){
+                      (c->top * i + CAPS_GRID - 1) / CAPS_GRID,
+                      (c->top * j + CAPS_GRID - 1) / CAPS_GRID, 0 });
+    /* No cap binds at the top (a microbatch in flight holds at least an
+     * M_B): the plain list scheduler's runs, so this is never worse. */
+    for (int q = 1; q < GREEDY_V_POLICIES; q++)
+        offer(c, pt, &n, (struct caps_point){ c->top, c->top, q });
+    improve_with(c, pt, n);
+    while (c->found && c->runs_left > 0) {
+        struct caps_point x = c->at;
+        n = 0;
+        offer(c, pt, &n, (struct caps_point){ x.a - step, x.b, x.q });
+        offer(c, pt, &n, (struct caps_point){ x.a + step, x.b, x.q });
+        offer(c, pt, &n, (struct caps_point){ x.a, x.b - step, x.q });
+        offer(c, pt, &n, (struct caps_point){ x.a, x.b + step, x.q });
+        for (int q = 0; q < GREEDY_V_POLICIES; q++)
+            offer(c, pt, &n, (struct caps_point){ x.a, x.b, q });
+        if (!improve_with(c, pt, n)) {
+            if (step == 1)
+                break;
+            step /= 2;
+        }
+    }
+}
+
+/* Whether the caps are searched for p: V with two chunks, every rank
+ * limited, some below 1F1B's peak; and the budget buys the coarse grid. */
+static bool searched(const struct zb_profile *p)
+{
+    bool below = false;
+
+    if (p->placement != ZB_PLACEMENT_V || p->vpp != 2 ||
+        CAPS_BUDGET / zb_pass_count(p) < CAPS_BATCH)
+        return false;
+    for (int r = 0; r < p->pp; r++) {
+        if (!isfinite(p->mem_limit[r]))
+            return false;
+        below = below || p->mem_limit[r] < zb_profile_1f1b_peak(p);
+    }
+    return below;
+}
+
+int greedy_capped(const struct zb_profile *p, struct zb_schedule *s,
+                  struct zb_error *err)
+{
+    struct caps_search c = { .p = p };
+    double most = 0;
+
+    if (!searched(p))
+        return zb_error_set(err, ZB_EUNSUPPORTED, "capped list scheduler: "
+                            "V placement below 1F1B's memory only, up to "
+                            "%ld passes", CAPS_BUDGET / CAPS_BATCH);
+    for (int r = 0; r < p->pp; r++)
+        most = fmax(most, p->mem_limit[r]);
+    c.top = (int)fmin(p->microbatches, ceil(most / p->m_b));
+    c.top = c.top > 1 ? c.top : 1;
+    c.runs_left = CAPS_BUDGET / zb_pass_count(p);
+    c.seen = zb_xcalloc((size_t)GREEDY_V_POLICIES * (size_t)(c.top + 1) *
+                            (size_t)(c.top + 1), sizeof(bool));
+    zb_schedule_init(&c.best, s->name, p);
+    for (int k = 0; k < 2; k++) {
+        c.w[k].p = p;
+        c.w[k].from = k;
+        zb_schedule_init(&c.w[k].best, s->name, p);
+        zb_schedule_init(&c.w[k].scratch, s->name, p);
+    }
+    search(&c);
+    if (c.found)
+        zb_schedule_copy_order(s, &c.best);
+    for (int k = 0; k < 2; k++) {
+        zb_schedule_release(&c.w[k].best);
+        zb_schedule_release(&c.w[k].scratch);
+    }
+    zb_schedule_release(&c.best);
+    free(c.seen);
+    return c.found ? 0 : zb_error_set(err, ZB_ENOMEM_LIMIT, "capped list "
+                                      "scheduler: the limit stalls every "
+                                      "run");
+}
