@@ -1,7 +1,9 @@
 /* bench_quality.c - schedule quality (issue 9, item 7): every family on a
  * seeded grid of random profiles (loop and V, limits 1p, 1.5p, 2p) and `zb`
  * on the ZB paper's twelve settings: cost against the proven lower bound,
- * fit, seconds, and which of zb's candidates wins. Prints Markdown on
+ * fit, seconds, and which of zb's candidates wins; and `zb` against V-Half
+ * and V-Min on the grid's V profiles with limits below 1F1B's memory.
+ * Prints Markdown on
  * stdout, progress on stderr; tools/bench_quality.sh adds the machine and
  * the whole-process timings. Usage: bench_quality [--effort E] [SEED]
  * (E: zb's `--effort`, default 0, the default budget);
@@ -415,6 +417,91 @@ static void print_gaps(const struct inst *in, uint64_t seed)
     printf("\n");
 }
 
+/* ---- (b2) V below 1F1B's memory ---------------------------------------- */
+
+/* The grid's V instances at 1p, with their limit cut to each of these
+ * (times 1F1B's peak): V-Min's peak is about a third of 1F1B's, V-Half's
+ * about a half to two thirds. */
+static const double below_limits[] = { 0.5, 0.75 };
+#define N_BELOW (int)(sizeof(below_limits) / sizeof(below_limits[0]))
+
+/* Index into fam[] of the family called name, or -1. */
+static int fam_index(const char *name)
+{
+    for (int f = 0; f < nfam; f++)
+        if (!strcmp(fam[f]->name, name))
+            return f;
+    return -1;
+}
+
+static void below_row(uint64_t seed, double n, int vhalf, int vmin)
+{
+    int first = (N_LIMITS + 0) * PER_CELL, count = 0, fits = 0, optimal = 0;
+    int above[2] = { 0, 0 };
+    double gaps[PER_CELL], secs = 0;
+
+    for (int k = first; k < first + PER_CELL; k++) {
+        struct draw d;
+        struct zb_profile p;
+        struct result z, x;
+        double bound = 0;
+
+        make_instance(k, seed, &d, &p);
+        for (int r = 0; r < d.p; r++)
+            p.mem_limit[r] = n * zb_profile_1f1b_peak(&p);
+        run_one(fam[zb_index], &p, k, &z, &bound, NULL);
+        count++;
+        secs += z.secs;
+        for (int i = 0; i < 2; i++) {
+            int f = i == 0 ? vhalf : vmin;
+            if (f < 0)
+                continue;
+            run_one(fam[f], &p, k, &x, &bound, NULL);
+            above[i] += x.fits && (!z.fits || z.cost > x.cost * (1 + EPS));
+        }
+        if (z.fits) {
+            gaps[fits] = z.cost / bound - 1;
+            optimal += gaps[fits] <= EPS;
+            fits++;
+        }
+        fprintf(stderr, "bench_quality: V %gp K %d p %d m %d: zb %s\n", n,
+                k, d.p, d.m, z.fits ? "fits" : "does not fit");
+        zb_profile_release(&p);
+    }
+    printf("| %gp | %d | %d | %d |", n, count, fits, optimal);
+    if (fits) {
+        qsort(gaps, (size_t)fits, sizeof(double), cmp);
+        print_pct(pct(gaps, fits, 0.5));
+        print_pct(pct(gaps, fits, 0.9));
+        print_pct(gaps[fits - 1]);
+        print_pct(mean(gaps, fits));
+    } else {
+        printf(" - | - | - | - |");
+    }
+    printf(" %d | %d | %.3f |\n", above[0], above[1], secs / count);
+}
+
+static void print_below(uint64_t seed)
+{
+    int vhalf = fam_index("v-half"), vmin = fam_index("v-min");
+
+    printf("## V below 1F1B's memory\n\n");
+    printf("The grid's %d V instances at 1p (K %d-%d) with the limit cut "
+           "to 0.5p and 0.75p of 1F1B's peak, between V-Min's and 1F1B's "
+           "memory, where V-Half and V-Min are the references. Gaps of "
+           "`zb` to the lower bound in %% (nearest-rank percentiles over "
+           "the instances where it fits); *above v-half*, *above v-min*: "
+           "instances where that family fits and `zb` costs more (target "
+           "0); *s*: `zb`'s mean seconds.\n\n", PER_CELL,
+           N_LIMITS * PER_CELL, (N_LIMITS + 1) * PER_CELL - 1);
+    printf("| limit | instances | zb fits | optimal | p50 | p90 | max | "
+           "mean | above v-half | above v-min | s |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < N_BELOW; i++)
+        below_row(seed, below_limits[i], vhalf, vmin);
+    printf("\n");
+}
+
 /* ---- (c) Which candidate of zb wins ---------------------------------- */
 
 static void print_origins(const struct inst *in)
@@ -634,6 +721,7 @@ int main(int argc, char **argv)
     run_grid(seed, in);
     print_families(in);
     print_gaps(in, seed);
+    print_below(seed);
     print_origins(in);
     print_paper();
     printf("Checks: %d rows whose lower bound differs from another row's "
