@@ -35,12 +35,15 @@
 /* Passes all the runs of one search may place (a run places 6 p m):
  * at p 8, m 32 about 1300 runs, at p 32, m 128 about 160. */
 #define CAPS_BUDGET 4000000L
+/* Largest cap tried: the (a, b) grid's memory is quadratic in it, and a
+ * stage holding more is left to the uncapped runs. */
+#define CAPS_TOP_MAX 512
 /* Most points in one batch: the coarse grid and the uncapped runs, or a
  * step's neighbours. */
 #define CAPS_BATCH (CAPS_GRID * CAPS_GRID + GREEDY_V_POLICIES)
 
 /* Stage s of n holds at most ceil(a (n - s) / n) + b - 1 microbatches
- * between its F and its B, under policy q. */
+ * between its F and its B, under policy q; at a = b = top, no cap. */
 struct caps_point {
     int a, b;
     int q;          /* greedy_policies[] index */
@@ -51,7 +54,7 @@ struct caps_point {
 struct caps_worker {
     const struct zb_profile *p;
     const struct caps_point *pt;
-    int n, from;
+    int n, from, top;
     struct zb_schedule best, scratch;
     int best_i;                 /* index into pt, -1: none ran */
 };
@@ -65,7 +68,8 @@ static void run_point(struct caps_worker *w, int i, int *caps)
 
     for (int s = 0; s < n; s++)
         caps[s] = (w->pt[i].a * (n - s) + n - 1) / n + w->pt[i].b - 1;
-    pol.in_flight = caps;
+    pol.in_flight = w->pt[i].a == w->top && w->pt[i].b == w->top ? NULL
+                                                                 : caps;
     for (int r = 0; r < p->pp; r++)
         t->ranks[r].n = 0;
     if (greedy_schedule(p, &pol, t, NULL) < 0)
@@ -182,9 +186,8 @@ static void search(struct caps_search *c)
             offer(c, pt, &n, (struct caps_point){
                       (c->top * i + CAPS_GRID - 1) / CAPS_GRID,
                       (c->top * j + CAPS_GRID - 1) / CAPS_GRID, 0 });
-    /* No cap binds at a = b = top (every cap is at least top, and a
-     * microbatch in flight holds at least an M_B): the plain list
-     * scheduler's runs, so this is never worse. */
+    /* The plain list scheduler's runs (no cap at a = b = top), so this
+     * is never worse. */
     for (int q = 1; q < GREEDY_V_POLICIES; q++)
         offer(c, pt, &n, (struct caps_point){ c->top, c->top, q });
     improve_with(c, pt, n);
@@ -234,7 +237,8 @@ int greedy_capped(const struct zb_profile *p, struct zb_schedule *s,
                             "%ld passes", CAPS_BUDGET / CAPS_BATCH);
     for (int r = 0; r < p->pp; r++)
         most = fmax(most, p->mem_limit[r]);
-    c.top = (int)fmin(p->microbatches, ceil(most / p->m_b));
+    c.top = (int)fmin(fmin(p->microbatches, ceil(most / p->m_b)),
+                      CAPS_TOP_MAX);
     c.top = c.top > 1 ? c.top : 1;
     c.runs_left = CAPS_BUDGET / zb_pass_count(p);
     c.seen = zb_xcalloc((size_t)GREEDY_V_POLICIES * (size_t)(c.top + 1) *
@@ -243,6 +247,7 @@ int greedy_capped(const struct zb_profile *p, struct zb_schedule *s,
     for (int k = 0; k < 2; k++) {
         c.w[k].p = p;
         c.w[k].from = k;
+        c.w[k].top = c.top;
         zb_schedule_init(&c.w[k].best, s->name, p);
         zb_schedule_init(&c.w[k].scratch, s->name, p);
     }

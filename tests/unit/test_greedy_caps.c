@@ -114,3 +114,25 @@ Test(greedy_caps, fills_the_gap_between_v_half_and_1f1b_memory)
         zb_profile_release(&p);
     }
 }
+
+/* One rank with a huge limit and many microbatches: the caps tried stay
+ * bounded (CAPS_TOP_MAX), the uncapped runs still count, the order fits. */
+Test(greedy_caps, a_huge_limit_on_one_rank)
+{
+    struct zb_profile p;
+    struct zb_schedule capped, list;
+
+    v_profile(2, 600, 1, 1, 1, 0.05, 0.5, 3, &p);
+    p.mem_limit[0] = 1e12;
+    zb_schedule_init(&capped, "capped-list", &p);
+    zb_schedule_init(&list, "list-scheduler", &p);
+    cr_assert_eq(greedy_capped(&p, &capped, NULL), 0);
+    cr_assert_eq(greedy_best(&p, &list, NULL), 0);
+    cr_assert_eq(zb_sim_run(&capped, NULL), 0);
+    cr_assert_eq(zb_sim_run(&list, NULL), 0);
+    cr_assert(capped.predicted.fits_memory);
+    cr_assert_leq(capped.predicted.cost, list.predicted.cost * (1 + 1e-9));
+    zb_schedule_release(&capped);
+    zb_schedule_release(&list);
+    zb_profile_release(&p);
+}
