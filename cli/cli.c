@@ -105,13 +105,15 @@ const struct cli_opt cli_search_opts[] = {
       "as it is above the lower bound; as long again from\n"
       "the extra start where it starts better: the warm-\n"
       "up-depth order (loop), ZB-V making room with a B (V;\n"
-      "then no runner-up and half as long on the choice);\n"
+      "then no runner-up and a quarter as long on the\n"
+      "choice);\n"
       "as long again from the list scheduler with searched\n"
       "in-flight caps (V below 1F1B's memory) where that\n"
       "starts better),\n"
       "converted into a fixed amount of work, so results\n"
       "do not depend on machine speed or load; 0: the\n"
-      "default budget (0.2 s at p 8, m 32, at most 1 s),\n"
+      "default budget (0.2 s at p 8, m 32, any placement,\n"
+      "at most 1 s),\n"
       "< 0: none" },
     { "time-limit", 0, "S",
       "ilp: seconds of search (generate 60, compare 10)" },

@@ -484,7 +484,14 @@ static void chain_release(struct chain *c)
 
 double improve_default_effort(const struct zb_profile *p)
 {
-    double r = (double)zb_pass_count(p) / 768.0, y = 1, e;
+    /* Per chunk set: V's and interleaved's chunks split the same work
+     * per rank into more, shorter passes, and the issue's 0.2 s at p 8,
+     * m 32 holds for every placement. Per pass, V at p 8, m 32 had 1.6
+     * times loop's budget and took 0.42 s whole process with its three
+     * searches; on the five seeded grids' 240 V instances (bench_quality
+     * 20240117, 7, 3, 11, 5) the cut moved the mean gap 0.924 -> 0.931 %
+     * (55 higher, 32 lower; summed time 146 -> 122 s). */
+    double r = (double)zb_pass_count(p) / p->vpp / 768.0, y = 1, e;
 
     /* r^(2/3) through Newton's cube root (no libm: the budget must be
      * the same on every machine); from 1 it converges for any r >= 0. */

@@ -59,8 +59,9 @@ int improve_order(const struct zb_profile *p, struct zb_schedule *s,
                const struct improve_opts *o,
                struct improve_stats *stats, struct zb_error *err);
 
-/* The default budget for p, in seconds: 0.2 at p 8, m 32 (768 passes),
- * growing as passes^(2/3), at most 1 (reached at about p 32, m 120). */
+/* The default budget for p, in seconds: 0.2 at p 8, m 32 (768 passes per
+ * chunk set: passes / vpp), growing as (passes / vpp)^(2/3), at most 1
+ * (reached at about p 32, m 120), whatever the placement. */
 double improve_default_effort(const struct zb_profile *p);
 
 #endif

@@ -7,10 +7,10 @@
  * runner-up for half of it (search_from_two()), and on the extra start
  * (the warm-up-depth order, warm_depth.c, for loop; ZB-V with full ranks
  * making room with a B, construct_v.h, for V) where it starts better
- * (search_extra(); under V it then takes the runner-up's share and half
- * the chosen order's), and under V below 1F1B's memory on the list
- * scheduler with searched in-flight caps where it starts better (a search
- * of its own beside the others). So `zb` is never worse than any of its
+ * (search_extra(); under V it then runs instead of the runner-up's, and
+ * the chosen order's keeps a quarter), and under V below 1F1B's memory
+ * on the list scheduler with searched in-flight caps where it starts
+ * better (a search of its own beside the others). So `zb` is never worse than any of its
  * candidates,
  * and equals ZB-H1 at 1F1B's memory. With data parallelism the step
  * ends with the last collective, which cost does not see: the local
@@ -36,7 +36,7 @@
 #define EXTRA_SHARE 1
 /* Share the chosen order's search keeps where the ZB-V room start is
  * searched too (room_searched()). */
-#define BESIDE_ROOM_SHARE 0.5
+#define BESIDE_ROOM_SHARE 0.25
 
 /* Run the local search on s (the order of candidate `from`) for `share`
  * of the budget and say in s->origin where the result came from. True
@@ -125,17 +125,20 @@ static const struct zb_schedule *own_start(const struct zb_profile *p,
 }
 
 /* Whether the extra start x that gets a search (own_start(); NULL: none)
- * is ZB-V's room start (V placement): its search then replaces the
- * runner-up's and half the best's. Where it starts better, its basin is the
- * one that wins: on the five seeded grids of bench_quality (20240117, 7, 3,
- * 11, 5) the best's search at half its budget and no runner-up changed none
- * of the 240 V instances' gaps; with no search from the best, one (0.43 ->
- * 0.84 %). And V has twice loop's passes at the same p and m, so its
- * default budget is 1.6 times loop's: the three searches took a p 8, m 32
- * copy of a grid instance (V, 1p) from 0.25 to 0.42 s. Under loop the
- * warm-up-depth order keeps the full searches beside it: there the same cut
- * lost 0.04-0.16 % on 5 loop instances, and loop at p 8, m 32 takes 0.2 s
- * with all three. */
+ * is ZB-V's room start (V placement): its search then runs instead of
+ * the runner-up's, and the best's keeps a quarter. Where it starts better,
+ * its basin is the one that wins: on the five seeded grids of
+ * bench_quality (20240117, 7, 3, 11, 5) the best's search at half its
+ * budget and no runner-up changed none of the 240 V instances' gaps; with
+ * no search from the best, one (0.43 -> 0.84 %). A quarter keeps that
+ * one and takes the p 8, m 32 example of uneven V stages
+ * (docs/examples/uneven-v-p8.json) to 0.2 s whole process (the issue's
+ * 0.3 s): against a half, 4 of the 240 changed, 3 higher (0.43 -> 0.84,
+ * 0.97 -> 1.00, 2.37 -> 2.38 %), 1 lower; against a half with the room
+ * start's search cut to three quarters instead, 15 lower, 5 higher
+ * (docs/model.md). Under loop the warm-up-depth order keeps the full
+ * searches beside it: there the same cut lost 0.04-0.16 % on 5 loop
+ * instances, and loop at p 8, m 32 takes 0.2 s with all three. */
 static bool room_searched(const struct zb_profile *p,
                           const struct zb_schedule *x)
 {
