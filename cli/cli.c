@@ -106,15 +106,13 @@ const struct cli_opt cli_search_opts[] = {
       "the extra start where it starts better: the warm-\n"
       "up-depth order (loop), ZB-V making room with a B (V;\n"
       "then no runner-up and a quarter as long on the\n"
-      "choice);\n"
-      "as long again from the list scheduler with searched\n"
-      "in-flight caps (V below 1F1B's memory) where that\n"
-      "starts better),\n"
-      "converted into a fixed amount of work, so results\n"
-      "do not depend on machine speed or load; 0: the\n"
-      "default budget (0.2 s at p 8, m 32, any placement,\n"
-      "at most 1 s),\n"
-      "< 0: none" },
+      "choice); as long again from the list scheduler with\n"
+      "searched in-flight caps (V below 1F1B's memory,\n"
+      "interleaved) where that starts better), converted\n"
+      "into a fixed amount of work, so results do not\n"
+      "depend on machine speed or load; 0: the default\n"
+      "budget (0.2 s at p 8, m 32, any placement, at most\n"
+      "1 s), < 0: none" },
     { "time-limit", 0, "S",
       "ilp: seconds of search (generate 60, compare 10)" },
     { "gap", 0, "G", "ilp: stop once cost/bound - 1 <= G (0)" },

@@ -106,8 +106,8 @@ void best_candidates_collect(const struct zb_profile *p,
      * candidate is named after where its order comes from. */
     zb_schedule_init(&out->s[out->n], "list-scheduler", p);
     keep(out, greedy_best(p, &out->s[out->n], NULL), CAME_TIMED);
-    /* Under V below 1F1B's memory, with its warm-up depths searched
-     * (families.h); elsewhere it declines. */
+    /* Under V below 1F1B's memory and interleaved placement, with its
+     * warm-up depths searched (families.h); elsewhere it declines. */
     if (!out->settled) {
         int at = out->n;
         zb_schedule_init(&out->s[out->n], "capped-list", p);

@@ -15,8 +15,8 @@
  * builder's own times by zb_sim_measure(), which leaves seq unset), each
  * named after its origin: the list scheduler's best policy
  * ("list-scheduler", when it does not stall), under V below 1F1B's
- * memory the same with searched in-flight caps ("capped-list",
- * families.h), the paper's construction ("zb-construct", loop placement with
+ * memory and under interleaved placement with limited ranks the same
+ * with searched in-flight caps ("capped-list", families.h), the paper's construction ("zb-construct", loop placement with
  * one chunk, then "warm-depth", the list scheduler braked by a warm-up
  * depth per stage; "zb-v-construct", V placement with two, then
  * "zb-v-b-room", the same with full ranks making room with a B, up to

@@ -58,10 +58,11 @@ int greedy_best(const struct zb_profile *p, struct zb_schedule *s,
 #define GREEDY_V_POLICIES 4
 extern const struct greedy_policy greedy_policies[GREEDY_POLICIES];
 
-/* V placement (two chunks) with every rank limited and some rank below
- * 1F1B's activation peak: greedy_schedule() with in-flight caps that
- * follow each stage's round trip, their two parameters searched with the
- * V policies (greedy_caps.c); s gets the best order found, timed.
+/* Every rank limited, and V placement (two chunks) with some rank below
+ * 1F1B's activation peak or interleaved loop placement (vpp >= 2):
+ * greedy_schedule() with in-flight caps that follow each stage's round
+ * trip, their two parameters searched with the V policies
+ * (greedy_caps.c); s gets the best order found, timed.
  * ZB_EUNSUPPORTED for other profiles and for those too large for the
  * search's budget to run its first grid; ZB_ENOMEM_LIMIT when every run
  * stalls. */

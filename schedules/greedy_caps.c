@@ -1,5 +1,6 @@
 /* greedy_caps.c - the list scheduler under V placement below 1F1B's
- * memory, with its warm-up depths searched (see families.h).
+ * memory and under interleaved placement, with its warm-up depths
+ * searched (see families.h).
  *
  * Why: between V-Min's and 1F1B's memory neither the ZB-V construction
  * (its warm-up keeps the reserve that 1F1B's memory needs) nor the list
@@ -208,21 +209,27 @@ static void search(struct caps_search *c)
     }
 }
 
-/* Whether the caps are searched for p: V with two chunks, every rank
- * limited, some below 1F1B's peak; and the budget buys the coarse grid. */
+/* Whether the caps are searched for p: every rank limited, the budget
+ * buys the coarse grid, and either V with two chunks and some rank below
+ * 1F1B's peak, or interleaved loop placement (vpp >= 2) at any limit.
+ * Interleaved has the V's trouble at every limit: the list scheduler
+ * fills the memory with chunk-0 forwards (a grid instance's rank 0 ran 45
+ * of its 51 before any chunk-1 forward, at 2x 1F1B's memory) and the last
+ * microbatches' round trips end late. */
 static bool searched(const struct zb_profile *p)
 {
     bool below = false;
 
-    if (p->placement != ZB_PLACEMENT_V || p->vpp != 2 ||
-        CAPS_BUDGET / zb_pass_count(p) < CAPS_BATCH)
+    if (CAPS_BUDGET / zb_pass_count(p) < CAPS_BATCH)
         return false;
     for (int r = 0; r < p->pp; r++) {
         if (!isfinite(p->mem_limit[r]))
             return false;
         below = below || p->mem_limit[r] < zb_profile_1f1b_peak(p);
     }
-    return below;
+    if (p->placement == ZB_PLACEMENT_LOOP)
+        return p->vpp >= 2;
+    return p->vpp == 2 && below;
 }
 
 int greedy_capped(const struct zb_profile *p, struct zb_schedule *s,
@@ -233,8 +240,9 @@ int greedy_capped(const struct zb_profile *p, struct zb_schedule *s,
 
     if (!searched(p))
         return zb_error_set(err, ZB_EUNSUPPORTED, "capped list scheduler: "
-                            "V placement below 1F1B's memory only, up to "
-                            "%ld passes", CAPS_BUDGET / CAPS_BATCH);
+                            "limited ranks, interleaved or V below 1F1B's "
+                            "memory only, up to %ld passes",
+                            CAPS_BUDGET / CAPS_BATCH);
     for (int r = 0; r < p->pp; r++)
         most = fmax(most, p->mem_limit[r]);
     c.top = (int)fmin(fmin(p->microbatches, ceil(most / p->m_b)),
