@@ -49,6 +49,7 @@ static bool search(const struct zb_profile *p, const struct zb_options *opt,
                                              : improve_default_effort(p)),
         .seed = (unsigned)opt->seed, .threads = opt->threads,
         .base_effort = share * improve_default_effort(p),
+        .interrupt = opt->interrupt,
     };
     struct improve_stats st = { .chain = -1 };
     bool ran = io.effort > 0;
