@@ -1,14 +1,16 @@
 /* bench_quality.c - schedule quality (issue 9, item 7): every family on a
  * seeded grid of random profiles (loop and V, limits 1p, 1.5p, 2p) and `zb`
  * on the ZB paper's twelve settings: cost against the proven lower bound,
- * fit, seconds, and which of zb's candidates wins; and `zb` against V-Half
- * and V-Min on the grid's V profiles with limits below 1F1B's memory.
- * Prints Markdown on
+ * fit, seconds, and which of zb's candidates wins; `zb` against V-Half
+ * and V-Min on the grid's V profiles with limits below 1F1B's memory; and
+ * `zb` under interleaved placement (the grid's loop draws with two chunks
+ * per rank). Prints Markdown on
  * stdout, progress on stderr; tools/bench_quality.sh adds the machine and
  * the whole-process timings. Usage: bench_quality [--effort E] [SEED]
  * (E: zb's `--effort`, default 0, the default budget);
  * bench_quality --profile K [SEED] prints grid instance K's profile JSON
- * (for `zbsched generate --profile FILE`). */
+ * (for `zbsched generate --profile FILE`), bench_quality
+ * --interleaved-profile K [SEED] the interleaved copy of loop instance K. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -114,9 +116,11 @@ static const char *cell_name(int cell)
  * half the time and one M_B each (a per-rank profile, "per": "rank", with
  * M_B 2), so 1F1B's peak is 2p chunk activations, the "1p" of
  * zb_profile_1f1b_peak(), and comm (a transfer) stays comm/F of the whole
- * stage's F. */
-static void make_instance(int k, uint64_t seed, struct draw *d,
-                          struct zb_profile *p)
+ * stage's F. loop_vpp: the chunks per rank under loop placement (1 on the
+ * grid, 2 for the interleaved section, where each chunk is drawn like a
+ * V chunk). */
+static void make_instance(int k, uint64_t seed, int loop_vpp,
+                          struct draw *d, struct zb_profile *p)
 {
     uint64_t s = seed + (uint64_t)k * 0x632be59bd9b4e019ULL;
     int cell = k / PER_CELL, vpp, n;
@@ -129,7 +133,7 @@ static void make_instance(int k, uint64_t seed, struct draw *d,
     d->wf = unif(&s, 0.35, 1.0);
     d->comm = unif(&s, 0.0, 0.12);
     d->mw = unif(&s, 0.3, 0.6);
-    vpp = d->pl == ZB_PLACEMENT_V ? 2 : 1;
+    vpp = d->pl == ZB_PLACEMENT_V ? 2 : loop_vpp;
     n = d->p * vpp;
     *p = (struct zb_profile){ .pp = d->p, .vpp = vpp,
                               .microbatches = d->m, .placement = d->pl,
@@ -202,7 +206,7 @@ static void run_grid(uint64_t seed, struct inst *in)
         struct zb_profile p;
 
         memset(x, 0, sizeof(*x));
-        make_instance(k, seed, &x->d, &p);
+        make_instance(k, seed, 1, &x->d, &p);
         for (int f = 0; f < nfam; f++)
             run_one(fam[f], &p, k, &x->r[f], &x->bound,
                     f == zb_index ? x->origin : NULL);
@@ -446,7 +450,7 @@ static void below_row(uint64_t seed, double n, int vhalf, int vmin)
         struct result z, x;
         double bound = 0;
 
-        make_instance(k, seed, &d, &p);
+        make_instance(k, seed, 1, &d, &p);
         for (int r = 0; r < d.p; r++)
             p.mem_limit[r] = n * zb_profile_1f1b_peak(&p);
         run_one(fam[zb_index], &p, k, &z, &bound, NULL);
@@ -499,6 +503,80 @@ static void print_below(uint64_t seed)
            "|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < N_BELOW; i++)
         below_row(seed, below_limits[i], vhalf, vmin);
+    printf("\n");
+}
+
+/* ---- (b3) Interleaved placement -------------------------------------- */
+
+/* The grid's loop draws (p, m, ratios, limit) with two chunks per rank,
+ * each drawn like a V chunk: `zb`'s gaps and the fixed interleaved
+ * families it is measured against, per limit. */
+static void interleaved_row(uint64_t seed, int cell, int il, int ilzb)
+{
+    int count = 0, fits = 0, optimal = 0, above[2] = { 0, 0 };
+    double gaps[PER_CELL], secs = 0;
+
+    for (int k = cell * PER_CELL; k < (cell + 1) * PER_CELL; k++) {
+        struct draw d;
+        struct zb_profile p;
+        struct result z, x;
+        double bound = 0;
+
+        make_instance(k, seed, 2, &d, &p);
+        run_one(fam[zb_index], &p, k, &z, &bound, NULL);
+        count++;
+        secs += z.secs;
+        for (int i = 0; i < 2; i++) {
+            int f = i == 0 ? il : ilzb;
+            if (f < 0)
+                continue;
+            run_one(fam[f], &p, k, &x, &bound, NULL);
+            above[i] += x.fits && (!z.fits || z.cost > x.cost * (1 + EPS));
+        }
+        if (z.fits) {
+            gaps[fits] = z.cost / bound - 1;
+            optimal += gaps[fits] <= EPS;
+            fits++;
+        }
+        fprintf(stderr, "bench_quality: interleaved %s K %d p %d m %d: zb "
+                "%s\n", limit_name(d.n), k, d.p, d.m,
+                z.fits ? "fits" : "does not fit");
+        zb_profile_release(&p);
+    }
+    printf("| %s | %d | %d | %d |", limit_name(limits[cell]), count, fits,
+           optimal);
+    if (fits) {
+        qsort(gaps, (size_t)fits, sizeof(double), cmp);
+        print_pct(pct(gaps, fits, 0.5));
+        print_pct(pct(gaps, fits, 0.9));
+        print_pct(gaps[fits - 1]);
+        print_pct(mean(gaps, fits));
+    } else {
+        printf(" - | - | - | - |");
+    }
+    printf(" %d | %d | %.3f |\n", above[0], above[1], secs / count);
+}
+
+static void print_interleaved(uint64_t seed)
+{
+    int il = fam_index("interleaved"), ilzb = fam_index("interleaved-zb");
+
+    printf("## Interleaved placement\n\n");
+    printf("The grid's %d loop draws (K 0-%d: p, m, ratios and limit) with "
+           "two chunks per rank under loop placement (vpp 2, Megatron's "
+           "interleaved layout), each chunk drawn like a V chunk (half a "
+           "stage's times, M_B 1). Not one of issue 9's targets; published "
+           "because it is where `zb` is furthest from its bound, and the "
+           "bound is part of it (docs/model.md, the capped list "
+           "scheduler). Gaps of `zb` in %% as above; *above interleaved*, "
+           "*above interleaved-zb*: instances where that family fits and "
+           "`zb` costs more (target 0); *s*: `zb`'s mean seconds.\n\n",
+           N_LIMITS * PER_CELL, N_LIMITS * PER_CELL - 1);
+    printf("| limit | instances | zb fits | optimal | p50 | p90 | max | "
+           "mean | above interleaved | above interleaved-zb | s |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int cell = 0; cell < N_LIMITS; cell++)
+        interleaved_row(seed, cell, il, ilzb);
     printf("\n");
 }
 
@@ -670,18 +748,19 @@ static void print_grid(uint64_t seed)
                "settings).\n\n", run_opts.effort);
 }
 
-static int dump_profile(int k, uint64_t seed)
+static int dump_profile(int k, uint64_t seed, int loop_vpp)
 {
     struct draw d;
     struct zb_profile p;
     char *text;
+    int last = loop_vpp > 1 ? N_LIMITS * PER_CELL - 1 : N_INST - 1;
 
-    if (k < 0 || k >= N_INST) {
+    if (k < 0 || k > last) {
         fprintf(stderr, "bench_quality: instance %d: not in 0..%d\n", k,
-                N_INST - 1);
+                last);
         return 2;
     }
-    make_instance(k, seed, &d, &p);
+    make_instance(k, seed, loop_vpp, &d, &p);
     text = zb_json_format_profile(&p);
     fputs(text, stdout);
     free(text);
@@ -696,9 +775,11 @@ int main(int argc, char **argv)
     double t0 = now();
 
     zb_options_init(&run_opts);
-    if (argc > 2 && !strcmp(argv[1], "--profile"))
+    if (argc > 2 && (!strcmp(argv[1], "--profile") ||
+                     !strcmp(argv[1], "--interleaved-profile")))
         return dump_profile(atoi(argv[2]),
-                            argc > 3 ? strtoull(argv[3], NULL, 0) : seed);
+                            argc > 3 ? strtoull(argv[3], NULL, 0) : seed,
+                            !strcmp(argv[1], "--profile") ? 1 : 2);
     if (argc > 2 && !strcmp(argv[1], "--effort")) {
         char *end;
         run_opts.effort = strtod(argv[2], &end);
@@ -722,6 +803,7 @@ int main(int argc, char **argv)
     print_families(in);
     print_gaps(in, seed);
     print_below(seed);
+    print_interleaved(seed);
     print_origins(in);
     print_paper();
     printf("Checks: %d rows whose lower bound differs from another row's "
