@@ -16,8 +16,9 @@
  * named after its origin: the list scheduler's best policy
  * ("list-scheduler", when it does not stall), under V below 1F1B's
  * memory and under interleaved placement with limited ranks the same
- * with searched in-flight caps ("capped-list", families.h), the paper's construction ("zb-construct", loop placement with
- * one chunk, then "warm-depth", the list scheduler braked by a warm-up
+ * with searched in-flight caps ("capped-list", families.h), the paper's
+ * construction ("zb-construct", loop placement with one chunk, then
+ * "warm-depth", the list scheduler braked by a warm-up
  * depth per stage; "zb-v-construct", V placement with two, then
  * "zb-v-b-room", the same with full ranks making room with a B, up to
  * a size: construct_v.h), then every fixed family that serves the

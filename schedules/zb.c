@@ -9,11 +9,11 @@
  * making room with a B, construct_v.h, for V) where it starts better
  * (search_extra(); under V it then runs instead of the runner-up's, and
  * the chosen order's keeps a quarter), and under V below 1F1B's memory
- * on the list scheduler with searched in-flight caps where it starts
- * better (a search of its own beside the others). So `zb` is never worse than any of its
- * candidates,
- * and equals ZB-H1 at 1F1B's memory. With data parallelism the step
- * ends with the last collective, which cost does not see: the local
+ * and interleaved placement on the list scheduler with searched in-flight
+ * caps where it starts better (a search of its own beside the others).
+ * So `zb` is never worse than any of its candidates, and equals ZB-H1 at
+ * 1F1B's memory. With data parallelism the step ends with the last
+ * collective, which cost does not see: the local
  * search then minimises the step, and the searched order and every
  * fitting candidate are scored by their step time (collectives placed,
  * the W post-pass applied where it helps) and the shortest step is

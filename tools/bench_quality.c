@@ -438,10 +438,15 @@ static int fam_index(const char *name)
     return -1;
 }
 
-static void below_row(uint64_t seed, double n, int vhalf, int vmin)
+/* One row against two reference families (index into fam[], -1: none):
+ * `zb` on the PER_CELL instances from `first`, built with loop_vpp chunks
+ * under loop placement and, where n > 0, their limit replaced by n times
+ * 1F1B's peak; its gaps, and the instances where a reference fits and
+ * `zb` costs more. */
+static void reference_row(const char *label, uint64_t seed, int first,
+                          int loop_vpp, double n, const int ref[2])
 {
-    int first = (N_LIMITS + 0) * PER_CELL, count = 0, fits = 0, optimal = 0;
-    int above[2] = { 0, 0 };
+    int count = 0, fits = 0, optimal = 0, above[2] = { 0, 0 };
     double gaps[PER_CELL], secs = 0;
 
     for (int k = first; k < first + PER_CELL; k++) {
@@ -450,17 +455,16 @@ static void below_row(uint64_t seed, double n, int vhalf, int vmin)
         struct result z, x;
         double bound = 0;
 
-        make_instance(k, seed, 1, &d, &p);
-        for (int r = 0; r < d.p; r++)
+        make_instance(k, seed, loop_vpp, &d, &p);
+        for (int r = 0; r < d.p && n > 0; r++)
             p.mem_limit[r] = n * zb_profile_1f1b_peak(&p);
         run_one(fam[zb_index], &p, k, &z, &bound, NULL);
         count++;
         secs += z.secs;
         for (int i = 0; i < 2; i++) {
-            int f = i == 0 ? vhalf : vmin;
-            if (f < 0)
+            if (ref[i] < 0)
                 continue;
-            run_one(fam[f], &p, k, &x, &bound, NULL);
+            run_one(fam[ref[i]], &p, k, &x, &bound, NULL);
             above[i] += x.fits && (!z.fits || z.cost > x.cost * (1 + EPS));
         }
         if (z.fits) {
@@ -468,11 +472,11 @@ static void below_row(uint64_t seed, double n, int vhalf, int vmin)
             optimal += gaps[fits] <= EPS;
             fits++;
         }
-        fprintf(stderr, "bench_quality: V %gp K %d p %d m %d: zb %s\n", n,
+        fprintf(stderr, "bench_quality: %s K %d p %d m %d: zb %s\n", label,
                 k, d.p, d.m, z.fits ? "fits" : "does not fit");
         zb_profile_release(&p);
     }
-    printf("| %gp | %d | %d | %d |", n, count, fits, optimal);
+    printf("| %s | %d | %d | %d |", label, count, fits, optimal);
     if (fits) {
         qsort(gaps, (size_t)fits, sizeof(double), cmp);
         print_pct(pct(gaps, fits, 0.5));
@@ -487,7 +491,7 @@ static void below_row(uint64_t seed, double n, int vhalf, int vmin)
 
 static void print_below(uint64_t seed)
 {
-    int vhalf = fam_index("v-half"), vmin = fam_index("v-min");
+    int ref[2] = { fam_index("v-half"), fam_index("v-min") };
 
     printf("## V below 1F1B's memory\n\n");
     printf("The grid's %d V instances at 1p (K %d-%d) with the limit cut "
@@ -501,65 +505,22 @@ static void print_below(uint64_t seed)
     printf("| limit | instances | zb fits | optimal | p50 | p90 | max | "
            "mean | above v-half | above v-min | s |\n"
            "|---|---|---|---|---|---|---|---|---|---|---|\n");
-    for (int i = 0; i < N_BELOW; i++)
-        below_row(seed, below_limits[i], vhalf, vmin);
+    for (int i = 0; i < N_BELOW; i++) {
+        char label[16];
+        snprintf(label, sizeof(label), "%gp", below_limits[i]);
+        reference_row(label, seed, N_LIMITS * PER_CELL, 1, below_limits[i],
+                      ref);
+    }
     printf("\n");
 }
 
 /* ---- (b3) Interleaved placement -------------------------------------- */
 
 /* The grid's loop draws (p, m, ratios, limit) with two chunks per rank,
- * each drawn like a V chunk: `zb`'s gaps and the fixed interleaved
- * families it is measured against, per limit. */
-static void interleaved_row(uint64_t seed, int cell, int il, int ilzb)
-{
-    int count = 0, fits = 0, optimal = 0, above[2] = { 0, 0 };
-    double gaps[PER_CELL], secs = 0;
-
-    for (int k = cell * PER_CELL; k < (cell + 1) * PER_CELL; k++) {
-        struct draw d;
-        struct zb_profile p;
-        struct result z, x;
-        double bound = 0;
-
-        make_instance(k, seed, 2, &d, &p);
-        run_one(fam[zb_index], &p, k, &z, &bound, NULL);
-        count++;
-        secs += z.secs;
-        for (int i = 0; i < 2; i++) {
-            int f = i == 0 ? il : ilzb;
-            if (f < 0)
-                continue;
-            run_one(fam[f], &p, k, &x, &bound, NULL);
-            above[i] += x.fits && (!z.fits || z.cost > x.cost * (1 + EPS));
-        }
-        if (z.fits) {
-            gaps[fits] = z.cost / bound - 1;
-            optimal += gaps[fits] <= EPS;
-            fits++;
-        }
-        fprintf(stderr, "bench_quality: interleaved %s K %d p %d m %d: zb "
-                "%s\n", limit_name(d.n), k, d.p, d.m,
-                z.fits ? "fits" : "does not fit");
-        zb_profile_release(&p);
-    }
-    printf("| %s | %d | %d | %d |", limit_name(limits[cell]), count, fits,
-           optimal);
-    if (fits) {
-        qsort(gaps, (size_t)fits, sizeof(double), cmp);
-        print_pct(pct(gaps, fits, 0.5));
-        print_pct(pct(gaps, fits, 0.9));
-        print_pct(gaps[fits - 1]);
-        print_pct(mean(gaps, fits));
-    } else {
-        printf(" - | - | - | - |");
-    }
-    printf(" %d | %d | %.3f |\n", above[0], above[1], secs / count);
-}
-
+ * each drawn like a V chunk, against the fixed interleaved families. */
 static void print_interleaved(uint64_t seed)
 {
-    int il = fam_index("interleaved"), ilzb = fam_index("interleaved-zb");
+    int ref[2] = { fam_index("interleaved"), fam_index("interleaved-zb") };
 
     printf("## Interleaved placement\n\n");
     printf("The grid's %d loop draws (K 0-%d: p, m, ratios and limit) with "
@@ -576,7 +537,8 @@ static void print_interleaved(uint64_t seed)
            "mean | above interleaved | above interleaved-zb | s |\n"
            "|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (int cell = 0; cell < N_LIMITS; cell++)
-        interleaved_row(seed, cell, il, ilzb);
+        reference_row(limit_name(limits[cell]), seed, cell * PER_CELL, 2, 0,
+                      ref);
     printf("\n");
 }
 

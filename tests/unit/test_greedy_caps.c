@@ -65,6 +65,30 @@ Test(greedy_caps, runs_under_v_below_1f1b_memory_and_interleaved)
     zb_profile_release(&p);
 }
 
+/* The capped list scheduler on case k of a random test: its order runs,
+ * fits, costs at most `least` and, lowered, passes the validator (memory
+ * included). */
+static void assert_capped_order(const struct zb_profile *prof, int k,
+                                double least)
+{
+    struct zb_schedule capped;
+    struct zb_error err;
+
+    zb_schedule_init(&capped, "capped-list", prof);
+    cr_assert_eq(greedy_capped(prof, &capped, &err), 0, "case %d: %s", k,
+                 err.msg);
+    cr_assert_eq(zb_sim_run(&capped, &err), 0, "case %d: %s", k, err.msg);
+    cr_assert(capped.predicted.fits_memory, "case %d", k);
+    cr_assert_leq(capped.predicted.cost, least * (1 + 1e-9),
+                  "case %d (p %d vpp %d m %d): %g above the list's %g", k,
+                  prof->pp, prof->vpp, prof->microbatches,
+                  capped.predicted.cost, least);
+    cr_assert_eq(zb_lower_run(&capped, &err), 0, "case %d: %s", k, err.msg);
+    cr_assert_eq(zb_validate_schedule(&capped, &err), 0, "case %d: %s", k,
+                 err.msg);
+    zb_schedule_release(&capped);
+}
+
 /* Random V profiles below 1F1B's memory: the order is legal, fits and
  * costs no more than the list scheduler's best policy (the search runs
  * those policies uncapped first); lowered, it passes the validator,
@@ -78,7 +102,7 @@ Test(greedy_caps, never_worse_than_the_list_scheduler)
         int m = p + rand_r(&seed) % (2 * p + 1);
         double peak = 2.0 * p;
         struct zb_profile prof;
-        struct zb_schedule capped, list;
+        struct zb_schedule list;
         struct zb_error err;
 
         v_profile(p, m, 1, 1, 1, uniform(&seed, 0, 0.15),
@@ -88,23 +112,10 @@ Test(greedy_caps, never_worse_than_the_list_scheduler)
             prof.stage[s] = (struct zb_stage_times){
                 uniform(&seed, 0.4, 0.6), uniform(&seed, 0.4, 0.7),
                 uniform(&seed, 0.15, 0.5) };
-        zb_schedule_init(&capped, "capped-list", &prof);
         zb_schedule_init(&list, "list-scheduler", &prof);
         cr_assert_eq(greedy_best(&prof, &list, NULL), 0, "case %d", k);
-        cr_assert_eq(greedy_capped(&prof, &capped, &err), 0, "case %d: %s",
-                     k, err.msg);
-        cr_assert_eq(zb_sim_run(&capped, &err), 0, "case %d: %s", k,
-                     err.msg);
         cr_assert_eq(zb_sim_run(&list, &err), 0, "case %d: %s", k, err.msg);
-        cr_assert_leq(capped.predicted.cost,
-                      list.predicted.cost * (1 + 1e-9),
-                      "case %d (p %d m %d): %g above the list's %g", k, p,
-                      m, capped.predicted.cost, list.predicted.cost);
-        cr_assert_eq(zb_lower_run(&capped, &err), 0, "case %d: %s", k,
-                     err.msg);
-        cr_assert_eq(zb_validate_schedule(&capped, &err), 0, "case %d: %s",
-                     k, err.msg);
-        zb_schedule_release(&capped);
+        assert_capped_order(&prof, k, list.predicted.cost);
         zb_schedule_release(&list);
         zb_profile_release(&prof);
     }
@@ -168,8 +179,7 @@ Test(greedy_caps, interleaved_never_worse_than_its_list_runs)
         int p = 2 + rand_r(&seed) % 6, vpp = 2 + rand_r(&seed) % 2;
         int m = p + rand_r(&seed) % (3 * p + 1);
         struct zb_profile prof;
-        struct zb_schedule capped, list;
-        struct zb_error err;
+        struct zb_schedule list;
         double least = INFINITY;
 
         interleaved_profile(p, vpp, m, uniform(&seed, 0, 0.1),
@@ -188,20 +198,7 @@ Test(greedy_caps, interleaved_never_worse_than_its_list_runs)
                 zb_sim_run(&list, NULL) == 0)
                 least = fmin(least, list.predicted.cost);
         }
-        zb_schedule_init(&capped, "capped-list", &prof);
-        cr_assert_eq(greedy_capped(&prof, &capped, &err), 0, "case %d: %s",
-                     k, err.msg);
-        cr_assert_eq(zb_sim_run(&capped, &err), 0, "case %d: %s", k,
-                     err.msg);
-        cr_assert(capped.predicted.fits_memory, "case %d", k);
-        cr_assert_leq(capped.predicted.cost, least * (1 + 1e-9),
-                      "case %d (p %d vpp %d m %d): %g above the list's %g",
-                      k, p, vpp, m, capped.predicted.cost, least);
-        cr_assert_eq(zb_lower_run(&capped, &err), 0, "case %d: %s", k,
-                     err.msg);
-        cr_assert_eq(zb_validate_schedule(&capped, &err), 0, "case %d: %s",
-                     k, err.msg);
-        zb_schedule_release(&capped);
+        assert_capped_order(&prof, k, least);
         zb_schedule_release(&list);
         zb_profile_release(&prof);
     }
