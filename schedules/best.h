@@ -16,7 +16,8 @@
  * named after its origin: the list scheduler's best policy
  * ("list-scheduler", when it does not stall), under V below 1F1B's
  * memory and under interleaved placement with limited ranks the same
- * with searched in-flight caps ("capped-list", families.h), the paper's
+ * with searched in-flight caps or held to 1F1B's memory ("capped-list",
+ * families.h), the paper's
  * construction ("zb-construct", loop placement with one chunk, then
  * "warm-depth", the list scheduler braked by a warm-up
  * depth per stage; "zb-v-construct", V placement with two, then

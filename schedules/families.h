@@ -52,6 +52,15 @@ int greedy_schedule(const struct zb_profile *p,
 int greedy_best(const struct zb_profile *p, struct zb_schedule *s,
                 struct zb_error *err);
 
+/* greedy_best() with every limit above 1F1B's activation peak lowered
+ * to it; s (initialised for p) gets the order. The list scheduler starts
+ * forwards while memory allows, so more memory can make it worse:
+ * forwards of early chunks crowd the ranks before the backwards return
+ * (interleaved placement above all); its run at 1F1B's memory fits any
+ * larger limit. ZB_EUNSUPPORTED where no rank has more. */
+int greedy_best_1f1b(const struct zb_profile *p, struct zb_schedule *s,
+                     struct zb_error *err);
+
 /* The policies greedy_best() runs, in order; under V placement the first
  * GREEDY_V_POLICIES. */
 #define GREEDY_POLICIES 6
@@ -62,7 +71,8 @@ extern const struct greedy_policy greedy_policies[GREEDY_POLICIES];
  * 1F1B's activation peak or interleaved loop placement (vpp >= 2):
  * greedy_schedule() with in-flight caps that follow each stage's round
  * trip, their two parameters searched with the V policies
- * (greedy_caps.c); s gets the best order found, timed.
+ * (greedy_caps.c), or greedy_best_1f1b() where that is better; s gets
+ * the best order found, timed.
  * ZB_EUNSUPPORTED for other profiles and for those too large for the
  * search's budget to run its first grid; ZB_ENOMEM_LIMIT when every run
  * stalls. */

@@ -354,3 +354,28 @@ int greedy_best(const struct zb_profile *p, struct zb_schedule *s,
             zb_schedule_release(&runs[i].sched);
     return best ? 0 : runs[n - 1].rc;
 }
+
+int greedy_best_1f1b(const struct zb_profile *p, struct zb_schedule *s,
+                     struct zb_error *err)
+{
+    const double peak = zb_profile_1f1b_peak(p);
+    struct zb_profile lean;
+    struct zb_schedule t;
+    bool above = false;
+    int rc;
+
+    for (int r = 0; r < p->pp; r++)
+        above = above || p->mem_limit[r] > peak;
+    if (!above)
+        return zb_error_set(err, ZB_EUNSUPPORTED, "list scheduler at 1F1B's "
+                            "memory: no rank has more");
+    zb_profile_copy(&lean, p);
+    for (int r = 0; r < p->pp; r++)
+        lean.mem_limit[r] = fmin(lean.mem_limit[r], peak);
+    zb_schedule_init(&t, s->name, &lean);
+    if ((rc = greedy_best(&lean, &t, err)) == 0)
+        zb_schedule_copy_order(s, &t);
+    zb_schedule_release(&t);
+    zb_profile_release(&lean);
+    return rc;
+}
