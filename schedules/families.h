@@ -33,6 +33,12 @@ struct greedy_policy {
      * warm-up depth, kept in the steady state), or NULL: memory alone
      * limits them. */
     const int *in_flight;
+    /* Forwards first: a B ready now waits for an F that becomes ready
+     * before now + b_patience * T_B (0: never waits). Where memory holds
+     * most microbatches' forwards and the first backward is a long round
+     * trip away (interleaved, m close to p vpp), a rank that runs every
+     * forward it can before that round trip ends idles less. */
+    double b_patience;
 };
 
 /* Memory-aware list scheduler (the Zero Bubble paper's automatic
@@ -63,7 +69,7 @@ int greedy_best_1f1b(const struct zb_profile *p, struct zb_schedule *s,
 
 /* The policies greedy_best() runs, in order; under V placement the first
  * GREEDY_V_POLICIES. */
-#define GREEDY_POLICIES 6
+#define GREEDY_POLICIES 8
 #define GREEDY_V_POLICIES 4
 extern const struct greedy_policy greedy_policies[GREEDY_POLICIES];
 

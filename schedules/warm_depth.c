@@ -49,7 +49,7 @@ struct descent {
 static bool run_depths(const struct zb_profile *p, const int *d, double w,
                        struct zb_schedule *try)
 {
-    struct greedy_policy pol = { w, 0, d };
+    struct greedy_policy pol = { w, 0, d, 0 };
 
     for (int r = 0; r < p->pp; r++)
         try->ranks[r].n = 0;

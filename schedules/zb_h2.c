@@ -12,7 +12,7 @@
 static int gen_zb_h2(const struct zb_profile *p, const struct zb_options *opt,
                      struct zb_schedule *s, struct zb_error *err)
 {
-    struct greedy_policy pol = { 0, 0, 0 };
+    struct greedy_policy pol = { 0, 0, 0, 0 };
     struct zb_profile unit;
     int rc;
 
