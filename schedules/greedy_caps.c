@@ -19,9 +19,10 @@
  * chunk). The best a and b depend on the times and the limit, and cost is
  * far from convex in them, so they are searched: a coarse grid, then a
  * pattern search (steps halving; at each point the other V policies too)
- * while the work budget lasts. Each batch
- * of runs is split over two threads and decided in a fixed order, so the
- * result does not depend on the threads. */
+ * while the work budget lasts; under interleaved placement once more with
+ * forwards first. Each batch of runs is split over two threads and
+ * decided in a fixed order, so the result does not depend on the
+ * threads. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,7 @@ struct caps_worker {
     const struct zb_profile *p;
     const struct caps_point *pt;
     int n, from, top;
+    double b_patience;          /* every run's: the search's mode */
     struct zb_schedule best, scratch;
     int best_i;                 /* index into pt, -1: none ran */
 };
@@ -71,6 +73,7 @@ static void run_point(struct caps_worker *w, int i, int *caps)
         caps[s] = (w->pt[i].a * (n - s) + n - 1) / n + w->pt[i].b - 1;
     pol.in_flight = w->pt[i].a == w->top && w->pt[i].b == w->top ? NULL
                                                                  : caps;
+    pol.b_patience = w->b_patience;
     for (int r = 0; r < p->pp; r++)
         t->ranks[r].n = 0;
     if (greedy_schedule(p, &pol, t, NULL) < 0)
@@ -233,6 +236,24 @@ static void offer_1f1b_memory(struct caps_search *c)
     zb_schedule_release(&t);
 }
 
+/* A fresh search over every point in the given mode (the policies'
+ * b_patience), from the best so far: the grid, then the pattern search
+ * from whichever point is best. Under interleaved placement a second
+ * search runs forwards first (b_patience 1; greedy.c): on the five
+ * seeded grids' 80 loop profiles split into two chunks per rank, `zb`'s
+ * mean gap 5.67 -> 4.74 % (27 lower, by up to 6.5 points, none higher)
+ * for 21 % more time. Kept apart from the ready-first search, not mixed
+ * into it: as two more policies in one search 3 ended higher (2.9 ->
+ * 6.9 %) and 1 lower, and in place of it 10 higher. */
+static void search_mode(struct caps_search *c, double b_patience)
+{
+    memset(c->seen, 0, (size_t)GREEDY_V_POLICIES * (size_t)(c->top + 1) *
+                           (size_t)(c->top + 1) * sizeof(bool));
+    c->runs_left = CAPS_BUDGET / zb_pass_count(c->p);
+    c->w[0].b_patience = c->w[1].b_patience = b_patience;
+    search(c);
+}
+
 /* Whether the caps are searched for p: every rank limited, the budget
  * buys the coarse grid, and either V with two chunks and some rank below
  * 1F1B's peak, or interleaved loop placement (vpp >= 2) at any limit.
@@ -272,7 +293,6 @@ int greedy_capped(const struct zb_profile *p, struct zb_schedule *s,
     c.top = (int)fmin(fmin(p->microbatches, ceil(most / p->m_b)),
                       CAPS_TOP_MAX);
     c.top = c.top > 1 ? c.top : 1;
-    c.runs_left = CAPS_BUDGET / zb_pass_count(p);
     c.seen = zb_xcalloc((size_t)GREEDY_V_POLICIES * (size_t)(c.top + 1) *
                             (size_t)(c.top + 1), sizeof(bool));
     zb_schedule_init(&c.best, s->name, p);
@@ -283,7 +303,9 @@ int greedy_capped(const struct zb_profile *p, struct zb_schedule *s,
         zb_schedule_init(&c.w[k].best, s->name, p);
         zb_schedule_init(&c.w[k].scratch, s->name, p);
     }
-    search(&c);
+    search_mode(&c, 0);
+    if (p->placement == ZB_PLACEMENT_LOOP)
+        search_mode(&c, 1);
     offer_1f1b_memory(&c);
     if (c.found)
         zb_schedule_copy_order(s, &c.best);

@@ -190,9 +190,9 @@ static double list_at_1f1b_memory(const struct zb_profile *p)
 /* Interleaved placement (2 or 3 chunks), random times and limits from
  * 1F1B's memory to twice it: the order is legal, fits, passes the
  * validator and costs no more than the plain list scheduler under any
- * of the policies the search runs uncapped, nor than the list scheduler
- * held to 1F1B's memory (more memory lets it crowd the ranks with chunk-0
- * forwards). */
+ * of the policies the search runs uncapped, ready first or forwards
+ * first, nor than the list scheduler held to 1F1B's memory (more memory
+ * lets it crowd the ranks with chunk-0 forwards). */
 Test(greedy_caps, interleaved_never_worse_than_its_list_runs)
 {
     unsigned seed = 20261129;
@@ -212,11 +212,12 @@ Test(greedy_caps, interleaved_never_worse_than_its_list_runs)
                 uniform(&seed, 0.4, 0.6), uniform(&seed, 0.4, 0.7),
                 uniform(&seed, 0.15, 0.5) };
         zb_schedule_init(&list, "list-scheduler", &prof);
-        for (int q = 0; q < GREEDY_V_POLICIES; q++) {
+        for (int q = 0; q < 2 * GREEDY_V_POLICIES; q++) {
+            struct greedy_policy pol = greedy_policies[q / 2];
+            pol.b_patience = q % 2;
             for (int r = 0; r < p; r++)
                 list.ranks[r].n = 0;
-            if (greedy_schedule(&prof, &greedy_policies[q], &list,
-                                NULL) == 0 &&
+            if (greedy_schedule(&prof, &pol, &list, NULL) == 0 &&
                 zb_sim_run(&list, NULL) == 0)
                 least = fmin(least, list.predicted.cost);
         }
