@@ -19,8 +19,8 @@
  * chunk). The best a and b depend on the times and the limit, and cost is
  * far from convex in them, so they are searched: a coarse grid, then a
  * pattern search (steps halving; at each point the other V policies too)
- * while the work budget lasts; under interleaved placement once more with
- * forwards first. Each batch of runs is split over two threads and
+ * while the work budget lasts; then all that once more with forwards
+ * first. Each batch of runs is split over two threads and
  * decided in a fixed order, so the result does not depend on the
  * threads. */
 #include <math.h>
@@ -238,13 +238,16 @@ static void offer_1f1b_memory(struct caps_search *c)
 
 /* A fresh search over every point in the given mode (the policies'
  * b_patience), from the best so far: the grid, then the pattern search
- * from whichever point is best. Under interleaved placement a second
- * search runs forwards first (b_patience 1; greedy.c): on the five
- * seeded grids' 80 loop profiles split into two chunks per rank, `zb`'s
- * mean gap 5.67 -> 4.74 % (27 lower, by up to 6.5 points, none higher)
- * for 21 % more time. Kept apart from the ready-first search, not mixed
- * into it: as two more policies in one search 3 ended higher (2.9 ->
- * 6.9 %) and 1 lower, and in place of it 10 higher. */
+ * from whichever point is best. The second search runs forwards first
+ * (b_patience 1; greedy.c). On the five seeded grids' 80 loop profiles
+ * split into two chunks per rank, `zb`'s mean gap 5.67 -> 4.74 % (27
+ * lower, by up to 6.5 points, none higher) for 21 % more time; on their
+ * 80 V profiles at 1F1B's memory (K 48-63) lowered to 0.75p 5.21 -> 4.77
+ * % (37 lower, 3 higher: 4.23 -> 5.50 %), at 0.5p 12.13 -> 11.64 % (26
+ * lower, 4 higher by up to 0.95 points), same time. Kept apart from the
+ * ready-first search, not mixed into it: on the interleaved profiles as
+ * two more policies in one search 3 ended higher (2.9 -> 6.9 %) and 1
+ * lower, and in place of it 10 higher. */
 static void search_mode(struct caps_search *c, double b_patience)
 {
     memset(c->seen, 0, (size_t)GREEDY_V_POLICIES * (size_t)(c->top + 1) *
@@ -304,8 +307,7 @@ int greedy_capped(const struct zb_profile *p, struct zb_schedule *s,
         zb_schedule_init(&c.w[k].scratch, s->name, p);
     }
     search_mode(&c, 0);
-    if (p->placement == ZB_PLACEMENT_LOOP)
-        search_mode(&c, 1);
+    search_mode(&c, 1);
     offer_1f1b_memory(&c);
     if (c.found)
         zb_schedule_copy_order(s, &c.best);
