@@ -17,10 +17,9 @@
  * ("list-scheduler", when it does not stall), under V below 1F1B's
  * memory and under interleaved placement with limited ranks the same
  * with searched in-flight caps or held to 1F1B's memory ("capped-list",
- * families.h), the paper's
- * construction ("zb-construct", loop placement with one chunk, then
- * "warm-depth", the list scheduler braked by a warm-up
- * depth per stage; "zb-v-construct", V placement with two, then
+ * families.h), the paper's construction ("zb-construct", loop placement
+ * with one chunk, then "warm-depth", the list scheduler braked by a
+ * warm-up depth per stage; "zb-v-construct", V placement with two, then
  * "zb-v-b-room", the same with full ranks making room with a B, up to
  * a size: construct_v.h), then every fixed family that serves the
  * profile and does not overlap passes (zb_generator.overlaps), in table

@@ -78,8 +78,7 @@ extern const struct greedy_policy greedy_policies[GREEDY_POLICIES];
  * greedy_schedule() with in-flight caps that follow each stage's round
  * trip, their two parameters searched with the V policies (once ready
  * first and once forwards first, greedy_caps.c), or greedy_best_1f1b()
- * where that is better; s gets
- * the best order found, timed.
+ * where that is better; s gets the best order found, timed.
  * ZB_EUNSUPPORTED for other profiles and for those too large for the
  * search's budget to run its first grid; ZB_ENOMEM_LIMIT when every run
  * stalls. */

@@ -20,9 +20,8 @@
  * far from convex in them, so they are searched: a coarse grid, then a
  * pattern search (steps halving; at each point the other V policies too)
  * while the work budget lasts; then all that once more with forwards
- * first. Each batch of runs is split over two threads and
- * decided in a fixed order, so the result does not depend on the
- * threads. */
+ * first. Each batch of runs is split over two threads and decided in a
+ * fixed order, so the result does not depend on the threads. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
