@@ -15,7 +15,7 @@
  * builder's own times by zb_sim_measure(), which leaves seq unset), each
  * named after its origin: the list scheduler's best policy
  * ("list-scheduler", when it does not stall), under V below 1F1B's
- * memory and under interleaved placement with limited ranks the same
+ * memory and under interleaved placement the same
  * with searched in-flight caps or held to 1F1B's memory ("capped-list",
  * families.h), the paper's construction ("zb-construct", loop placement
  * with one chunk, then "warm-depth", the list scheduler braked by a

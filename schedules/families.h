@@ -73,8 +73,8 @@ int greedy_best_1f1b(const struct zb_profile *p, struct zb_schedule *s,
 #define GREEDY_V_POLICIES 4
 extern const struct greedy_policy greedy_policies[GREEDY_POLICIES];
 
-/* Every rank limited, and V placement (two chunks) with some rank below
- * 1F1B's activation peak or interleaved loop placement (vpp >= 2):
+/* V placement (two chunks) with some rank below 1F1B's activation peak,
+ * or interleaved loop placement (vpp >= 2) at any limit or none:
  * greedy_schedule() with in-flight caps that follow each stage's round
  * trip, their two parameters searched with the V policies (once ready
  * first and once forwards first, greedy_caps.c), or greedy_best_1f1b()
