@@ -61,6 +61,15 @@ struct caps_worker {
     int best_i;                 /* index into pt, -1: none ran */
 };
 
+/* Exchange two schedules (their buffers go with them). */
+static void swap_schedules(struct zb_schedule *a, struct zb_schedule *b)
+{
+    struct zb_schedule x = *a;
+
+    *a = *b;
+    *b = x;
+}
+
 static void run_point(struct caps_worker *w, int i, int *caps)
 {
     const struct zb_profile *p = w->p;
@@ -80,9 +89,7 @@ static void run_point(struct caps_worker *w, int i, int *caps)
     zb_measures_from_times(p, t->ranks, &t->predicted);
     if (w->best_i < 0 ||
         zb_measures_better(&t->predicted, &w->best.predicted, p->pp)) {
-        struct zb_schedule x = w->best;
-        w->best = *t;
-        *t = x;
+        swap_schedules(&w->best, t);
         w->best_i = i;
     }
 }
@@ -132,13 +139,32 @@ static struct caps_worker *run_batch(struct caps_worker w[2],
 struct caps_search {
     const struct zb_profile *p;
     int top;                    /* largest cap tried */
-    bool *seen;                 /* per (a, b, q) */
+    bool *seen;                 /* per (a, b, q); search_mode() clears it */
     long runs_left;
     bool found;
     struct caps_point at;
     struct zb_schedule best;
     struct caps_worker w[2];
 };
+
+/* Entries of c->seen: one per (q, a, b). */
+static size_t seen_count(const struct caps_search *c)
+{
+    return (size_t)GREEDY_V_POLICIES * (size_t)(c->top + 1) *
+           (size_t)(c->top + 1);
+}
+
+/* Make the timed order *x the best so far where it beats it (or none was
+ * found yet); *x then holds the old best. True when it did. */
+static bool take_if_better(struct caps_search *c, struct zb_schedule *x)
+{
+    if (c->found && !zb_measures_better(&x->predicted, &c->best.predicted,
+                                        c->p->pp))
+        return false;
+    swap_schedules(&c->best, x);
+    c->found = true;
+    return true;
+}
 
 static bool *seen_at(struct caps_search *c, struct caps_point x)
 {
@@ -167,15 +193,9 @@ static bool improve_with(struct caps_search *c, const struct caps_point *pt,
 
     c->runs_left -= n;
     win = n > 0 ? run_batch(c->w, pt, n) : NULL;
-    if (!win || (c->found && !zb_measures_better(&win->best.predicted,
-                                                 &c->best.predicted,
-                                                 c->p->pp)))
+    if (!win || !take_if_better(c, &win->best))
         return false;
-    struct zb_schedule x = c->best;
-    c->best = win->best;
-    win->best = x;
     c->at = pt[win->best_i];
-    c->found = true;
     return true;
 }
 
@@ -224,13 +244,7 @@ static void offer_1f1b_memory(struct caps_search *c)
     zb_schedule_init(&t, c->best.name, c->p);
     if (greedy_best_1f1b(c->p, &t, NULL) == 0) {
         zb_measures_from_times(c->p, t.ranks, &t.predicted);
-        if (!c->found || zb_measures_better(&t.predicted, &c->best.predicted,
-                                            c->p->pp)) {
-            struct zb_schedule x = c->best;
-            c->best = t;
-            t = x;
-            c->found = true;
-        }
+        take_if_better(c, &t);
     }
     zb_schedule_release(&t);
 }
@@ -249,8 +263,7 @@ static void offer_1f1b_memory(struct caps_search *c)
  * lower, and in place of it 10 higher. */
 static void search_mode(struct caps_search *c, double b_patience)
 {
-    memset(c->seen, 0, (size_t)GREEDY_V_POLICIES * (size_t)(c->top + 1) *
-                           (size_t)(c->top + 1) * sizeof(bool));
+    memset(c->seen, 0, seen_count(c) * sizeof(bool));
     c->runs_left = CAPS_BUDGET / zb_pass_count(c->p);
     c->w[0].b_patience = c->w[1].b_patience = b_patience;
     search(c);
@@ -298,8 +311,7 @@ int greedy_capped(const struct zb_profile *p, struct zb_schedule *s,
     c.top = (int)fmin(fmin(p->microbatches, ceil(most / p->m_b)),
                       CAPS_TOP_MAX);
     c.top = c.top > 1 ? c.top : 1;
-    c.seen = zb_xcalloc((size_t)GREEDY_V_POLICIES * (size_t)(c.top + 1) *
-                            (size_t)(c.top + 1), sizeof(bool));
+    c.seen = zb_xmalloc(seen_count(&c) * sizeof(bool));
     zb_schedule_init(&c.best, s->name, p);
     for (int k = 0; k < 2; k++) {
         c.w[k].p = p;

@@ -456,8 +456,9 @@ static void reference_row(const char *label, uint64_t seed, int first,
         double bound = 0;
 
         make_instance(k, seed, loop_vpp, &d, &p);
-        for (int r = 0; r < d.p && n > 0; r++)
-            p.mem_limit[r] = n * zb_profile_1f1b_peak(&p);
+        if (n > 0)
+            for (int r = 0; r < d.p; r++)
+                p.mem_limit[r] = n * zb_profile_1f1b_peak(&p);
         run_one(fam[zb_index], &p, k, &z, &bound, NULL);
         count++;
         secs += z.secs;
