@@ -12,8 +12,12 @@
  * a later W. The rest are random displacements, to leave plateaus. The
  * energy is the score plus a small share of the mean span, so that moves
  * on ranks that do not set the score yet still count; the best order by
- * (score, makespan) is kept apart. The score is the cost, or with data
- * parallelism the step's end after the collectives (improve_step.h).
+ * (score, makespan) is kept apart. A one-rank move is first judged on an
+ * estimate of its cost (heads and tails, improve_estimate.c) and re-timed
+ * only if that passes the acceptance test: most moves lengthen the
+ * critical path by far more than the temperature allows. The score is
+ * the cost, or with data parallelism the step's end after the
+ * collectives (improve_step.h).
  * A budget above the default is spent as the default's run followed by
  * further runs restarted from the best order, so more effort is never
  * worse. Only +, *, / and comparisons decide (no exp(), no clock), so a
@@ -62,6 +66,7 @@ struct chain {
     int path_n;
     long path_at;             /* `accepted` when the path was taken */
     long evals, accepted;
+    long skipped;             /* moves rejected on their estimate */
     const volatile sig_atomic_t *interrupt;    /* improve_opts' */
     int rc;
     struct zb_error err;
@@ -111,9 +116,11 @@ static double energy(const struct chain *c)
     return score(c) + SPAN_WEIGHT * sum / st->pp;
 }
 
-/* exp(-x) through its truncated series 1 / (1 + x + x^2/2 + x^3/6): only
- * correctly rounded operations, so every machine agrees. */
-static bool accept(struct chain *c, double delta, double temp)
+/* Metropolis with the draw u in [0, 1) made beforehand (so that a move
+ * can be judged on an estimate first): exp(-x) through its truncated
+ * series 1 / (1 + x + x^2/2 + x^3/6), only correctly rounded
+ * operations, so every machine agrees. */
+static bool accept(double u, double delta, double temp)
 {
     double x;
 
@@ -122,7 +129,7 @@ static bool accept(struct chain *c, double delta, double temp)
     x = delta / temp;
     if (x > 30)
         return false;
-    return unit(c) * (1 + x + x * x / 2 + x * x * x / 6) < 1;
+    return u * (1 + x + x * x / 2 + x * x * x / 6) < 1;
 }
 
 /* exp(-x) for 0 <= x <= 4: (1 + y + ... + y^8/8!)^-16 with y = x/16,
@@ -339,16 +346,22 @@ static double mean_pass(const struct zb_profile *p)
     return n > 0 && sum > 0 ? sum / (3.0 * n) : 1;
 }
 
-/* Propose a move and re-time it; false when there is none to judge. */
-static bool propose_try(struct chain *c)
+/* Propose a move and re-time it; false when there is none to judge.
+ * A one-rank move whose estimated cost (improve_estimate()) fails the
+ * acceptance test with draw u at temperature temp is rejected unre-timed
+ * (not with data parallelism, where the score is the step's end): most
+ * proposals put a pass onto the critical path and lengthen it by far
+ * more than the temperature, and a re-timing costs thousands of ops
+ * where the estimate costs the window. */
+static bool propose_try(struct chain *c, double u, double temp)
 {
     struct improve_state *st = &c->st;
     struct improve_move mv[IMPROVE_MAX_MOVES];
-    double u = unit(c);
+    double pick = unit(c);
     int r, from, to, n;
 
     st->work += MOVE_CHARGE;
-    if (u < COLUMN_SHARE) {
+    if (pick < COLUMN_SHARE) {
         if (c->path_at != c->accepted)
             take_path(c);
         n = propose_column(c, mv);
@@ -362,13 +375,19 @@ static bool propose_try(struct chain *c)
             st->work += 2 * (st->work - w0);
             return ok;
         }
-        u = 1;
+        pick = 1;
     }
-    if (!(u < COLUMN_SHARE + CRIT_SHARE ? propose_crit(c, &r, &from, &to)
-                                        : propose_random(c, &r, &from, &to)))
+    if (!(pick < COLUMN_SHARE + CRIT_SHARE
+              ? propose_crit(c, &r, &from, &to)
+              : propose_random(c, &r, &from, &to)) ||
+        !improve_check(st, r, from, to))
         return false;
-    return improve_check(st, r, from, to) &&
-           improve_try(st, r, from, to) == 0;
+    if (!c->step.on &&
+        !accept(u, improve_estimate(st, r, from, to) - st->cost, temp)) {
+        c->skipped++;
+        return false;
+    }
+    return improve_try(st, r, from, to) == 0;
 }
 
 static void step(struct chain *c)
@@ -377,12 +396,13 @@ static void step(struct chain *c)
     double frac = (double)(st->work - c->cyc_at) / (double)c->cyc_len, e;
     double temp = c->tau * TEMP_START *
                   exp_neg(LN_TEMP_RATIO * (frac > 1 ? 1 : frac));
+    double u = unit(c);
 
-    if (!propose_try(c))
+    if (!propose_try(c, u, temp))
         return;
     c->evals++;
     e = energy(c);
-    if (!accept(c, e - c->energy, temp)) {
+    if (!accept(u, e - c->energy, temp)) {
         improve_undo(st);
         return;
     }
@@ -557,6 +577,7 @@ static void fill_stats(struct improve_stats *stats, const struct chain *ch,
     for (int i = 0; i < n; i++) {
         stats->evals += ch[i].evals;
         stats->accepted += ch[i].accepted;
+        stats->skipped += ch[i].skipped;
         stats->work += ch[i].st.work;
     }
     stats->chain = win;

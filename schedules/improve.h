@@ -43,6 +43,7 @@ struct improve_opts {
 struct improve_stats {
     long evals;         /* moves re-timed, all chains */
     long accepted;      /* of which kept by the acceptance rule */
+    long skipped;       /* moves rejected on their estimate, unre-timed */
     long work;          /* work units spent, all chains */
     double cost_in, makespan_in;    /* the input order's measures */
     double cost_out, makespan_out;  /* the returned order's */

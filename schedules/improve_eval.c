@@ -114,6 +114,11 @@ static void alloc_state(struct improve_state *st, const struct zb_profile *p,
     st->th = zb_xcalloc((size_t)pp, sizeof(int));
     st->queued = zb_xcalloc((size_t)pp, sizeof(bool));
     st->stack = zb_xcalloc((size_t)pp, sizeof(int));
+    st->tail = zb_xcalloc((size_t)n + 1, sizeof(double));
+    st->est_start = zb_xcalloc((size_t)n + 1, sizeof(double));
+    st->est_end = zb_xcalloc((size_t)n + 1, sizeof(double));
+    st->est_tail = zb_xcalloc((size_t)n + 1, sizeof(double));
+    st->est_stamp = zb_xcalloc((size_t)n + 1, sizeof(long));
     st->nops = n;
     for (int r = 0; r < pp; r++)
         if (isfinite(p->mem_limit[r]))
@@ -196,6 +201,11 @@ void improve_state_release(struct improve_state *st)
     free(st->th);
     free(st->queued);
     free(st->stack);
+    free(st->tail);
+    free(st->est_start);
+    free(st->est_end);
+    free(st->est_tail);
+    free(st->est_stamp);
     memset(st, 0, sizeof(*st));
 }
 
@@ -348,6 +358,7 @@ static int retime_all(struct improve_state *st)
     rc = run_loop(st, false);
     charge(st);
     measure(st);
+    st->tails_valid = false;
     return rc;
 }
 
@@ -376,15 +387,6 @@ static bool waits_for(const struct improve_state *st, int a, int b)
            (x->npred > 1 && x->pred[1] == b);
 }
 
-/* The op at new position k after moving from -> to, lo <= k <= hi. */
-static inline int moved_at(const struct improve_state *st, int r, int from,
-                           int to, int k)
-{
-    if (k == to)
-        return st->order[r][from];
-    return to < from ? st->order[r][k - 1] : st->order[r][k + 1];
-}
-
 static bool check_mem_move(struct improve_state *st, int r, int from,
                            int to)
 {
@@ -398,7 +400,7 @@ static bool check_mem_move(struct improve_state *st, int r, int from,
     if (!isfinite(lim))
         return true;
     for (k = lo; k <= hi; k++) {
-        sum += st->op[moved_at(st, r, from, to, k)].mem;
+        sum += st->op[improve_moved_at(st, r, from, to, k)].mem;
         if (sum > lim)
             return false;
         st->newmem[k - lo] = sum;
@@ -579,6 +581,10 @@ void improve_commit(struct improve_state *st)
               m->from < m->to ? m->to : m->from);
     }
     st->log_n = 0;
+    /* Tails go stale only around the move; a refresh is a pass over
+     * every op (improve_estimate.c). */
+    if (++st->tails_age >= IMPROVE_TAILS_AGE)
+        st->tails_valid = false;
 }
 
 void improve_load(struct improve_state *st, int *const *orders)

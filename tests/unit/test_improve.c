@@ -2,6 +2,7 @@
  * never worse, legal and within limits, reproducible, and it does improve
  * poor or heuristic starts. Efforts are small: each test takes a second
  * or two at most on an idle machine (the `zb` ones run it whole). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "../schedules/best.h"
@@ -241,6 +242,7 @@ Test(improve, zero_effort_returns_the_input_order_timed)
     cr_assert_eq(improve_order(&p, &s, &o, &st, NULL), 0);
     cr_assert(same_order(&s, &t));
     cr_assert_eq(st.evals, 0);
+    cr_assert_eq(st.skipped, 0);
     cr_assert_eq(st.chain, -1);
     assert_near(s.predicted.cost, t.predicted.cost, "timed");
     zb_schedule_release(&s);
@@ -352,6 +354,105 @@ Test(improve, compound_moves_retime_like_a_full_pass_and_undo_exactly)
         }
         free(t);
         free(t0);
+    }
+    cr_assert_gt(tried, 0);
+    improve_state_release(&st);
+    zb_schedule_release(&s);
+    zb_profile_release(&p);
+}
+
+/* Tails (improve_estimate.c): no path from an op's end exceeds the
+ * cost, end + tail <= cost, and the critical path meets it. */
+Test(improve, tails_bound_every_op_and_the_critical_path_meets_the_cost)
+{
+    struct zb_profile p;
+    struct zb_schedule s;
+    struct improve_state st;
+    struct zb_error err = { 0 };
+    double most = -INFINITY;
+    int k = 0;
+
+    paper_profile(&p, 6, 12);
+    start_from("zb-h1", &p, &s);
+    cr_assert_eq(improve_state_init(&st, &p, &s, &err), 0, "%s", err.msg);
+    while (k + 1 < st.len[0] && !improve_check(&st, 0, k, k + 1))
+        k++;
+    cr_assert_lt(k + 1, st.len[0]);
+    improve_estimate(&st, 0, k, k + 1);
+    cr_assert(st.tails_valid);
+    for (int id = 0; id < st.nops; id++) {
+        cr_assert_leq(st.end[id] + st.tail[id], st.cost * (1 + 1e-12),
+                      "op %d", id);
+        most = fmax(most, st.end[id] + st.tail[id]);
+    }
+    cr_assert(fabs(most - st.cost) <= 1e-12 * st.cost);
+    improve_state_release(&st);
+    zb_schedule_release(&s);
+    zb_profile_release(&p);
+}
+
+/* The search judges one-rank moves on their estimate first, and rejects
+ * most of those it rejects there: a search from ZB-H1 on unequal times
+ * skips re-timing moves, and still never ends worse and stays legal. */
+Test(improve, most_rejected_moves_are_never_re_timed)
+{
+    struct zb_profile p;
+    struct zb_schedule s;
+    struct improve_opts o = { .effort = 0.02, .seed = 3, .threads = 2 };
+    struct improve_stats st;
+    double before;
+
+    paper_profile(&p, 6, 12);
+    start_from("zb-h1", &p, &s);
+    before = s.predicted.cost;
+    cr_assert_eq(improve_order(&p, &s, &o, &st, NULL), 0);
+    cr_assert_gt(st.skipped, st.evals - st.accepted, "skipped %ld, "
+                 "re-timed and rejected %ld", st.skipped,
+                 st.evals - st.accepted);
+    cr_assert_leq(s.predicted.cost, before);
+    assert_legal(&s);
+    zb_schedule_release(&s);
+    zb_profile_release(&p);
+}
+
+/* A move among a rank's trailing W passes changes no other op's time or
+ * tail (a W feeds nothing), so the estimate is exact there: the rank's
+ * new span, the longest path through the window. V placement, where a
+ * rank's W's of two chunks may trade places. */
+Test(improve, the_estimate_is_exact_where_the_window_feeds_nothing)
+{
+    struct shape sh = unit_shape(4, 8);
+    struct zb_profile p;
+    struct zb_schedule s;
+    struct improve_state st;
+    struct zb_error err = { 0 };
+    int tried = 0;
+
+    sh.vpp = 2;
+    sh.placement = ZB_PLACEMENT_V;
+    sh.f = 0.5, sh.b = 0.6, sh.w = 0.3, sh.comm = 0.05;
+    make_profile(&sh, &p);
+    for (int s0 = 0; s0 < 8; s0++)     /* uneven, so no ties hide a slip */
+        p.stage[s0].w *= 1 + 0.1 * s0;
+    start_from("zb-v", &p, &s);
+    cr_assert_eq(improve_state_init(&st, &p, &s, &err), 0, "%s", err.msg);
+    for (int r = 0; r < st.pp; r++) {
+        int first = st.len[r];
+        while (first > 0 && st.op[st.order[r][first - 1]].cls == 2)
+            first--;
+        for (int a = first; a < st.len[r]; a++)
+            for (int b = first; b < st.len[r]; b++) {
+                double est;
+                if (!improve_check(&st, r, a, b))
+                    continue;
+                est = improve_estimate(&st, r, a, b);
+                cr_assert_eq(improve_try(&st, r, a, b), 0);
+                cr_assert(fabs(est - st.span[r]) <= 1e-9 * st.span[r],
+                          "rank %d %d -> %d: %g against %g", r, a, b, est,
+                          st.span[r]);
+                improve_undo(&st);
+                tried++;
+            }
     }
     cr_assert_gt(tried, 0);
     improve_state_release(&st);
