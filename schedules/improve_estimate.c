@@ -31,14 +31,6 @@ static double edge_lag(const struct improve_state *st, int a, int b)
     return 0;
 }
 
-static void wake_rank(struct improve_state *st, int r)
-{
-    if (!st->queued[r]) {
-        st->queued[r] = true;
-        st->stack[st->stack_n++] = r;
-    }
-}
-
 /* tail[] for the current order: run_loop() mirrored, each rank from its
  * last op down, an op taken once every successor has its tail (ptr[q]:
  * the next op of rank q still to do; ops above it are done). */
@@ -76,7 +68,7 @@ static void compute_tails(struct improve_state *st)
             st->tail[id] = t;
             st->ptr[r]--;
             for (int j = 0; j < x->npred; j++)
-                wake_rank(st, x->prank[j]);
+                improve_wake(st, x->prank[j]);
         }
     }
     st->tails_valid = true;
@@ -124,12 +116,12 @@ double improve_estimate(struct improve_state *st, int r, int from, int to)
         const struct improve_op *x = &st->op[id];
         double t;
 
-        if (k + 1 > hi && k + 1 < st->len[r])
-            t = st->op[ord[k + 1]].dur + st->tail[ord[k + 1]];
-        else if (k + 1 <= hi) {
+        if (k + 1 <= hi) {          /* the next op is in the window */
             int nx = improve_moved_at(st, r, from, to, k + 1);
             t = st->op[nx].dur + st->est_tail[nx];
-        } else {
+        } else if (k + 1 < st->len[r]) {
+            t = st->op[ord[k + 1]].dur + st->tail[ord[k + 1]];
+        } else {                    /* the rank's last op */
             t = -first;
         }
         for (int j = 0; j < x->nsucc; j++) {

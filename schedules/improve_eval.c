@@ -211,14 +211,6 @@ void improve_state_release(struct improve_state *st)
 
 /* ---- re-timing ---------------------------------------------------------- */
 
-static inline void wake(struct improve_state *st, int r)
-{
-    if (!st->queued[r]) {
-        st->queued[r] = true;
-        st->stack[st->stack_n++] = r;
-    }
-}
-
 /* The op at position k of rank r, re-timed in this evaluation (at or past
  * fr[r]), has met one more successor. */
 static inline void consume(struct improve_state *st, int id, int r, int k,
@@ -280,7 +272,7 @@ static bool advance(struct improve_state *st, int r, bool early, int *diff)
         if (early && *diff == 0 && st->unmet == 0)
             return true;
         for (int j = 0; j < x->nsucc; j++)
-            wake(st, x->srank[j]);
+            improve_wake(st, x->srank[j]);
     }
     return false;
 }

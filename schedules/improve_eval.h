@@ -88,6 +88,16 @@ struct improve_state {
     long *est_stamp, est_round; /* an op is in this window: stamp = round */
 };
 
+/* Put rank r on the stack of ranks that may advance (the re-timing and
+ * the tails walk ranks so), unless it is there. */
+static inline void improve_wake(struct improve_state *st, int r)
+{
+    if (!st->queued[r]) {
+        st->queued[r] = true;
+        st->stack[st->stack_n++] = r;
+    }
+}
+
 /* The op at position k of rank r (lo <= k <= hi) once the op at `from`
  * is moved to `to`. */
 static inline int improve_moved_at(const struct improve_state *st, int r,
