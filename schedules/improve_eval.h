@@ -1,7 +1,8 @@
 /* improve_eval.h - the state the local search (improve.c) works on: the
  * compute order per rank over a flat pass graph, the time of every op,
- * the running memory per rank, and an incremental re-timing after a move
- * or a compound move (several ranks at once).
+ * the running memory per rank, an incremental re-timing after a move or
+ * a compound move (several ranks at once), and a quick estimate of a
+ * one-rank move's cost (improve_estimate.c).
  * Internal to schedules/improve*.c. */
 #ifndef ZBSCHED_IMPROVE_EVAL_H
 #define ZBSCHED_IMPROVE_EVAL_H
