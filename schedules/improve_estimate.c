@@ -31,6 +31,28 @@ static double edge_lag(const struct improve_state *st, int a, int b)
     return 0;
 }
 
+/* Whether op id is in the window being estimated (stamped this round). */
+static inline bool in_window(const struct improve_state *st, int id)
+{
+    return st->est_stamp[id] == st->est_round;
+}
+
+/* t, or more: the longest way through id's successors (their tails from
+ * est_tail[] for those in the window being estimated, when `window`). */
+static double via_succs(const struct improve_state *st, int id, double t,
+                        bool window)
+{
+    const struct improve_op *x = &st->op[id];
+
+    for (int j = 0; j < x->nsucc; j++) {
+        int y = x->succ[j];
+        double ty = window && in_window(st, y) ? st->est_tail[y]
+                                               : st->tail[y];
+        t = fmax(t, edge_lag(st, id, y) + st->op[y].dur + ty);
+    }
+    return t;
+}
+
 /* tail[] for the current order: run_loop() mirrored, each rank from its
  * last op down, an op taken once every successor has its tail (ptr[q]:
  * the next op of rank q still to do; ops above it are done). */
@@ -60,12 +82,7 @@ static void compute_tails(struct improve_state *st)
             t = k + 1 < st->len[r]
                     ? st->op[ord[k + 1]].dur + st->tail[ord[k + 1]]
                     : -st->start[ord[0]];
-            for (int j = 0; j < x->nsucc; j++) {
-                int y = x->succ[j];
-                t = fmax(t, edge_lag(st, id, y) + st->op[y].dur +
-                                st->tail[y]);
-            }
-            st->tail[id] = t;
+            st->tail[id] = via_succs(st, id, t, false);
             st->ptr[r]--;
             for (int j = 0; j < x->npred; j++)
                 improve_wake(st, x->prank[j]);
@@ -76,17 +93,11 @@ static void compute_tails(struct improve_state *st)
     st->work += (long)st->nops / 2 + st->pp;
 }
 
-/* Whether op id is in the window being estimated (stamped this round). */
-static inline bool in_window(const struct improve_state *st, int id)
-{
-    return st->est_stamp[id] == st->est_round;
-}
-
 double improve_estimate(struct improve_state *st, int r, int from, int to)
 {
     int lo = from < to ? from : to, hi = from + to - lo;
     const int *ord = st->order[r];
-    double prev, first, est = -INFINITY;
+    double prev, first = st->start[ord[0]], est = -INFINITY;
 
     if (!st->tails_valid)
         compute_tails(st);
@@ -104,16 +115,14 @@ double improve_estimate(struct improve_state *st, int r, int from, int to)
             t = fmax(t, (in_window(st, q) ? st->est_end[q] : st->end[q]) +
                             x->lag[j]);
         }
+        if (k == 0)
+            first = t;          /* the rank's first op moved */
         st->est_stamp[id] = st->est_round;
-        st->est_start[id] = t;
         st->est_end[id] = prev = t + x->dur;
     }
-    first = lo > 0 ? st->start[ord[0]]
-                   : st->est_start[improve_moved_at(st, r, from, to, 0)];
     /* Backward: tails through the window, then the longest path. */
     for (int k = hi; k >= lo; k--) {
         int id = improve_moved_at(st, r, from, to, k);
-        const struct improve_op *x = &st->op[id];
         double t;
 
         if (k + 1 <= hi) {          /* the next op is in the window */
@@ -124,13 +133,7 @@ double improve_estimate(struct improve_state *st, int r, int from, int to)
         } else {                    /* the rank's last op */
             t = -first;
         }
-        for (int j = 0; j < x->nsucc; j++) {
-            int y = x->succ[j];
-            t = fmax(t, edge_lag(st, id, y) + st->op[y].dur +
-                            (in_window(st, y) ? st->est_tail[y]
-                                              : st->tail[y]));
-        }
-        st->est_tail[id] = t;
+        st->est_tail[id] = t = via_succs(st, id, t, true);
         est = fmax(est, st->est_end[id] + t);
     }
     return est;

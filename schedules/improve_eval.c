@@ -115,7 +115,6 @@ static void alloc_state(struct improve_state *st, const struct zb_profile *p,
     st->queued = zb_xcalloc((size_t)pp, sizeof(bool));
     st->stack = zb_xcalloc((size_t)pp, sizeof(int));
     st->tail = zb_xcalloc((size_t)n + 1, sizeof(double));
-    st->est_start = zb_xcalloc((size_t)n + 1, sizeof(double));
     st->est_end = zb_xcalloc((size_t)n + 1, sizeof(double));
     st->est_tail = zb_xcalloc((size_t)n + 1, sizeof(double));
     st->est_stamp = zb_xcalloc((size_t)n + 1, sizeof(long));
@@ -202,7 +201,6 @@ void improve_state_release(struct improve_state *st)
     free(st->queued);
     free(st->stack);
     free(st->tail);
-    free(st->est_start);
     free(st->est_end);
     free(st->est_tail);
     free(st->est_stamp);

@@ -85,7 +85,7 @@ struct improve_state {
     double *tail;           /* per op: longest way to the cost's end */
     bool tails_valid;       /* tail[] is of the order as it was */
     int tails_age;          /* moves committed since tail[] was taken */
-    double *est_start, *est_end, *est_tail;     /* window ops' estimates */
+    double *est_end, *est_tail; /* window ops' estimated end and tail */
     long *est_stamp, est_round; /* an op is in this window: stamp = round */
 };
 
