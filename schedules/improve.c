@@ -12,10 +12,10 @@
  * a later W. The rest are random displacements, to leave plateaus. The
  * energy is the score plus a small share of the mean span, so that moves
  * on ranks that do not set the score yet still count; the best order by
- * (score, makespan) is kept apart. A one-rank move is first judged on an
- * estimate of its cost (heads and tails, improve_estimate.c) and re-timed
- * only if that passes the acceptance test: most moves lengthen the
- * critical path by far more than the temperature allows. The score is
+ * (score, makespan) is kept apart. A move is first judged on an estimate
+ * of its cost (heads and tails, improve_estimate.c) and re-timed only if
+ * that passes the acceptance test: most moves lengthen the critical path
+ * by far more than the temperature allows. The score is
  * the cost, or with data parallelism the step's end after the
  * collectives (improve_step.h).
  * A budget above the default is spent as the default's run followed by
@@ -45,8 +45,9 @@
 #define TEMP_END 0.001
 /* ln(TEMP_START / TEMP_END) = ln 50. */
 #define LN_TEMP_RATIO 3.912023005428146
-/* Work charged for proposing and checking one move. */
-#define MOVE_CHARGE 16
+/* Work charged for proposing, checking and then committing or undoing
+ * one move (about 1 us; improve_eval.h's cost model). */
+#define MOVE_CHARGE 40
 /* Longest critical path kept. */
 #define PATH_MAX_OPS 8192
 
@@ -193,6 +194,7 @@ static void take_path(struct chain *c)
         c->path[c->path_n++] = y;
         y = binding(st, y, &on_rank);
     }
+    c->st.work += c->path_n / 2;    /* about 12 ns an op */
 }
 
 /* The first W after position k on rank r (at most 32 on), or -1. */
@@ -346,19 +348,32 @@ static double mean_pass(const struct zb_profile *p)
     return n > 0 && sum > 0 ? sum / (3.0 * n) : 1;
 }
 
+/* Whether the moves' estimated cost (improve_estimate()) fails the
+ * acceptance test with draw u at temperature temp: then they are
+ * rejected unre-timed. Not with data parallelism, where the score is the
+ * step's end. */
+static bool rejected_on_estimate(struct chain *c, int n,
+                                 const struct improve_move *mv, double u,
+                                 double temp)
+{
+    if (c->step.on ||
+        accept(u, improve_estimate(&c->st, n, mv) - c->st.cost, temp))
+        return false;
+    c->skipped++;
+    return true;
+}
+
 /* Propose a move and re-time it; false when there is none to judge.
- * A one-rank move whose estimated cost (improve_estimate()) fails the
- * acceptance test with draw u at temperature temp is rejected unre-timed
- * (not with data parallelism, where the score is the step's end): most
+ * A move is first judged on its estimate (rejected_on_estimate()): most
  * proposals put a pass onto the critical path and lengthen it by far
  * more than the temperature, and a re-timing costs thousands of ops
- * where the estimate costs the window. */
+ * where the estimate costs the moved windows. */
 static bool propose_try(struct chain *c, double u, double temp)
 {
     struct improve_state *st = &c->st;
     struct improve_move mv[IMPROVE_MAX_MOVES];
     double pick = unit(c);
-    int r, from, to, n;
+    int n;
 
     st->work += MOVE_CHARGE;
     if (pick < COLUMN_SHARE) {
@@ -366,28 +381,18 @@ static bool propose_try(struct chain *c, double u, double temp)
             take_path(c);
         n = propose_column(c, mv);
         st->work += (long)n * MOVE_CHARGE;
-        if (n >= 2) {
-            /* Re-timing several ranks at once misses the cache more than
-             * the cost model assumes: at p 64, m 1024 a column move costs
-             * about three times its re-timing charge (measured). */
-            long w0 = st->work;
-            bool ok = improve_try_n(st, n, mv) == 0;
-            st->work += 2 * (st->work - w0);
-            return ok;
-        }
+        if (n >= 2)
+            return !rejected_on_estimate(c, n, mv, u, temp) &&
+                   improve_try_n(st, n, mv) == 0;
         pick = 1;
     }
     if (!(pick < COLUMN_SHARE + CRIT_SHARE
-              ? propose_crit(c, &r, &from, &to)
-              : propose_random(c, &r, &from, &to)) ||
-        !improve_check(st, r, from, to))
+              ? propose_crit(c, &mv[0].rank, &mv[0].from, &mv[0].to)
+              : propose_random(c, &mv[0].rank, &mv[0].from, &mv[0].to)) ||
+        !improve_check(st, mv[0].rank, mv[0].from, mv[0].to) ||
+        rejected_on_estimate(c, 1, mv, u, temp))
         return false;
-    if (!c->step.on &&
-        !accept(u, improve_estimate(st, r, from, to) - st->cost, temp)) {
-        c->skipped++;
-        return false;
-    }
-    return improve_try(st, r, from, to) == 0;
+    return improve_try(st, mv[0].rank, mv[0].from, mv[0].to) == 0;
 }
 
 static void step(struct chain *c)
@@ -513,16 +518,19 @@ double improve_default_effort(const struct zb_profile *p)
      * (55 higher, 32 lower; summed time 146 -> 122 s). */
     double r = (double)zb_pass_count(p) / p->vpp / 768.0, y = 1, e;
 
-    /* r^(2/3) through Newton's cube root (no libm: the budget must be
-     * the same on every machine); from 1 it converges for any r >= 0. */
+    /* Growing as r^(1/3), and at most 0.5 s: with every part of a search
+     * charged what it costs (improve_eval.h), r^(2/3) up to 1 s took p 32,
+     * m 256 to 2.2 s whole process (the issue: within 2 s) and p 64, m
+     * 1024 under V with the paper's 1.5B times from 3.2 to 6.2 s, as zb
+     * runs up to two and a half budgets (zb.c); this curve gives the 193
+     * fresh grid profiles of docs/model.md the time the old units did (91
+     * against 90 s) at a gap no worse. r^(1/3) through Newton's cube root
+     * (no libm: the budget must be the same on every machine); from 1 it
+     * converges for any r >= 0. */
     for (int i = 0; i < 60 && r > 0; i++)
         y = (2 * y + r / (y * y)) / 3;
-    e = r > 0 ? 0.2 * y * y : 0;
-
-    /* At most 1 s: at p 64, m 1024 the candidates, bounds, lowering and
-     * the JSON take another 1.3-1.9 s, and the whole run should stay
-     * within 3 s. */
-    return e < 0.2 ? 0.2 : e > 1 ? 1 : e;
+    e = r > 0 ? 0.2 * y : 0;
+    return e < 0.2 ? 0.2 : e > 0.5 ? 0.5 : e;
 }
 
 static int check_opts(const struct improve_opts *o, struct zb_error *err)

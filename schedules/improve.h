@@ -16,17 +16,16 @@
 #include "zbsched/profile.h"
 #include "zbsched/schedule.h"
 
-/* Work units (ops re-timed, weighted by graph size, plus fixed charges
- * per move; improve_eval.c) that one second buys on the reference machine
- * (the project's shared 2-core x86 box, measured one chain per core under
- * a load of about 3, so an idle machine finishes early): effort E seconds
- * = E times this many units per chain, whatever the machine. 45e6 until
- * moves were judged on an estimate first (improve_estimate.c), which
- * skips most of the short re-timings whose fixed costs the units
- * undercount: the same work then ran in 12.8 s instead of 17.8 s (the
- * 76 searches of 64 of bench_quality's profiles for seeds 101-103, idle
- * machine), so a second buys 1.39 times the units. */
-#define IMPROVE_WORK_PER_SECOND 62e6
+/* Work units (about one op re-timed each; the cost model is in
+ * improve_eval.h) that one second buys: effort E seconds = E times this
+ * many units per chain, whatever the machine. Measured with the thread's
+ * CPU clock on the project's shared 2-core x86 box, idle, one chain per
+ * core: 52e6 to 65e6 units a second over whole searches on six profiles
+ * of 768 to 17 472 ops. (Until the cost model was measured part by part,
+ * the units weighted an op re-timed by the graph's size and undercharged
+ * the estimates and the moves: a second of effort ran 0.35 s of search
+ * at p 64, m 1024 and up to 2 s on small grid profiles.) */
+#define IMPROVE_WORK_PER_SECOND 55e6
 
 struct improve_opts {
     double effort;      /* seconds of budget per chain on the reference
@@ -66,8 +65,8 @@ int improve_order(const struct zb_profile *p, struct zb_schedule *s,
                struct improve_stats *stats, struct zb_error *err);
 
 /* The default budget for p, in seconds: 0.2 at p 8, m 32 (768 passes per
- * chunk set: passes / vpp), growing as (passes / vpp)^(2/3), at most 1
- * (reached at about p 32, m 120), whatever the placement. */
+ * chunk set: passes / vpp), growing as (passes / vpp)^(1/3), at most 0.5
+ * (reached at about p 32, m 125), whatever the placement. */
 double improve_default_effort(const struct zb_profile *p);
 
 #endif

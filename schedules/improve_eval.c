@@ -320,20 +320,10 @@ static void measure(struct improve_state *st)
 }
 
 
-/* The budget's cost model: an op re-timed costs more in a large graph
- * (cache misses), 1 unit at 0 ops rising to 2.25 at 10000 ops (measured
- * at p 8 to 32: ops per second fell by 2.2x from 768 to 24576 ops), and
- * again beyond 24576 ops (p 64, m 1024, 196608 ops: the search ran 2.7x
- * its effort with the 2.25 weight), plus a fixed charge per rank for
- * starting the
- * loop. Integer arithmetic: the budget must not depend on libm. */
+/* Charge a re-timing: its ops, and a start per rank (improve_op_units()). */
 static void charge(struct improve_state *st)
 {
-    long q = st->nops <= 10000 ? 8 + st->nops / 1000
-           : st->nops <= 24576 ? 18
-           : 18 + (st->nops - 24576) / 2500;
-
-    st->work += (long)st->log_n * q / 8 + st->pp;
+    st->work += improve_op_units(st, st->log_n) + st->pp;
 }
 
 static int retime_all(struct improve_state *st)

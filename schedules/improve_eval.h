@@ -86,8 +86,27 @@ struct improve_state {
     bool tails_valid;       /* tail[] is of the order as it was */
     int tails_age;          /* moves committed since tail[] was taken */
     double *est_end, *est_tail; /* window ops' estimated end and tail */
-    long *est_stamp, est_round; /* an op is in this window: stamp = round */
+    long *est_stamp, est_round; /* an op's estimate is of this round:
+                                   stamp = round */
 };
+
+/* The budget's unit (improve.h) is about one op re-timed: 25 ns on the
+ * reference machine, one chain per core, whatever the graph's size up to
+ * 20 000 ops, and 34 ns at 393 216 (p 64, m 1024, V; the tails walk
+ * there: 47 ns). Measured per part of a search with the thread's CPU
+ * clock on seven profiles of 768 to 393 216 ops (grid instances, the
+ * paper's 1.5B times at p 8 and 64, docs/examples/uneven-v-p8.json);
+ * the charges below and in improve.c follow those times, so that a
+ * budget is the same time whatever mix of moves a search makes. n ops
+ * re-timed, or walked for the tails, cost: */
+static inline long improve_op_units(const struct improve_state *st, long n)
+{
+    return n * (8 + st->nops / 65536) / 8;
+}
+
+/* One op of an estimate's window (about 0.3 us: its inputs, successors
+ * and their lags). */
+#define IMPROVE_WINDOW_OP_UNITS 12
 
 /* Put rank r on the stack of ranks that may advance (the re-timing and
  * the tails walk ranks so), unless it is there. */
@@ -134,12 +153,13 @@ int improve_try(struct improve_state *st, int r, int from, int to);
 int improve_try_n(struct improve_state *st, int n,
                   const struct improve_move *mv);
 
-/* An estimate of the cost after moving the op at position `from` of rank
- * r to `to` (checked), without applying it: the longest path through the
- * moved window with every other op's time and tail as they are. Not a
- * bound (other ops can move too); charged to st->work, far less than a
- * re-timing. */
-double improve_estimate(struct improve_state *st, int r, int from, int to);
+/* An estimate of the cost after the n checked moves mv (on distinct
+ * ranks, as improve_try_n() takes them; n = 1: one move), without
+ * applying them: the longest path through the moved windows with every
+ * other op's time and tail as they are. Not a bound (other ops can move
+ * too); charged to st->work, far less than a re-timing. */
+double improve_estimate(struct improve_state *st, int n,
+                        const struct improve_move *mv);
 
 /* Keep or revert the move(s) improve_try*() applied. */
 void improve_commit(struct improve_state *st);

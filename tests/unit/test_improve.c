@@ -378,7 +378,7 @@ Test(improve, tails_bound_every_op_and_the_critical_path_meets_the_cost)
     while (k + 1 < st.len[0] && !improve_check(&st, 0, k, k + 1))
         k++;
     cr_assert_lt(k + 1, st.len[0]);
-    improve_estimate(&st, 0, k, k + 1);
+    improve_estimate(&st, 1, &(struct improve_move){ 0, k, k + 1 });
     cr_assert(st.tails_valid);
     for (int id = 0; id < st.nops; id++) {
         cr_assert_leq(st.end[id] + st.tail[id], st.cost * (1 + 1e-12),
@@ -415,18 +415,30 @@ Test(improve, most_rejected_moves_are_never_re_timed)
     zb_profile_release(&p);
 }
 
+/* The first of rank r's trailing W passes. */
+static int trailing_ws(const struct improve_state *st, int r)
+{
+    int first = st->len[r];
+
+    while (first > 0 && st->op[st->order[r][first - 1]].cls == 2)
+        first--;
+    return first;
+}
+
 /* A move among a rank's trailing W passes changes no other op's time or
  * tail (a W feeds nothing), so the estimate is exact there: the rank's
- * new span, the longest path through the window. V placement, where a
- * rank's W's of two chunks may trade places. */
-Test(improve, the_estimate_is_exact_where_the_window_feeds_nothing)
+ * new span, the longest path through the window; and for such moves on
+ * two ranks at once (as a column move makes them), the larger of the
+ * two spans. V placement, where a rank's W's of two chunks may trade
+ * places. */
+Test(improve, the_estimate_is_exact_where_the_windows_feed_nothing)
 {
     struct shape sh = unit_shape(4, 8);
     struct zb_profile p;
     struct zb_schedule s;
     struct improve_state st;
     struct zb_error err = { 0 };
-    int tried = 0;
+    int tried = 0, pairs = 0;
 
     sh.vpp = 2;
     sh.placement = ZB_PLACEMENT_V;
@@ -436,25 +448,41 @@ Test(improve, the_estimate_is_exact_where_the_window_feeds_nothing)
         p.stage[s0].w *= 1 + 0.1 * s0;
     start_from("zb-v", &p, &s);
     cr_assert_eq(improve_state_init(&st, &p, &s, &err), 0, "%s", err.msg);
-    for (int r = 0; r < st.pp; r++) {
-        int first = st.len[r];
-        while (first > 0 && st.op[st.order[r][first - 1]].cls == 2)
-            first--;
-        for (int a = first; a < st.len[r]; a++)
-            for (int b = first; b < st.len[r]; b++) {
+    for (int r = 0; r < st.pp; r++)
+        for (int a = trailing_ws(&st, r); a < st.len[r]; a++)
+            for (int b = trailing_ws(&st, r); b < st.len[r]; b++) {
+                struct improve_move mv[2] = { { r, a, b } };
                 double est;
                 if (!improve_check(&st, r, a, b))
                     continue;
-                est = improve_estimate(&st, r, a, b);
+                est = improve_estimate(&st, 1, mv);
                 cr_assert_eq(improve_try(&st, r, a, b), 0);
                 cr_assert(fabs(est - st.span[r]) <= 1e-9 * st.span[r],
                           "rank %d %d -> %d: %g against %g", r, a, b, est,
                           st.span[r]);
                 improve_undo(&st);
                 tried++;
+                /* With the next rank's first two trailing W's
+                 * swapped. */
+                if (r + 1 == st.pp)
+                    continue;
+                mv[1].rank = r + 1;
+                mv[1].from = trailing_ws(&st, r + 1);
+                mv[1].to = mv[1].from + 1;
+                if (!improve_check(&st, r, a, b) ||
+                    !improve_check(&st, r + 1, mv[1].from, mv[1].to))
+                    continue;
+                est = improve_estimate(&st, 2, mv);
+                cr_assert_eq(improve_try_n(&st, 2, mv), 0);
+                cr_assert(fabs(est - fmax(st.span[r], st.span[r + 1])) <=
+                              1e-9 * est, "ranks %d and %d: %g against "
+                          "%g, %g", r, r + 1, est, st.span[r],
+                          st.span[r + 1]);
+                improve_undo(&st);
+                pairs++;
             }
-    }
     cr_assert_gt(tried, 0);
+    cr_assert_gt(pairs, 0);
     improve_state_release(&st);
     zb_schedule_release(&s);
     zb_profile_release(&p);
