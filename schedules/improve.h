@@ -23,7 +23,7 @@
  * core: 52e6 to 65e6 units a second over whole searches on six profiles
  * of 768 to 17 472 ops. (Until the cost model was measured part by part,
  * the units weighted an op re-timed by the graph's size and undercharged
- * the estimates and the moves: a second of effort ran 0.35 s of search
+ * the estimates and the moves: a second of effort ran 0.2 s of search
  * at p 64, m 1024 and up to 2 s on small grid profiles.) */
 #define IMPROVE_WORK_PER_SECOND 55e6
 

@@ -28,7 +28,7 @@ rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
     echo
     echo "The grid of [bench-quality.md](bench-quality.md) with \`zb\` at"
     echo "\`--effort\` 0 (the default budget: 0.2 s at p 8, m 32, growing"
-    echo "with the passes per chunk set, at most 1 s), 1 and 4: seconds of local search on"
+    echo "with the passes per chunk set, at most 0.5 s), 1 and 4: seconds of local search on"
     echo "the chosen order, plus the runner-up's and the extra start's"
     echo "searches where those run (their shares: README, \`generate"
     echo "--help\`). The budget is a fixed amount of work, so the"
