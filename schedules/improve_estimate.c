@@ -99,8 +99,8 @@ static void compute_tails(struct improve_state *st)
 
 /* Forward over move m's window in its new order: each op's estimated
  * end from its inputs (est_end[] for those estimated(), else as they
- * are) and the op before it. The rank's new start where the
- * window begins its list, else its current one. */
+ * are) and the op before it. Returns the rank's start: the new one where
+ * the window begins its list, else the current one. */
 static double window_forward(struct improve_state *st,
                              const struct improve_move *m)
 {
