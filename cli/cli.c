@@ -112,7 +112,7 @@ const struct cli_opt cli_search_opts[] = {
       "into a fixed amount of work, so results do not\n"
       "depend on machine speed or load; 0: the default\n"
       "budget (0.2 s at p 8, m 32, any placement, at most\n"
-      "1 s), < 0: none" },
+      "0.5 s), < 0: none" },
     { "time-limit", 0, "S",
       "ilp: seconds of search (generate 60, compare 10)" },
     { "gap", 0, "G", "ilp: stop once cost/bound - 1 <= G (0)" },
