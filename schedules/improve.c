@@ -15,9 +15,9 @@
  * (score, makespan) is kept apart. A move is first judged on an estimate
  * of its cost (heads and tails, improve_estimate.c) and re-timed only if
  * that passes the acceptance test: most moves lengthen the critical path
- * by far more than the temperature allows. The score is
- * the cost, or with data parallelism the step's end after the
- * collectives (improve_step.h).
+ * by far more than the temperature allows. The score is the cost, or
+ * with data parallelism the step's end after the collectives
+ * (improve_step.h).
  * A budget above the default is spent as the default's run followed by
  * further runs restarted from the best order, so more effort is never
  * worse. Only +, *, / and comparisons decide (no exp(), no clock), so a

@@ -104,8 +104,7 @@ static void compute_tails(struct improve_state *st)
 static double window_forward(struct improve_state *st,
                              const struct improve_move *m)
 {
-    int r = m->rank, lo = m->from < m->to ? m->from : m->to;
-    int hi = m->from + m->to - lo;
+    int r = m->rank, lo = improve_move_lo(m), hi = improve_move_hi(m);
     const int *ord = st->order[r];
     double prev = lo > 0 ? st->end[ord[lo - 1]] : 0;
     double first = st->start[ord[0]];
@@ -134,8 +133,7 @@ static double window_forward(struct improve_state *st,
 static double window_backward(struct improve_state *st,
                               const struct improve_move *m, double first)
 {
-    int r = m->rank, lo = m->from < m->to ? m->from : m->to;
-    int hi = m->from + m->to - lo;
+    int r = m->rank, lo = improve_move_lo(m), hi = improve_move_hi(m);
     const int *ord = st->order[r];
     double est = -INFINITY;
 
@@ -167,11 +165,9 @@ double improve_estimate(struct improve_state *st, int n,
     if (!st->tails_valid)
         compute_tails(st);
     st->est_round++;
-    for (int i = 0; i < n; i++) {
-        int lo = mv[i].from < mv[i].to ? mv[i].from : mv[i].to;
+    for (int i = 0; i < n; i++)
         st->work += (long)sweeps * IMPROVE_WINDOW_OP_UNITS *
-                    (mv[i].from + mv[i].to - 2 * lo + 1);
-    }
+                    (improve_move_hi(&mv[i]) - improve_move_lo(&mv[i]) + 1);
     for (int w = 0; w < sweeps; w++)
         for (int i = 0; i < n; i++)
             first[i] = window_forward(st, &mv[i]);

@@ -498,9 +498,8 @@ static int try_moves(struct improve_state *st, int n,
         st->th[q] = 0;
     }
     for (int i = 0; i < n; i++) {
-        int r = mv[i].rank, lo = mv[i].from < mv[i].to ? mv[i].from
-                                                       : mv[i].to;
-        int hi = mv[i].from + mv[i].to - lo;
+        int r = mv[i].rank, lo = improve_move_lo(&mv[i]);
+        int hi = improve_move_hi(&mv[i]);
         t0 = fmin(t0, st->start[st->order[r][lo]]);
         st->fr[r] = lo;
         st->th[r] = hi + 2 < st->len[r] ? hi + 2 : st->len[r];
@@ -557,8 +556,7 @@ void improve_commit(struct improve_state *st)
                (size_t)st->newmem_n * sizeof(double));
     for (int i = 0; st->limited && !st->fresh_mem && i < st->mv_n; i++) {
         const struct improve_move *m = &st->mv[i];
-        remem(st, m->rank, m->from < m->to ? m->from : m->to,
-              m->from < m->to ? m->to : m->from);
+        remem(st, m->rank, improve_move_lo(m), improve_move_hi(m));
     }
     st->log_n = 0;
     /* Tails go stale only around the move; a refresh is a pass over

@@ -1,8 +1,8 @@
 /* improve_eval.h - the state the local search (improve.c) works on: the
  * compute order per rank over a flat pass graph, the time of every op,
  * the running memory per rank, an incremental re-timing after a move or
- * a compound move (several ranks at once), and a quick estimate of a
- * one-rank move's cost (improve_estimate.c).
+ * a compound move (several ranks at once), and a quick estimate of
+ * either's cost (improve_estimate.c).
  * Internal to schedules/improve*.c. */
 #ifndef ZBSCHED_IMPROVE_EVAL_H
 #define ZBSCHED_IMPROVE_EVAL_H
@@ -27,6 +27,17 @@
 struct improve_move {
     int rank, from, to;
 };
+
+/* The window a move reorders: positions lo..hi of its rank. */
+static inline int improve_move_lo(const struct improve_move *m)
+{
+    return m->from < m->to ? m->from : m->to;
+}
+
+static inline int improve_move_hi(const struct improve_move *m)
+{
+    return m->from < m->to ? m->to : m->from;
+}
 
 /* One compute op of the input schedule; ids index improve_state.op. */
 struct improve_op {
