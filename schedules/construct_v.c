@@ -40,9 +40,12 @@
  *    one (step 3); ten again with one more warm-up F (step 2), two of
  *    those with the drain rule. Two threads take them in table order,
  *    each run is measured from its own times and the best that fits
- *    every limit is kept. A variant one rule apart from one already
- *    refined is skipped when no decision of that one's runs turned on
- *    the rule (RULE_*): it would make the same runs.
+ *    every limit is kept. On long profiles (from about 200 000 passes
+ *    and m 8p) they run on a copy with half the microbatches or fewer,
+ *    and the two that did best there run on the profile itself
+ *    (build()). A variant one rule apart from one already refined is
+ *    skipped when no decision of that one's runs turned on the rule
+ *    (RULE_*): it would make the same runs.
  * 6. Tuning per rank: the variants give every rank the same rules, but
  *    with uneven stage times the best warm-up length and gap filling
  *    differ from rank to rank. From the winner's rules, one rank's rules
@@ -82,6 +85,12 @@
 #define TUNE_BUDGET 8000000L
 /* Sweeps over the ranks; one without a gain ends the tuning. */
 #define TUNE_SWEEPS 3
+
+/* The variants run on a copy of the profile with about this many passes
+ * (at least PROXY_MIN_MB_PER_PP p microbatches) where that halves its
+ * microbatches or more (build()). */
+#define PROXY_PASSES 100000L
+#define PROXY_MIN_MB_PER_PP 4
 
 /* early_leg: how much sooner (in B passes of the first leg) the first
  * leg's input must arrive to be taken before the second leg's. */
@@ -729,11 +738,12 @@ static bool take_if_better(struct worker *w, struct zb_measures *ms,
 /* w->var (each rank's rules) and its refinements: each re-run gets every
  * rank's headroom in the previous run (cost - its span) as slack, while
  * the cost falls. The chain's RULE_* bits are left in w->v.mattered (and
- * in w->best_mattered when it made the best run). */
-static void refine(struct worker *w, int index)
+ * in w->best_mattered when it made the best run). Returns the lowest cost
+ * of the chain's runs that fit (INFINITY: none). */
+static double refine(struct worker *w, int index)
 {
     const struct zb_profile *p = w->p;
-    double prev = INFINITY;
+    double prev = INFINITY, lowest = INFINITY;
     bool headed = false;
     long wins = w->wins;
 
@@ -747,6 +757,8 @@ static void refine(struct worker *w, int index)
             break;
         vc_measures(&w->v, ms);
         cost = ms->cost;
+        if (ms->fits_memory && cost < lowest)
+            lowest = cost;
         for (int r = 0; r < p->pp; r++)
             w->next_head[r] = cost - ms->ranks[r].span;
         take_if_better(w, ms, w->var, headed ? w->head : NULL, index);
@@ -761,6 +773,7 @@ static void refine(struct worker *w, int index)
     if (w->wins > wins)
         memcpy(w->best_mattered, w->v.mattered,
                (size_t)p->pp * sizeof(unsigned));
+    return lowest;
 }
 /* The limit each rank builds under: its own, or 2x 1F1B's if unlimited;
  * ZB_ENOMEM_LIMIT below one microbatch's two chunks. */
@@ -836,14 +849,15 @@ static const struct variant fallback = { .fill_f = true, .fill_b = true,
                                          .reserve = RESERVE_ALL };
 
 /* Run variant v on every rank, under the worker's room rule, and refine
- * it. */
-static void run_variant(struct worker *w, const struct variant *v, int index)
+ * it; the chain's lowest cost (refine()). */
+static double run_variant(struct worker *w, const struct variant *v,
+                          int index)
 {
     for (int r = 0; r < w->p->pp; r++) {
         w->var[r] = *v;
         w->var[r].b_room = w->b_room;
     }
-    refine(w, index);
+    return refine(w, index);
 }
 
 #define N_VARIANTS (int)(sizeof(variants) / sizeof(variants[0]))
@@ -901,6 +915,8 @@ struct variant_log {
     atomic_int next;                    /* next variant to take */
     atomic_bool done[N_VARIANTS];       /* refined, mattered[] written */
     unsigned mattered[N_VARIANTS];      /* RULE_* bits, any rank */
+    double cost[N_VARIANTS];            /* the chain's lowest cost
+                                           (INFINITY: skipped, stalled) */
 };
 
 /* Whether variant i's chain is an earlier variant's again (above). */
@@ -923,7 +939,7 @@ static void *work(void *arg)
         unsigned any = 0;
         if (twin_done(log, i))
             continue;
-        run_variant(w, &variants[i], i);
+        log->cost[i] = run_variant(w, &variants[i], i);
         for (int r = 0; r < w->p->pp; r++)
             any |= w->v.mattered[r];
         log->mattered[i] = any;
@@ -977,6 +993,20 @@ static int record_best(struct worker *w, struct zb_schedule *s,
     return 0;
 }
 
+/* The worker of w[2] holding the better best run (on a tie the one of
+ * the earlier variant), or NULL when neither has one. */
+static struct worker *better_worker(struct worker w[2])
+{
+    if (w[1].best_variant < 0)
+        return w[0].best_variant < 0 ? NULL : &w[0];
+    if (w[0].best_variant < 0 ||
+        zb_measures_better(&w[1].best, &w[0].best, w->p->pp))
+        return &w[1];
+    if (zb_measures_better(&w[0].best, &w[1].best, w->p->pp))
+        return &w[0];
+    return w[0].best_variant < w[1].best_variant ? &w[0] : &w[1];
+}
+
 /* Both workers' variants (the second on a thread when one starts); the
  * winner is chosen as if one thread had run them in table order. */
 static struct worker *run_variants(struct worker w[2])
@@ -986,14 +1016,7 @@ static struct worker *run_variants(struct worker w[2])
     side_thread_start(&helper, work, &w[1]);
     work(&w[0]);
     side_thread_join(&helper);
-    if (w[1].best_variant < 0)
-        return w[0].best_variant < 0 ? NULL : &w[0];
-    if (w[0].best_variant < 0 ||
-        zb_measures_better(&w[1].best, &w[0].best, w->p->pp))
-        return &w[1];
-    if (zb_measures_better(&w[0].best, &w[1].best, w->p->pp))
-        return &w[0];
-    return w[0].best_variant < w[1].best_variant ? &w[0] : &w[1];
+    return better_worker(w);
 }
 
 /* Step 6's moves on one rank's rules: its warm-up one F pass longer or
@@ -1131,14 +1154,89 @@ static void tune_ranks(struct worker *w, struct worker *h)
     }
 }
 
+/* The two variants whose chains ran cheapest in log, at two different
+ * costs (-1: fewer). A variant's twin (twin_done()) runs or is skipped
+ * as the threads' timing has it, and makes the same chain at the same
+ * cost: so it never takes the second place, and on equal costs the
+ * earlier variant wins, which runs in either case. */
+static void cheapest_two(const struct variant_log *log, int best[2])
+{
+    best[0] = best[1] = -1;
+    for (int i = 0; i < N_VARIANTS; i++) {
+        double c = log->cost[i];
+        if (!isfinite(c) || (best[0] >= 0 && c == log->cost[best[0]]))
+            continue;
+        if (best[0] < 0 || c < log->cost[best[0]]) {
+            best[1] = best[0];
+            best[0] = i;
+        } else if (best[1] < 0 || c < log->cost[best[1]]) {
+            best[1] = i;
+        }
+    }
+}
+
+/* A variant's chain for a thread (variant -1: nothing). */
+struct chain_job {
+    struct worker *w;
+    int variant;
+};
+
+static void *run_job(void *arg)
+{
+    struct chain_job *j = arg;
+
+    if (j->variant >= 0)
+        run_variant(j->w, &variants[j->variant], j->variant);
+    return NULL;
+}
+
+/* Step 5 on workers copy[2] of a shorter copy of p, then the two
+ * variants whose chains ran cheapest there refined at once on full[2],
+ * p's workers: the better of full[] (NULL: both stalled). */
+static struct worker *variants_shorter(struct worker copy[2],
+                                       struct worker full[2])
+{
+    struct chain_job job[2] = { { &full[0], -1 }, { &full[1], -1 } };
+    struct side_thread helper;
+    int two[2];
+
+    run_variants(copy);
+    cheapest_two(copy[0].log, two);
+    job[0].variant = two[0];
+    job[1].variant = two[1];
+    side_thread_start(&helper, run_job, &job[1]);
+    run_job(&job[0]);
+    side_thread_join(&helper);
+    return better_worker(full);
+}
+
+/* The microbatches the variants run on for p (see build()): p itself
+ * unless a copy with at most half its microbatches will do. */
+static int shorter_microbatches(const struct zb_profile *p)
+{
+    long m = PROXY_PASSES / (6L * p->pp);
+
+    if (m < PROXY_MIN_MB_PER_PP * (long)p->pp)
+        m = PROXY_MIN_MB_PER_PP * (long)p->pp;
+    return 2 * m <= p->microbatches ? (int)m : p->microbatches;
+}
+
 /* The construction under the room rule b_room into s, skipping repeated
- * chains or not. */
+ * chains or not. Above PROXY_PASSES passes the variants (step 5) run on
+ * a copy of p with fewer microbatches (shorter_microbatches()), and only
+ * the two whose chains ran cheapest there run on p itself, before the
+ * tuning (step 6, on p): the variants differ in the warm-up, the drain
+ * and the W placement of a steady state that repeats every microbatch,
+ * all of which the shorter copy has, at a fraction of a full run's cost.
+ * The tuning stays on p: rank-by-rank moves that gained on the copy did
+ * not on p. */
 static int build(const struct zb_profile *p, bool b_room, bool skip,
                  struct zb_schedule *s, struct zb_error *err)
 {
-    struct worker w[2];
+    struct worker w[2], copy[2];
     struct worker *win;
     struct variant_log log = { .skip = skip };
+    struct zb_profile shorter;
     double *limit = zb_xmalloc((size_t)p->pp * sizeof(double));
     int rc;
 
@@ -1147,11 +1245,24 @@ static int build(const struct zb_profile *p, bool b_room, bool skip,
         return rc;
     }
     atomic_init(&log.next, 0);
-    for (int i = 0; i < N_VARIANTS; i++)
+    for (int i = 0; i < N_VARIANTS; i++) {
         atomic_init(&log.done[i], false);
+        log.cost[i] = INFINITY;
+    }
     worker_init(&w[0], p, limit, b_room, &log);
     worker_init(&w[1], p, limit, b_room, &log);
-    win = run_variants(w);
+    if (shorter_microbatches(p) < p->microbatches) {
+        zb_profile_copy(&shorter, p);
+        shorter.microbatches = shorter_microbatches(p);
+        worker_init(&copy[0], &shorter, limit, b_room, &log);
+        worker_init(&copy[1], &shorter, limit, b_room, &log);
+        win = variants_shorter(copy, w);
+        worker_release(&copy[0]);
+        worker_release(&copy[1]);
+        zb_profile_release(&shorter);
+    } else {
+        win = run_variants(w);
+    }
     if (win)
         tune_ranks(win, win == &w[0] ? &w[1] : &w[0]);
     /* The deadlock-free reserve, only when every variant stalled. */
