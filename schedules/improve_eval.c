@@ -574,10 +574,6 @@ void improve_load(struct improve_state *st, int *const *orders)
     }
     rebuild_mem(st);
     retime_all(st);
-    /* A restart's reload (improve.c) re-times every op: charged as such,
-     * or short annealing runs on a large graph would spend uncharged
-     * time in reloads. */
-    st->work += improve_op_units(st, st->nops) + st->pp;
 }
 
 void improve_write(const struct improve_state *st,
