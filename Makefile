@@ -122,7 +122,7 @@ bench: $(BENCH) $(BENCH_QUALITY) $(SOLVER_CHECK) $(ZBSCHED)
 	    docs/bench-quality.md
 	$(Q)$(SOLVER_CHECK)
 
-# Not part of `bench` (about 35 min): the quality grid at more
+# Not part of `bench` (about 40 min): the quality grid at more
 # search effort -> docs/bench-effort.md.
 bench-effort: $(BENCH_QUALITY)
 	$(Q)bash tools/bench_effort.sh $(BENCH_QUALITY) docs/bench-effort.md

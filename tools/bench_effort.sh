@@ -3,7 +3,7 @@
 # buys: the quality benchmark's grid (tools/bench_quality.c) with `zb` at
 # `--effort` 0 (the default budget), 1 and 4, on each seed (default
 # 20240117 and 7), the m >= 2p row and the grid's seconds, written to
-# OUT.md. `make bench-effort` runs it (about 35 min on 2 cores).
+# OUT.md. `make bench-effort` runs it (about 40 min on 2 cores).
 set -eu
 bin=$1 out=$2
 shift 2
