@@ -1236,6 +1236,7 @@ static int build(const struct zb_profile *p, bool b_room, bool skip,
     struct worker *win;
     struct variant_log log = { .skip = skip };
     struct zb_profile shorter;
+    const int short_m = shorter_microbatches(p);
     double *limit = zb_xmalloc((size_t)p->pp * sizeof(double));
     int rc;
 
@@ -1250,9 +1251,9 @@ static int build(const struct zb_profile *p, bool b_room, bool skip,
     }
     worker_init(&w[0], p, limit, b_room, &log);
     worker_init(&w[1], p, limit, b_room, &log);
-    if (shorter_microbatches(p) < p->microbatches) {
+    if (short_m < p->microbatches) {
         zb_profile_copy(&shorter, p);
-        shorter.microbatches = shorter_microbatches(p);
+        shorter.microbatches = short_m;
         worker_init(&copy[0], &shorter, limit, b_room, &log);
         worker_init(&copy[1], &shorter, limit, b_room, &log);
         win = variants_shorter(copy, w);

@@ -18,8 +18,9 @@
  * by far more than the temperature allows. The score is the cost, or
  * with data parallelism the step's end after the collectives
  * (improve_step.h).
- * A budget above the default is spent as the default's run followed by
- * further runs restarted from the best order, so more effort is never
+ * A budget is spent in annealing runs of a fifth of the default budget,
+ * each restarted from the best order so far; a budget above the default
+ * begins with exactly the default's runs, so more effort is never
  * worse. Only +, *, / and comparisons decide (no exp(), no clock), so a
  * seed and a budget give one result everywhere. */
 #include <math.h>
