@@ -23,7 +23,8 @@
  * "zb-v-b-room", the same with full ranks making room with a B, up to
  * a size: construct_v.h), then every fixed family that serves the
  * profile and does not overlap passes (zb_generator.overlaps), in table
- * order (named after the family); the collection stops at the first that
+ * order (named after the family), but for those outclassed by a
+ * candidate already kept; the collection stops at the first that
  * meets its lower bounds (settled). */
 struct best_candidates {
     struct zb_schedule *s;
@@ -34,6 +35,10 @@ struct best_candidates {
                                as a start of its own; -1: none */
     int capped;             /* index of "capped-list", the other start
                                of its own; -1: none */
+    bool *outclassed;       /* per zb_generators entry: a fixed family
+                               left out because a candidate already
+                               costs less than any order it could build
+                               (zb_generator.peak_cap, best.c) */
     bool settled;           /* a candidate met its lower bounds on cost
                                and makespan (no data parallelism; best.c,
                                settles()): the collection stopped there,

@@ -274,14 +274,16 @@ static int collected(const struct best_candidates *c,
  * take (one that overlaps passes) is built here. Where zb's collection
  * settled (a candidate met the cost and makespan bounds, so zb's order
  * does too), the families it did not reach could at best tie it and are
- * not built; an overlapping family still is (running F and B at once, it
+ * not built, nor those it left out as outclassed (they would cost more
+ * than its order); an overlapping family still is (running F and B at once, it
  * is not held to those bounds). zb's refusal in err. opt is never
  * NULL. */
 static void pool_shape(struct pool *pl, const struct zb_generator *zb,
                        const struct zb_profile *prof,
                        const struct zb_options *opt, struct zb_error *err)
 {
-    struct best_candidates c = { .extra = -1, .capped = -1 };
+    struct best_candidates c = { .extra = -1, .capped = -1,
+                                 .outclassed = NULL };
 
     if (zb_generator_accepts(zb, prof, NULL) == 0) {
         best_candidates_collect(prof, opt, &c);
@@ -294,7 +296,8 @@ static void pool_shape(struct pool *pl, const struct zb_generator *zb,
             continue;
         if ((k = collected(&c, g)) >= 0)
             pool_take(pl, g, opt, &c.s[k]);
-        else if (!c.settled || g->overlaps)
+        else if ((!c.settled && !(c.outclassed && c.outclassed[i])) ||
+                 g->overlaps)
             pool_try(pl, g, prof, opt);
     }
     best_candidates_release(&c);

@@ -46,7 +46,7 @@ static int gen_zb_v(const struct zb_profile *p, const struct zb_options *opt,
     (void)opt;
     zb_profile_copy(&capped, p);
     for (int r = 0; r < p->pp; r++)
-        capped.mem_limit[r] = 2.0 * p->pp * p->m_b;
+        capped.mem_limit[r] = zb_profile_1f1b_peak(p);
     zb_schedule_init(&con, s->name, &capped);
     zb_schedule_init(&list, s->name, &capped);
     have_con = timed(construct_v(&capped, CONSTRUCT_V_PAPER, &con, &why),
@@ -71,6 +71,6 @@ const struct zb_generator zb_gen_zb_v = {
     .name = "zb-v",
     .summary = "V placement, 2 chunks, B/W split; zero bubble at 1F1B memory",
     .placements = ZB_PLACES_V, .min_vpp = 2, .max_vpp = 2,
-    .shape_placement = ZB_PLACEMENT_V, .shape_vpp = 2,
+    .shape_placement = ZB_PLACEMENT_V, .shape_vpp = 2, .peak_cap = 1,
     .generate = gen_zb_v,
 };

@@ -34,6 +34,14 @@ struct zb_generator {
                                 overlapped (FB ops), which the local search
                                 and the solver cannot move: `zb` and the
                                 ilp warm start leave it out */
+    /* The most it holds on any rank, in 1F1B's activation peaks
+     * (zb_profile_1f1b_peak()), whatever the limit: a promise
+     * (test_generators checks it) that lets `zb` and generate's pick skip
+     * the family where a candidate already costs less than the lower
+     * bound at that memory (schedules/best.c). Set where building is
+     * dear (zb-v); a cheap family is built anyway, and the pick can name
+     * it as the runner-up. 0: no such promise. */
+    double peak_cap;
     bool solver;             /* a time-limited search (ilp): it reads the
                                 search options (time limit, gap, objective,
                                 export); bulk loops (tests, benchmarks,

@@ -2,6 +2,7 @@
  * paper, Tables 1-2) and legality of every generator's output. */
 #include <stdlib.h>
 #include "helpers.h"
+#include "zbsched/measures.h"
 
 static const int ps[] = { 2, 4, 8, 16 };
 
@@ -181,6 +182,15 @@ Test(generators, every_family_is_legal_on_random_profiles)
                               g->name, s.predicted.cost,
                               s.predicted.lower_bound);
             }
+            /* The peak a family promises whatever the limit (zb skips
+             * it by the bound at that memory). */
+            if (g->peak_cap > 0)
+                cr_assert_leq(zb_measures_max_peak(&s.predicted, p.pp),
+                              g->peak_cap * zb_profile_1f1b_peak(&p) *
+                                  (1 + 1e-9),
+                              "iter %d %s: peak %g above its cap", iter,
+                              g->name,
+                              zb_measures_max_peak(&s.predicted, p.pp));
             if (!g->memory_aware && s.predicted.fits_memory)
                 best_fixed = fmin(best_fixed, s.predicted.cost);
             if (!strcmp(g->name, "zb")) {
