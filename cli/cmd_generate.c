@@ -178,10 +178,10 @@ const struct cli_command cmd_generate = {
              "loop placement with vpp 1 to 4 and in v\nwith vpp 2, the "
              "same model split over the chunks. stderr says what was\n"
              "picked and what the runner-up (the best of the other shapes, "
-             "else of the other\nfamilies built; zb-v is not where its 1F1B "
-             "memory bounds it above zb) would\ncost. Among several "
-             "shapes they are compared at the frontier's effort (0.02 s\n"
-             "per zb) unless --effort is given, and a zb winner then gets "
-             "zb's default\nsearch. Without a limit, zb in the profile's "
-             "shape.\n",
+             "else of the other\nfamilies built: not the V families held to "
+             "1F1B's memory where that\nbounds them above zb) would cost. "
+             "Among several shapes they are compared at\nthe frontier's "
+             "effort (0.02 s per zb) unless --effort is given, and a zb\n"
+             "winner then gets zb's default search. Without a limit, zb in "
+             "the profile's\nshape.\n",
 };

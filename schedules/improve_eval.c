@@ -82,6 +82,30 @@ static int link_ops(struct improve_state *st, const long *pass_op,
     return 0;
 }
 
+/* Units one op re-timed costs on a graph of nops ops: 1 up to 24 576
+ * (p 32, m 128 under V: the default grid's largest), then half a unit
+ * more each time the graph doubles, linearly within a doubling: 1.5 at
+ * 49 152, 2 at 98 304, 2.5 at 196 608, 3 at 393 216 (p 64, m 1024, V).
+ * Measured over whole searches (the process's CPU seconds with and
+ * without a search of effort 1, over the units it charged; the paper's
+ * 1.5B times at 0.75p and 1.5p, V and loop, three runs on the shared
+ * 2-core box), a unit charged as one op cost 13-18 ns up to 24 576
+ * ops (IMPROVE_WORK_PER_SECOND assumes 18), and an op 21-26 ns at
+ * 49 152, 31-44 at 98 304, 38-49 at 196 608 and 46-63 at 393 216. The
+ * weight was 1 + nops / 524 288 (1.75 at 393 216), and the default
+ * budget at p 64, m 1024 ran for twice its seconds. Only +, * and /:
+ * the same budget on every machine. */
+static double op_weight(long nops)
+{
+    double w = 1, at = 24576;
+
+    while (nops >= 2 * at) {
+        w += 0.5;
+        at *= 2;
+    }
+    return nops > at ? w + 0.5 * (nops - at) / at : w;
+}
+
 static void alloc_state(struct improve_state *st, const struct zb_profile *p,
                         const struct zb_schedule *s)
 {
@@ -119,6 +143,7 @@ static void alloc_state(struct improve_state *st, const struct zb_profile *p,
     st->est_tail = zb_xcalloc((size_t)n + 1, sizeof(double));
     st->est_stamp = zb_xcalloc((size_t)n + 1, sizeof(long));
     st->nops = n;
+    st->op_weight = op_weight(n);
     for (int r = 0; r < pp; r++)
         if (isfinite(p->mem_limit[r]))
             st->limited = true;

@@ -74,6 +74,7 @@ struct improve_state {
     double *span;           /* per rank */
     double cost, makespan;  /* of the current order */
     long work;              /* ops re-timed so far (the budget's unit) */
+    double op_weight;       /* units an op re-timed costs (op_weight()) */
 
     /* Scratch of one evaluation. */
     int *pend;              /* per op: successors not re-timed yet */
@@ -101,18 +102,17 @@ struct improve_state {
                                    stamp = round */
 };
 
-/* The budget's unit (improve.h) is about one op re-timed: 25 ns on the
- * reference machine, one chain per core, whatever the graph's size up to
- * 20 000 ops, and 34 ns at 393 216 (p 64, m 1024, V; the tails walk
- * there: 47 ns). Measured per part of a search with the thread's CPU
- * clock on seven profiles of 768 to 393 216 ops (grid instances, the
- * paper's 1.5B times at p 8 and 64, docs/examples/uneven-v-p8.json);
- * the charges below and in improve.c follow those times, so that a
- * budget is the same time whatever mix of moves a search makes. n ops
- * re-timed, or walked for the tails, cost: */
+/* The budget's unit (improve.h) is about one op re-timed on a graph of
+ * up to 24 576 ops (improve_eval.c, op_weight()); on larger graphs an
+ * op costs more
+ * (the times, orders and ops it reads fall out of the caches). The
+ * charges below and in improve.c follow measured times, so that a
+ * budget is the same time whatever mix of moves a search makes and
+ * whatever the graph's size: n ops re-timed, or walked for the tails,
+ * cost n times the graph's op weight (improve_state.op_weight). */
 static inline long improve_op_units(const struct improve_state *st, long n)
 {
-    return n * (8 + st->nops / 65536) / 8;
+    return (long)((double)n * st->op_weight);
 }
 
 /* One op of an estimate's window (about 0.3 us: its inputs, successors

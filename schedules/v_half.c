@@ -90,6 +90,6 @@ const struct zb_generator zb_gen_v_half = {
     .summary = "V placement, 2 chunks, B/W split; about half of 1F1B's "
                "activation memory",
     .placements = ZB_PLACES_V, .min_vpp = 2, .max_vpp = 2,
-    .shape_placement = ZB_PLACEMENT_V, .shape_vpp = 2,
+    .shape_placement = ZB_PLACEMENT_V, .shape_vpp = 2, .peak_cap = 1,
     .generate = gen_v_half,
 };

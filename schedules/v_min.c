@@ -33,6 +33,6 @@ const struct zb_generator zb_gen_v_min = {
     .summary = "V placement, 2 chunks, B/W split; about 1/3 of 1F1B's "
                "activation memory",
     .placements = ZB_PLACES_V, .min_vpp = 2, .max_vpp = 2,
-    .shape_placement = ZB_PLACEMENT_V, .shape_vpp = 2,
+    .shape_placement = ZB_PLACEMENT_V, .shape_vpp = 2, .peak_cap = 1,
     .generate = gen_v_min,
 };

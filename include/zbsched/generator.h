@@ -39,8 +39,8 @@ struct zb_generator {
      * (test_generators checks it) that lets `zb` and generate's pick skip
      * the family where a candidate already costs less than the lower
      * bound at that memory (schedules/best.c). Set where building is
-     * dear (zb-v); a cheap family is built anyway, and the pick can name
-     * it as the runner-up. 0: no such promise. */
+     * dear (zb-v, v-half, v-min); a cheap family is built anyway, and
+     * the pick can name it as the runner-up. 0: no such promise. */
     double peak_cap;
     bool solver;             /* a time-limited search (ilp): it reads the
                                 search options (time limit, gap, objective,
