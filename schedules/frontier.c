@@ -275,9 +275,9 @@ static int collected(const struct best_candidates *c,
  * settled (a candidate met the cost and makespan bounds, so zb's order
  * does too), the families it did not reach could at best tie it and are
  * not built, nor those it left out as outclassed (they would cost more
- * than its order); an overlapping family still is (running F and B at once, it
- * is not held to those bounds). zb's refusal in err. opt is never
- * NULL. */
+ * than its order); an overlapping family still is (running F and B at
+ * once, it is not held to those bounds). zb's refusal in err. opt is
+ * never NULL. */
 static void pool_shape(struct pool *pl, const struct zb_generator *zb,
                        const struct zb_profile *prof,
                        const struct zb_options *opt, struct zb_error *err)

@@ -104,12 +104,11 @@ struct improve_state {
 
 /* The budget's unit (improve.h) is about one op re-timed on a graph of
  * up to 24 576 ops (improve_eval.c, op_weight()); on larger graphs an
- * op costs more
- * (the times, orders and ops it reads fall out of the caches). The
- * charges below and in improve.c follow measured times, so that a
- * budget is the same time whatever mix of moves a search makes and
- * whatever the graph's size: n ops re-timed, or walked for the tails,
- * cost n times the graph's op weight (improve_state.op_weight). */
+ * op costs more (the times, orders and ops it reads fall out of the
+ * caches). The charges below and in improve.c follow measured times, so
+ * that a budget is the same time whatever mix of moves a search makes
+ * and whatever the graph's size: n ops re-timed, or walked for the
+ * tails, cost n times the graph's op weight (improve_state.op_weight). */
 static inline long improve_op_units(const struct improve_state *st, long n)
 {
     return (long)((double)n * st->op_weight);
