@@ -10,7 +10,9 @@
  * (search_extra(); under V it then runs instead of the runner-up's, and
  * the chosen order's keeps a quarter), and under V below 1F1B's memory
  * and interleaved placement on the list scheduler with searched in-flight
- * caps where it starts better (a search of its own beside the others).
+ * caps where it starts better (a search of its own beside the others;
+ * under V it then also takes the runner-up's budget and all but a
+ * quarter of the chosen order's: capped_first()).
  * So `zb` is never worse than any of its candidates, and equals ZB-H1 at
  * 1F1B's memory. With data parallelism the step ends with the last
  * collective, which cost does not see: the local
@@ -34,8 +36,9 @@
 #define RUNNER_UP_ROOM 2
 /* Share of the budget the extra start's search gets (search_extra()). */
 #define EXTRA_SHARE 1
-/* Share the chosen order's search keeps where the ZB-V room start is
- * searched too (room_searched()). */
+/* Share the chosen order's search keeps where the ZB-V room start or,
+ * under V, the capped list is searched too (room_searched(),
+ * capped_first()). */
 #define BESIDE_ROOM_SHARE 0.25
 
 /* Run the local search on s (the order of candidate `from`) for `share`
@@ -146,9 +149,29 @@ static bool room_searched(const struct zb_profile *p,
     return p->placement == ZB_PLACEMENT_V && x;
 }
 
+/* Whether the capped list's start y (own_start(); NULL: none) takes the
+ * chosen order's budget but a quarter, and the runner-up's, on top of
+ * its own (V placement, below 1F1B's memory: where the capped list
+ * starts better, the chosen order is V-Min, V-Half or the plain list
+ * scheduler, whose searches end above the capped list's). On 118
+ * profiles (the V draws at 1p of bench_quality's seeds 101-106, m >=
+ * 2p, with the limit cut to 0.5p and 0.75p) the mean gap 9.65 -> 9.40 %
+ * at 0.5p (51 lower, 2 higher) and 3.88 -> 3.74 % at 0.75p (37 lower,
+ * 5 higher), the same budget in all; the chosen order's search cut to a
+ * quarter alone, the capped list's left at one budget: 9.69 and 3.89 %
+ * (3 higher, none lower). Not with the ZB-V room start also searched
+ * (it already took that budget), nor under interleaved placement (not
+ * measured). */
+static bool capped_first(const struct zb_profile *p,
+                         const struct zb_schedule *x,
+                         const struct zb_schedule *y)
+{
+    return p->placement == ZB_PLACEMENT_V && y && !room_searched(p, x);
+}
+
 /* Search from the best candidate and, with half its budget more, from the
- * runner-up (with beside_room, room_searched(), only half the budget from
- * the best); keep the better result in s. The search is local: from the
+ * runner-up (with beside_room, room_searched() or capped_first(), only a
+ * quarter of the budget from the best); keep the better result in s. The search is local: from the
  * best start it can settle in a basin that a different start (another
  * family's shape of warm-up and drain) avoids; at p 8, m 32, V, a limit of
  * 0.75 1F1B's, the best start (list scheduler, 212) stays at 212 while the
@@ -215,7 +238,8 @@ static void search_from_two(const struct zb_profile *p,
  * extra start: none worse, 25 better, by up to 1.2 %). */
 static void search_extra(const struct zb_profile *p,
                          const struct zb_options *opt,
-                         const struct zb_schedule *x, struct zb_schedule *s)
+                         const struct zb_schedule *x, double share,
+                         struct zb_schedule *s)
 {
     struct zb_schedule t;
 
@@ -223,7 +247,7 @@ static void search_extra(const struct zb_profile *p,
     if (!x || zb_sim_run(s, NULL) < 0 || zb_schedule_init(&t, x->name, p) < 0)
         return;
     zb_schedule_copy_order(&t, x);
-    if (search(p, opt, &t, x->name, EXTRA_SHARE) &&
+    if (search(p, opt, &t, x->name, share) &&
         zb_measures_better(&t.predicted, &s->predicted, p->pp)) {
         zb_schedule_copy_order(s, &t);
         snprintf(s->origin, sizeof(s->origin), "%s", t.origin);
@@ -310,13 +334,19 @@ int zb_from_candidates(const struct zb_profile *p,
     if ((rc = best_result(&b, p, err)) == 0) {
         const struct zb_schedule *x = own_start(p, c, c->extra, b.sched);
         const struct zb_schedule *y = own_start(p, c, c->capped, b.sched);
-        search_from_two(p, opt, c, b.sched, room_searched(p, x), s);
-        search_extra(p, opt, x, s);
+        bool capped = capped_first(p, x, y);
+        search_from_two(p, opt, c, b.sched,
+                        room_searched(p, x) || capped, s);
+        search_extra(p, opt, x, EXTRA_SHARE, s);
         /* Searched beside the usual starts, not instead of them: from
          * the capped list alone the search ended lower on 8 of 20 V grid
          * profiles at a 0.75p limit but higher on 6 (up to 1.0 -> 3.8 %
          * above the bound). */
-        search_extra(p, opt, y, s);
+        search_extra(p, opt, y,
+                     EXTRA_SHARE + (capped ? 1 + RUNNER_UP_SHARE -
+                                                 BESIDE_ROOM_SHARE
+                                           : 0),
+                     s);
         if (zb_dp_active(p))
             rc = pick_by_step(c, s, err);
     }
