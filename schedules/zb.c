@@ -153,7 +153,7 @@ static bool room_searched(const struct zb_profile *p,
  * chosen order's budget but a quarter, and the runner-up's, on top of
  * its own (V placement, below 1F1B's memory: where the capped list
  * starts better, the chosen order is V-Min, V-Half or the plain list
- * scheduler, whose searches end above the capped list's). On 118
+ * scheduler, whose searches rarely end below the capped list's). On 118
  * profiles (the V draws at 1p of bench_quality's seeds 101-106, m >=
  * 2p, with the limit cut to 0.5p and 0.75p) the mean gap 9.65 -> 9.40 %
  * at 0.5p (51 lower, 2 higher) and 3.88 -> 3.74 % at 0.75p (37 lower,
@@ -171,23 +171,23 @@ static bool capped_first(const struct zb_profile *p,
 
 /* Search from the best candidate and, with half its budget more, from the
  * runner-up (with beside_room, room_searched() or capped_first(), only a
- * quarter of the budget from the best); keep the better result in s. The search is local: from the
- * best start it can settle in a basin that a different start (another
- * family's shape of warm-up and drain) avoids; at p 8, m 32, V, a limit of
- * 0.75 1F1B's, the best start (list scheduler, 212) stays at 212 while the
- * runner-up (V-Half, 215) reaches 205. But a runner-up that starts further
- * above the best than twice the best's room (its distance to the lower
- * bound) has not been seen to win in half the budget: on bench_quality's
- * grids of seeds 20240117 and 7, 10 of 184 runner-up searches won, each
- * from within 0.31 % of the best start; the furthest winners seen started
- * 0.9 and 1.1 times the best's room above it (a seed-11 grid instance, a p
- * 6 copy of a grid instance). Then the best's search gets that half
- * instead. Its first run is the default's, so this never ends worse than
- * the best's search alone did (but can where a far runner-up's search would
- * have won). Without data parallelism a best start that meets the lower
- * bound is already optimal: no search. With it the search minimises the
- * step, which pick_by_step() then weighs against every candidate: one
- * search. */
+ * quarter of the budget from the best); keep the better result in s. The
+ * search is local: from the best start it can settle in a basin that a
+ * different start (another family's shape of warm-up and drain) avoids;
+ * at p 8, m 32, V, a limit of 0.75 1F1B's, the best start (list scheduler, 212)
+ * stays at 212 while the runner-up (V-Half, 215) reaches 205. But a
+ * runner-up that starts further above the best than twice the best's room
+ * (its distance to the lower bound) has not been seen to win in half the
+ * budget: on bench_quality's grids of seeds 20240117 and 7, 10 of 184
+ * runner-up searches won, each from within 0.31 % of the best start; the
+ * furthest winners seen started 0.9 and 1.1 times the best's room above it
+ * (a seed-11 grid instance, a p 6 copy of a grid instance). Then the best's
+ * search gets that half instead. Its first run is the default's, so this
+ * never ends worse than the best's search alone did (but can where a far
+ * runner-up's search would have won). Without data parallelism a best start
+ * that meets the lower bound is already optimal: no search. With it the
+ * search minimises the step, which pick_by_step() then weighs against every
+ * candidate: one search. */
 static void search_from_two(const struct zb_profile *p,
                             const struct zb_options *opt,
                             const struct best_candidates *c,
@@ -228,7 +228,7 @@ static void search_from_two(const struct zb_profile *p,
 }
 
 /* A start of its own x (own_start(); NULL: none), searched by itself:
- * its search (EXTRA_SHARE of the budget) replaces s when it ends better.
+ * its search (`share` of the budget) replaces s when it ends better.
  * It is kept out of the choice because a search settles in its start's
  * basin: as a candidate it took the usual start's budget or split it
  * with the runner-up, and where the usual search ended lower that lost:
