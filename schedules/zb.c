@@ -174,8 +174,8 @@ static bool capped_first(const struct zb_profile *p,
  * quarter of the budget from the best); keep the better result in s. The
  * search is local: from the best start it can settle in a basin that a
  * different start (another family's shape of warm-up and drain) avoids;
- * at p 8, m 32, V, a limit of 0.75 1F1B's, the best start (list scheduler, 212)
- * stays at 212 while the runner-up (V-Half, 215) reaches 205. But a
+ * at p 8, m 32, V, a limit of 0.75 1F1B's, the best start (list
+ * scheduler, 212) stays at 212 while the runner-up (V-Half, 215) reaches 205. But a
  * runner-up that starts further above the best than twice the best's room
  * (its distance to the lower bound) has not been seen to win in half the
  * budget: on bench_quality's grids of seeds 20240117 and 7, 10 of 184
