@@ -175,19 +175,20 @@ static bool capped_first(const struct zb_profile *p,
  * search is local: from the best start it can settle in a basin that a
  * different start (another family's shape of warm-up and drain) avoids;
  * at p 8, m 32, V, a limit of 0.75 1F1B's, the best start (list
- * scheduler, 212) stays at 212 while the runner-up (V-Half, 215) reaches 205. But a
- * runner-up that starts further above the best than twice the best's room
- * (its distance to the lower bound) has not been seen to win in half the
- * budget: on bench_quality's grids of seeds 20240117 and 7, 10 of 184
- * runner-up searches won, each from within 0.31 % of the best start; the
- * furthest winners seen started 0.9 and 1.1 times the best's room above it
- * (a seed-11 grid instance, a p 6 copy of a grid instance). Then the best's
- * search gets that half instead. Its first run is the default's, so this
- * never ends worse than the best's search alone did (but can where a far
- * runner-up's search would have won). Without data parallelism a best start
- * that meets the lower bound is already optimal: no search. With it the
- * search minimises the step, which pick_by_step() then weighs against every
- * candidate: one search. */
+ * scheduler, 212) stays at 212 while the runner-up (V-Half, 215)
+ * reaches 205. But a runner-up that starts further above the best than
+ * twice the best's room (its distance to the lower bound) has not been
+ * seen to win in half the budget: on bench_quality's grids of seeds
+ * 20240117 and 7, 10 of 184 runner-up searches won, each from within
+ * 0.31 % of the best start; the furthest winners seen started 0.9 and
+ * 1.1 times the best's room above it (a seed-11 grid instance, a p 6
+ * copy of a grid instance). Then the best's search gets that half
+ * instead. Its first run is the default's, so this never ends worse
+ * than the best's search alone did (but can where a far runner-up's
+ * search would have won). Without data parallelism a best start that
+ * meets the lower bound is already optimal: no search. With it the
+ * search minimises the step, which pick_by_step() then weighs against
+ * every candidate: one search. */
 static void search_from_two(const struct zb_profile *p,
                             const struct zb_options *opt,
                             const struct best_candidates *c,
