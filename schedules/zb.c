@@ -10,9 +10,9 @@
  * (search_extra(); under V it then runs instead of the runner-up's, and
  * the chosen order's keeps a quarter), and under V below 1F1B's memory
  * and interleaved placement on the list scheduler with searched in-flight
- * caps where it starts better (a search of its own beside the others;
- * under V it then also takes the runner-up's budget and all but a
- * quarter of the chosen order's: capped_first()).
+ * caps where it starts better (a search of its own beside the others,
+ * which then also takes the runner-up's budget and all but a quarter
+ * of the chosen order's: capped_first()).
  * So `zb` is never worse than any of its candidates, and equals ZB-H1 at
  * 1F1B's memory. With data parallelism the step ends with the last
  * collective, which cost does not see: the local
@@ -36,9 +36,8 @@
 #define RUNNER_UP_ROOM 2
 /* Share of the budget the extra start's search gets (search_extra()). */
 #define EXTRA_SHARE 1
-/* Share the chosen order's search keeps where the ZB-V room start or,
- * under V, the capped list is searched too (room_searched(),
- * capped_first()). */
+/* Share the chosen order's search keeps where the ZB-V room start or
+ * the capped list is searched too (room_searched(), capped_first()). */
 #define BESIDE_ROOM_SHARE 0.25
 
 /* Run the local search on s (the order of candidate `from`) for `share`
@@ -149,24 +148,26 @@ static bool room_searched(const struct zb_profile *p,
     return p->placement == ZB_PLACEMENT_V && x;
 }
 
-/* Whether the capped list's start y (own_start(); NULL: none) takes the
- * chosen order's budget but a quarter, and the runner-up's, on top of
- * its own (V placement, below 1F1B's memory: where the capped list
- * starts better, the chosen order is V-Min, V-Half or the plain list
- * scheduler, whose searches rarely end below the capped list's). On 118
- * profiles (the V draws at 1p of bench_quality's seeds 101-106, m >=
- * 2p, with the limit cut to 0.5p and 0.75p) the mean gap 9.65 -> 9.40 %
- * at 0.5p (51 lower, 2 higher) and 3.88 -> 3.74 % at 0.75p (37 lower,
- * 5 higher), the same budget in all; the chosen order's search cut to a
- * quarter alone, the capped list's left at one budget: 9.69 and 3.89 %
- * (3 higher, none lower). Not with the ZB-V room start also searched
- * (it already took that budget), nor under interleaved placement (not
- * measured). */
+/* Whether the capped list's start y (own_start(); NULL: none: it is
+ * built under V below 1F1B's memory and under interleaved placement)
+ * takes the chosen order's budget but a quarter, and the runner-up's,
+ * on top of its own: where it starts better, the chosen order (under V
+ * V-Min, V-Half or the plain list scheduler) rarely ends below it. On
+ * 118 profiles (the V draws at 1p of bench_quality's seeds 101-106, m
+ * >= 2p, with the limit cut to 0.5p and 0.75p) the mean gap 9.65 ->
+ * 9.40 % at 0.5p (51 lower, 2 higher) and 3.88 -> 3.74 % at 0.75p (37
+ * lower, 5 higher), the same budget in all (the chosen order's search
+ * cut to a quarter alone, the capped list's left at one budget: 9.69
+ * and 3.89 %, 3 higher, none lower); on those seeds' 202 loop draws
+ * split into two chunks per rank (interleaved, their own limit) 2.307
+ * -> 2.275 % (62 lower, 15 higher; lower at 1p, 1.5p and 2p alike). Not
+ * with the ZB-V room start also searched (it already took that
+ * budget). */
 static bool capped_first(const struct zb_profile *p,
                          const struct zb_schedule *x,
                          const struct zb_schedule *y)
 {
-    return p->placement == ZB_PLACEMENT_V && y && !room_searched(p, x);
+    return y && !room_searched(p, x);
 }
 
 /* Search from the best candidate and, with half its budget more, from the
