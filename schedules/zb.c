@@ -39,6 +39,11 @@
 /* Share the chosen order's search keeps where the ZB-V room start or
  * the capped list is searched too (room_searched(), capped_first()). */
 #define BESIDE_ROOM_SHARE 0.25
+/* Share the capped list's search gets where it goes first
+ * (capped_first()): its own, and what the chosen order's search (1) and
+ * the runner-up's give up, so the total stays the same. */
+#define CAPPED_FIRST_SHARE \
+    (EXTRA_SHARE + 1 + RUNNER_UP_SHARE - BESIDE_ROOM_SHARE)
 
 /* Run the local search on s (the order of candidate `from`) for `share`
  * of the budget and say in s->origin where the result came from. True
@@ -161,13 +166,11 @@ static bool room_searched(const struct zb_profile *p,
  * and 3.89 %, 3 higher, none lower); on those seeds' 202 loop draws
  * split into two chunks per rank (interleaved, their own limit) 2.307
  * -> 2.275 % (62 lower, 15 higher; lower at 1p, 1.5p and 2p alike). Not
- * with the ZB-V room start also searched (it already took that
+ * with the ZB-V room start also searched (`room`: it already took that
  * budget). */
-static bool capped_first(const struct zb_profile *p,
-                         const struct zb_schedule *x,
-                         const struct zb_schedule *y)
+static bool capped_first(bool room, const struct zb_schedule *y)
 {
-    return y && !room_searched(p, x);
+    return y && !room;
 }
 
 /* Search from the best candidate and, with half its budget more, from the
@@ -336,18 +339,15 @@ int zb_from_candidates(const struct zb_profile *p,
     if ((rc = best_result(&b, p, err)) == 0) {
         const struct zb_schedule *x = own_start(p, c, c->extra, b.sched);
         const struct zb_schedule *y = own_start(p, c, c->capped, b.sched);
-        bool capped = capped_first(p, x, y);
-        search_from_two(p, opt, c, b.sched,
-                        room_searched(p, x) || capped, s);
+        bool room = room_searched(p, x);
+        bool capped = capped_first(room, y);
+        search_from_two(p, opt, c, b.sched, room || capped, s);
         search_extra(p, opt, x, EXTRA_SHARE, s);
         /* Searched beside the usual starts, not instead of them: from
          * the capped list alone the search ended lower on 8 of 20 V grid
          * profiles at a 0.75p limit but higher on 6 (up to 1.0 -> 3.8 %
          * above the bound). */
-        search_extra(p, opt, y,
-                     EXTRA_SHARE + (capped ? 1 + RUNNER_UP_SHARE -
-                                                 BESIDE_ROOM_SHARE
-                                           : 0),
+        search_extra(p, opt, y, capped ? CAPPED_FIRST_SHARE : EXTRA_SHARE,
                      s);
         if (zb_dp_active(p))
             rc = pick_by_step(c, s, err);
