@@ -33,7 +33,7 @@ endif
 CC ?= cc
 OPT ?= -O2
 CFLAGS_ALL := -std=c11 $(OPT) -g -Wall -Wextra -Wpedantic -Wshadow \
-              -D_POSIX_C_SOURCE=200809L -pthread -Iinclude $(SANFLAGS) \
+              -D_POSIX_C_SOURCE=200809L -pthread -Iinclude -Ischedules $(SANFLAGS) \
               $(CFLAGS)
 LDFLAGS_ALL := $(SANFLAGS) -pthread $(LDFLAGS)
 LIBS := -lglpk -lcjson -lm
@@ -44,7 +44,7 @@ else
 Q := @
 endif
 
-LIB_SRC := $(wildcard src/*.c) $(wildcard schedules/*.c) \
+LIB_SRC := $(wildcard src/*.c) $(wildcard schedules/*.c schedules/*/*.c) \
            $(wildcard solver/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB := $(BUILD)/libzbsched.a

@@ -1,7 +1,7 @@
 /* cmd_frontier.c - `zbsched frontier`: cost against peak activation
  * memory for one model: every family, placement and vpp (1 to 4) that
  * serves it and `zb` at a sweep of limits, the Pareto front marked and the
- * lower bound at each limit (schedules/frontier.c). A table, --json, and
+ * lower bound at each limit (schedules/plan/frontier.c). A table, --json, and
  * --svg for the plot. */
 #include <math.h>
 #include <stdio.h>

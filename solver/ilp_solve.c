@@ -1,6 +1,6 @@
 /* ilp_solve.c - zb_ilp_solve(): check the limits, start from the best of
  * the caller's orders, stop at once if a closed-form bound proves it, else
- * search; say honestly what was proven. The `ilp` row (schedules/ilp.c)
+ * search; say honestly what was proven. The `ilp` row (schedules/plan/ilp.c)
  * lowers and validates the order like any generator's. */
 #include <math.h>
 #include <stdio.h>

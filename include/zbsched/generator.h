@@ -38,7 +38,7 @@ struct zb_generator {
      * (zb_profile_1f1b_peak()), whatever the limit: a promise
      * (test_generators checks it) that lets `zb` and generate's pick skip
      * the family where a candidate already costs less than the lower
-     * bound at that memory (schedules/best.c). Set where building is
+     * bound at that memory (schedules/plan/best.c). Set where building is
      * dear (zb-v, v-half, v-min); a cheap family is built anyway, and
      * the pick can name it as the runner-up. 0: no such promise. */
     double peak_cap;

@@ -30,7 +30,7 @@ struct zb_options {
     /* zb: seconds of local search on the chosen order, converted into a
      * fixed amount of work (the result does not depend on the machine's
      * speed or load); 0: the default budget, which grows with the
-     * schedule (schedules/improve.h); < 0: no search. */
+     * schedule (schedules/search/improve.h); < 0: no search. */
     double effort;
     /* Nonzero stops a search; the best schedule so far is returned (a
      * SIGINT handler sets it). NULL: never interrupted. */

@@ -3,7 +3,7 @@
  * memory limits, with a proven lower bound on how good it is.
  *
  * The solver knows nothing of the generator table: its warm start comes
- * from the caller (schedules/ilp.c, the `ilp` row).
+ * from the caller (schedules/plan/ilp.c, the `ilp` row).
  * Ownership: const pointer arguments are borrowed, never kept. Errors:
  * ZB_EINVAL (bad options), ZB_ENOMEM_LIMIT (no legal schedule fits a
  * limit; the message names the smallest limit that works), ZB_EIO

@@ -1,5 +1,5 @@
 /* test_construct.c - the Zero Bubble paper's constructive heuristic
- * (schedules/construct.c): the closed forms at unit times, the paper's
+ * (schedules/build/construct.c): the closed forms at unit times, the paper's
  * own numbers on its profiled settings, and legality, memory and the lower
  * bound on random heterogeneous profiles. */
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include "helpers.h"
 #include "zbsched/bound.h"
-#include "../schedules/construct.h"
+#include "build/construct.h"
 
 static const int ps[] = { 2, 4, 8, 16 };
 

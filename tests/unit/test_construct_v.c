@@ -1,13 +1,13 @@
-/* test_construct_v.c - the ZB-V construction (schedules/construct_v.c),
+/* test_construct_v.c - the ZB-V construction (schedules/build/construct_v.c),
  * under the paper's rules and with full ranks making room with a B:
  * legal, within every limit, zero bubble at unit times, and the `zb-v`
  * family built on it. */
 #include <string.h>
 #include "helpers.h"
 #include "zbsched/bound.h"
-#include "../schedules/families.h"
-#include "../schedules/construct_v.h"
-#include "../schedules/memo.h"
+#include "build/families.h"
+#include "build/construct_v.h"
+#include "build/memo.h"
 
 static struct shape v_shape(int pp, int mb, double limit)
 {

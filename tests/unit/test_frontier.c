@@ -2,7 +2,7 @@
  * point respects the bound at each limit it fits, and the controllable-
  * memory families fill the low-memory end. */
 #include <string.h>
-#include "../schedules/best.h"
+#include "plan/best.h"
 #include "helpers.h"
 #include "zbsched/frontier.h"
 

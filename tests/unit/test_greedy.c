@@ -2,7 +2,7 @@
  * first, where memory holds every microbatch's forwards and the first
  * backward is a long round trip away. */
 #include "helpers.h"
-#include "../schedules/families.h"
+#include "build/families.h"
 
 /* The cost of greedy_schedule() under policy q (INFINITY if it stalls or
  * does not fit). */

@@ -5,7 +5,7 @@
  * placement it keeps the list scheduler from filling memory with chunk-0
  * forwards. */
 #include "helpers.h"
-#include "../schedules/families.h"
+#include "build/families.h"
 
 /* V placement, every chunk alike, M_B 1, the limit on every rank. */
 static void v_profile(int p, int m, double f, double b, double w,

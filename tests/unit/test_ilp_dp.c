@@ -9,8 +9,8 @@
 #include "zbsched/dp.h"
 #include "zbsched/solver.h"
 #include "zbsched/zero.h"
-#include "../schedules/improve_eval.h"
-#include "../schedules/improve_step.h"
+#include "search/improve_eval.h"
+#include "search/improve_step.h"
 
 /* pp 4, m 8, real-ish times (F 1, B 1.2, W 0.8, comm 0.05), limit 2p
  * activations; d 4 with 1e9 parameters per stage at 1 GB per time unit:

@@ -1,14 +1,14 @@
-/* test_improve.c - the local search on compute orders (schedules/improve.c):
+/* test_improve.c - the local search on compute orders (schedules/search/improve.c):
  * never worse, legal and within limits, reproducible, and it does improve
  * poor or heuristic starts. Efforts are small: each test takes a second
  * or two at most on an idle machine (the `zb` ones run it whole). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../schedules/best.h"
-#include "../schedules/families.h"
-#include "../schedules/improve.h"
-#include "../schedules/improve_eval.h"
+#include "plan/best.h"
+#include "build/families.h"
+#include "search/improve.h"
+#include "search/improve_eval.h"
 #include "helpers.h"
 #include "zbsched/generator.h"
 

@@ -2,9 +2,9 @@
  * bound against schedules that meet it, and zb_sim_measure() against the
  * simulator on the orders of the builders that time their own passes. */
 #include "helpers.h"
-#include "../schedules/families.h"
-#include "../schedules/construct_v.h"
-#include "../schedules/warm_depth.h"
+#include "build/families.h"
+#include "build/construct_v.h"
+#include "build/warm_depth.h"
 
 /* p 2, m 2, 1F1B, F 1, B 2, W 1 (BW 3), comm 0.5. By hand:
  *   rank 0: F0 [0,1]  F1 [1,2]  BW0 [6,9]     BW1 [10,13]

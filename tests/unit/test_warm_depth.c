@@ -1,12 +1,12 @@
 /* test_warm_depth.c - the warm-up-depth candidate of `zb`
- * (schedules/warm_depth.c): on random profiles with unequal stage times
+ * (schedules/build/warm_depth.c): on random profiles with unequal stage times
  * and limits from 1F1B's memory to three times it, its order fits the
  * limit, the simulator times it as it says, and it lowers and validates. */
 #include <stdio.h>
 #include <string.h>
 #include "helpers.h"
 #include "zbsched/bound.h"
-#include "../schedules/warm_depth.h"
+#include "build/warm_depth.h"
 
 /* Loop placement, one chunk per rank, unequal stage times, a limit of 1
  * to 3 times 1F1B's peak (p activations) on every rank. */

@@ -7,7 +7,7 @@
 #include "zbsched/dp.h"
 #include "zbsched/json.h"
 #include "zbsched/zero.h"
-#include "../schedules/best.h"
+#include "plan/best.h"
 
 /* Unit times, 1e9 parameters per stage, d 4, 1 GB/time unit, latency
  * 0.01: a REDUCE_GRAD of ZeRO-0 takes 3.06, an UNSHARD 1.53. */
