@@ -28,16 +28,16 @@ static bool refuted(const struct ilp_inst *in, double h, struct limit *l)
     struct ilp_rel rel;
     bool ok;
 
-    ilp_rel_init(&rel, in);
+    zbi_ilp_rel_init(&rel, in);
     rel.cancel = stop;
     rel.cancel_arg = l;
-    ilp_rel_fix_memory(&rel);
-    ok = ilp_rel_prepare(&rel, h) || rel.cancelled;
-    ilp_rel_release(&rel);
+    zbi_ilp_rel_fix_memory(&rel);
+    ok = zbi_ilp_rel_prepare(&rel, h) || rel.cancelled;
+    zbi_ilp_rel_release(&rel);
     return !ok;
 }
 
-double ilp_bound_strong(const struct ilp_inst *in, double lo, double hi,
+double zbi_ilp_bound_strong(const struct ilp_inst *in, double lo, double hi,
                         double deadline,
                         const volatile sig_atomic_t *interrupt)
 {

@@ -19,7 +19,7 @@
  * own tol_obj does. "Optimal" means proven within 3 * ILP_TOL. */
 #define ILP_TOL 1e-7
 
-/* Longest GLPK failure message kept (ilp_glpk_run). */
+/* Longest GLPK failure message kept (zbi_ilp_glpk_run). */
 #define ILP_GLPK_MSG_MAX 160
 
 /* Monotonic seconds: the clock of every deadline. */
@@ -71,7 +71,7 @@ struct ilp_inst {
                                after another from 0); else 0 */
 };
 
-void ilp_inst_init(struct ilp_inst *in, const struct zb_profile *p,
+void zbi_ilp_inst_init(struct ilp_inst *in, const struct zb_profile *p,
                    enum zb_objective obj);
 
 /* Whether the instance is small enough to search: one propagation costs
@@ -80,13 +80,13 @@ void ilp_inst_init(struct ilp_inst *in, const struct zb_profile *p,
  * could interrupt. */
 #define ILP_MAX_PASSES 8192
 #define ILP_MAX_RANK_PASSES 512
-bool ilp_inst_searchable(const struct ilp_inst *in);
-void ilp_inst_release(struct ilp_inst *in);
+bool zbi_ilp_inst_searchable(const struct ilp_inst *in);
+void zbi_ilp_inst_release(struct ilp_inst *in);
 
 /* A copy of p in the model's units (ilp_scale.c): durations and comm
  * divided by the mean pass duration, which is returned (multiply
  * objectives and bounds by it to get back to p's units), memory by M_B. */
-double ilp_scale_profile(const struct zb_profile *p, struct zb_profile *out);
+double zbi_ilp_scale_profile(const struct zb_profile *p, struct zb_profile *out);
 
 /* ---- Orders (ilp_order.c) -------------------------------------------- */
 
@@ -95,9 +95,9 @@ struct ilp_order {
     int **seq;              /* seq[r][0..rank_n[r]) pass ids */
 };
 
-void ilp_order_init(struct ilp_order *o, const struct ilp_inst *in);
-void ilp_order_release(struct ilp_order *o, const struct ilp_inst *in);
-void ilp_order_copy(struct ilp_order *dst, const struct ilp_order *src,
+void zbi_ilp_order_init(struct ilp_order *o, const struct ilp_inst *in);
+void zbi_ilp_order_release(struct ilp_order *o, const struct ilp_inst *in);
+void zbi_ilp_order_copy(struct ilp_order *dst, const struct ilp_order *src,
                     const struct ilp_inst *in);
 
 /* A timed order: cost, makespan and objective from the simulator, and
@@ -109,27 +109,27 @@ struct ilp_eval {
 };
 
 /* Simulate o; 0 if legal and within the memory limits, else <0. */
-int ilp_order_eval(const struct ilp_inst *in, const struct ilp_order *o,
+int zbi_ilp_order_eval(const struct ilp_inst *in, const struct ilp_order *o,
                    struct ilp_eval *ev);
 
 /* Take a generated schedule's compute order (BW split into B then W)
  * with same-kind passes renumbered in start-time order, which keeps it
  * legal and its times (docs/ilp.md). */
-void ilp_order_from_schedule(struct ilp_order *o, const struct ilp_inst *in,
+void zbi_ilp_order_from_schedule(struct ilp_order *o, const struct ilp_inst *in,
                              const struct zb_schedule *s);
 
-void ilp_order_to_schedule(const struct ilp_order *o,
+void zbi_ilp_order_to_schedule(const struct ilp_order *o,
                            const struct ilp_inst *in, struct zb_schedule *s);
 
 /* Each rank's passes sorted by t (pass id breaks ties): an LP solution's
  * start times keep every dependency, so this order is legal, if not
  * always within the memory limits. */
-void ilp_order_by_times(struct ilp_order *o, const struct ilp_inst *in,
+void zbi_ilp_order_by_times(struct ilp_order *o, const struct ilp_inst *in,
                         const double *t);
 
 /* One microbatch at a time through the whole pipeline: legal whenever
  * every limit is at least zb_ilp_min_limit(). */
-void ilp_order_serial(struct ilp_order *o, const struct ilp_inst *in);
+void zbi_ilp_order_serial(struct ilp_order *o, const struct ilp_inst *in);
 
 /* ---- Fixed-order relation (ilp_rel.c) --------------------------------
  * Which same-rank pairs of passes have a fixed order (implied by
@@ -160,33 +160,33 @@ struct ilp_rel {
     int nfree;
     /* Asked between rounds of propagation (one round takes up to a few
      * hundred milliseconds at the largest searchable sizes): true
-     * abandons ilp_rel_prepare(), which returns false with `cancelled`
-     * set, proving nothing. NULL (ilp_rel_init's): never. */
+     * abandons zbi_ilp_rel_prepare(), which returns false with `cancelled`
+     * set, proving nothing. NULL (zbi_ilp_rel_init's): never. */
     bool (*cancel)(void *arg);
     void *cancel_arg;
     bool cancelled;
 };
 
-void ilp_rel_init(struct ilp_rel *rel, const struct ilp_inst *in);
-void ilp_rel_release(struct ilp_rel *rel);
+void zbi_ilp_rel_init(struct ilp_rel *rel, const struct ilp_inst *in);
+void zbi_ilp_rel_release(struct ilp_rel *rel);
 
 /* Fix a before b (same rank). */
-void ilp_rel_add(struct ilp_rel *rel, int a, int b);
+void zbi_ilp_rel_add(struct ilp_rel *rel, int a, int b);
 
 /* Fix every order the memory limits force (enough B and W passes must
  * precede each F). */
-void ilp_rel_fix_memory(struct ilp_rel *rel);
+void zbi_ilp_rel_fix_memory(struct ilp_rel *rel);
 
 /* Fix each rank's order to o's except for the passes marked in `open`,
  * which float between their nearest fixed neighbours in o. */
-void ilp_rel_fix_order(struct ilp_rel *rel, const struct ilp_order *o,
+void zbi_ilp_rel_fix_order(struct ilp_rel *rel, const struct ilp_order *o,
                        const bool *open);
 
 /* Close the relation, derive start windows for objective <= horizon and
  * fix every order those windows forbid, until nothing changes; then list
  * the free pairs. Returns false when no schedule fits the horizon, or
  * when cancelled (rel->cancelled: no proof). */
-bool ilp_rel_prepare(struct ilp_rel *rel, double horizon);
+bool zbi_ilp_rel_prepare(struct ilp_rel *rel, double horizon);
 
 /* Whether the fixed relation says a runs before b. */
 static inline bool ilp_rel_before(const struct ilp_rel *rel, int a, int b)
@@ -197,7 +197,7 @@ static inline bool ilp_rel_before(const struct ilp_rel *rel, int a, int b)
 /* Largest objective value in [lo, hi) refuted by propagation (the
  * optimum lies above it), or lo; stops probing at the deadline or when
  * *interrupt (may be NULL) is set (bound_strong.c). */
-double ilp_bound_strong(const struct ilp_inst *in, double lo, double hi,
+double zbi_ilp_bound_strong(const struct ilp_inst *in, double lo, double hi,
                         double deadline,
                         const volatile sig_atomic_t *interrupt);
 
@@ -207,51 +207,51 @@ struct ilp_model;
 
 /* Build the model of rel (prepared). names: give rows and columns
  * readable names (for the LP export). */
-struct ilp_model *ilp_model_build(const struct ilp_rel *rel, bool names);
-void ilp_model_free(struct ilp_model *md);
-/* GLPK's environment was freed under md (ilp_glpk_run): forget its
- * problem object, so that ilp_model_free() frees only ours. */
-void ilp_model_lost(struct ilp_model *md);
+struct ilp_model *zbi_ilp_model_build(const struct ilp_rel *rel, bool names);
+void zbi_ilp_model_free(struct ilp_model *md);
+/* GLPK's environment was freed under md (zbi_ilp_glpk_run): forget its
+ * problem object, so that zbi_ilp_model_free() frees only ours. */
+void zbi_ilp_model_lost(struct ilp_model *md);
 
 /* Column values of an order timed by ev (the incumbent for GLPK). */
-void ilp_model_point(const struct ilp_model *md, const struct ilp_order *o,
+void zbi_ilp_model_point(const struct ilp_model *md, const struct ilp_order *o,
                      const struct ilp_eval *ev, double *x);
 
 /* Order encoded by column values x (1-based, as GLPK holds them). */
-void ilp_model_order(const struct ilp_model *md, const double *x,
+void zbi_ilp_model_order(const struct ilp_model *md, const double *x,
                      struct ilp_order *o);
 
 /* The GLPK problem object, its relation and its columns. */
-struct glp_prob *ilp_model_prob(struct ilp_model *md);
-const struct ilp_rel *ilp_model_rel(const struct ilp_model *md);
-int ilp_model_cols(const struct ilp_model *md);
-int ilp_model_col_c(const struct ilp_model *md);    /* the objective */
-int ilp_model_col_y(const struct ilp_model *md);    /* first binary */
+struct glp_prob *zbi_ilp_model_prob(struct ilp_model *md);
+const struct ilp_rel *zbi_ilp_model_rel(const struct ilp_model *md);
+int zbi_ilp_model_cols(const struct ilp_model *md);
+int zbi_ilp_model_col_c(const struct ilp_model *md);    /* the objective */
+int zbi_ilp_model_col_y(const struct ilp_model *md);    /* first binary */
 
 /* Whether the orders fixed at the current node of P (column bounds of
  * the binaries) leave no schedule with objective <= horizon (ilp_node.c). */
-bool ilp_node_refuted(const struct ilp_model *md, struct glp_prob *P,
+bool zbi_ilp_node_refuted(const struct ilp_model *md, struct glp_prob *P,
                       double horizon);
 
 /* Write the model in CPLEX LP format; its name says the time unit. */
-int ilp_model_write_lp(struct ilp_model *md, const char *path, double unit);
+int zbi_ilp_model_write_lp(struct ilp_model *md, const char *path, double unit);
 
 /* ---- GLPK environment (ilp_glpk.c) ------------------------------------ */
 
 /* The calling thread's GLPK environment (ilp_glpk.c; GLPK keeps one per
  * thread). quiet: no terminal output; done: free it (every object in it). */
-void ilp_glpk_quiet(void);
-void ilp_glpk_done(void);
+void zbi_ilp_glpk_quiet(void);
+void zbi_ilp_glpk_done(void);
 
 /* GLPK's time limits (tm_lim) are milliseconds in an int: seconds
  * converted and clamped to [1, INT_MAX] (a limit of 2147484 s or more
  * would overflow; INT_MAX ms is 24.8 days, longer than any search). */
-int ilp_glpk_ms(double seconds);
+int zbi_ilp_glpk_ms(double seconds);
 
 /* Run fn(arg) with GLPK's error hook armed and return what it returns; if
  * GLPK fails inside (an internal assertion, a bad call), the thread's
  * environment is freed, with every problem object in it, msg gets GLPK's
  * reason and ZB_ESOLVER is returned. */
-int ilp_glpk_run(int (*fn)(void *), void *arg, char *msg, size_t size);
+int zbi_ilp_glpk_run(int (*fn)(void *), void *arg, char *msg, size_t size);
 
 #endif

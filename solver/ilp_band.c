@@ -307,7 +307,7 @@ static void callback(glp_tree *T, void *info)
 {
     struct band *b = info;
 
-    if (ilp_shared_done(b->sh)) {
+    if (zbi_ilp_shared_done(b->sh)) {
         glp_ios_terminate(T);
         return;
     }
@@ -322,7 +322,7 @@ struct solve_arg {
     double seconds;
 };
 
-/* Under ilp_glpk_run(): root LP and branch and cut; 0 with a solution in
+/* Under zbi_ilp_glpk_run(): root LP and branch and cut; 0 with a solution in
  * b->x, else a GLPK code or ZB_ESOLVER. */
 static int run_glpk(void *arg)
 {
@@ -335,7 +335,7 @@ static int run_glpk(void *arg)
     build(b);
     glp_init_smcp(&smcp);
     smcp.msg_lev = GLP_MSG_OFF;
-    smcp.tm_lim = ilp_glpk_ms(sa->seconds);
+    smcp.tm_lim = zbi_ilp_glpk_ms(sa->seconds);
     /* The best order's timing satisfies every row: a failure here is
      * GLPK's, and only this window is lost. */
     if (glp_simplex(b->P, &smcp) != 0 || glp_get_status(b->P) != GLP_OPT)
@@ -364,7 +364,7 @@ static void candidate(struct band *b)
     const struct ilp_inst *in = b->in;
     const int n = b->nwin;
 
-    ilp_order_copy(&b->next, &b->cur, in);
+    zbi_ilp_order_copy(&b->next, &b->cur, in);
     for (int r = b->r0; r < b->r0 + b->nr; r++) {
         int *seq = b->next.seq[r];
         for (int i = b->lo[r] + 1; i < b->hi[r]; i++)
@@ -402,12 +402,12 @@ static void solve_window(struct band *b, double seconds)
     b->P = NULL;
     limits(b);
     fixed_orders(b);
-    if (ilp_glpk_run(run_glpk, &sa, msg, sizeof(msg)) == 0) {
+    if (zbi_ilp_glpk_run(run_glpk, &sa, msg, sizeof(msg)) == 0) {
         candidate(b);
-        ilp_shared_offer(b->sh, &b->next);
+        zbi_ilp_shared_offer(b->sh, &b->next);
     }
     if (msg[0])
-        ilp_shared_fail(b->sh, msg);  /* the environment took P with it */
+        zbi_ilp_shared_fail(b->sh, msg);  /* the environment took P with it */
     else if (b->P)
         glp_delete_prob(b->P);
     free(b->rel);
@@ -421,16 +421,16 @@ static void solve_window(struct band *b, double seconds)
 
 static void refresh(struct band *b, long *version)
 {
-    if (!ilp_shared_fetch(b->sh, &b->cur, version))
+    if (!zbi_ilp_shared_fetch(b->sh, &b->cur, version))
         return;
-    if (ilp_order_eval(b->in, &b->cur, &b->ev) < 0)
+    if (zbi_ilp_order_eval(b->in, &b->cur, &b->ev) < 0)
         return;             /* the shared best always simulates */
     b->end = 0;
     for (int a = 0; a < b->in->n; a++)
         b->end = fmax(b->end, b->ev.t[a] + b->in->dur[a]);
 }
 
-void ilp_band_run(struct ilp_shared *sh, int lane, int lanes)
+void zbi_ilp_band_run(struct ilp_shared *sh, int lane, int lanes)
 {
     const struct ilp_inst *in = sh->in;
     const int pp = in->p->pp;
@@ -439,8 +439,8 @@ void ilp_band_run(struct ilp_shared *sh, int lane, int lanes)
     int level = 0, sweep = 0;
     double sweep_ends;
 
-    ilp_order_init(&b.cur, in);
-    ilp_order_init(&b.next, in);
+    zbi_ilp_order_init(&b.cur, in);
+    zbi_ilp_order_init(&b.next, in);
     b.ev.t = zb_xmalloc((size_t)in->n * sizeof(double));
     b.win = zb_xmalloc((size_t)in->n * sizeof(int));
     b.idx = zb_xmalloc((size_t)in->n * sizeof(int));
@@ -456,7 +456,7 @@ void ilp_band_run(struct ilp_shared *sh, int lane, int lanes)
     refresh(&b, &version);
     sweep_ends = b.ev.ends;
 
-    while (!ilp_shared_done(sh)) {
+    while (!zbi_ilp_shared_done(sh)) {
         /* Level L: 3 + 2L ranks over (1 + L/2) periods, sliding by half
          * of each; a sweep that gained nothing makes them larger, until
          * a window would exceed BAND_MAX_PASSES, then back to level 0
@@ -495,8 +495,8 @@ void ilp_band_run(struct ilp_shared *sh, int lane, int lanes)
         if (got >= 2)
             solve_window(&b, 0.5 + 0.25 * level);
     }
-    ilp_order_release(&b.cur, in);
-    ilp_order_release(&b.next, in);
+    zbi_ilp_order_release(&b.cur, in);
+    zbi_ilp_order_release(&b.next, in);
     free(b.ev.t);
     free(b.win);
     free(b.idx);

@@ -8,30 +8,30 @@
  * and only reaches the closed-form bound: windows pay better. */
 #define ILP_BNB_MAX_FREE 4000
 
-bool ilp_bnb_prepare(struct ilp_shared *sh, struct ilp_rel *rel)
+bool zbi_ilp_bnb_prepare(struct ilp_shared *sh, struct ilp_rel *rel)
 {
-    ilp_rel_init(rel, sh->in);
-    rel->cancel = ilp_shared_cancel;
+    zbi_ilp_rel_init(rel, sh->in);
+    rel->cancel = zbi_ilp_shared_cancel;
     rel->cancel_arg = sh;
-    ilp_rel_fix_memory(rel);
+    zbi_ilp_rel_fix_memory(rel);
     /* The incumbent meets the horizon, so failing here would be a bug:
      * then only window search runs. */
-    if (!ilp_rel_prepare(rel, ilp_shared_best(sh)))
+    if (!zbi_ilp_rel_prepare(rel, zbi_ilp_shared_best(sh)))
         return false;
     return rel->nfree <= ILP_BNB_MAX_FREE;
 }
 
-void ilp_bnb_run(struct ilp_shared *sh, struct ilp_rel *rel)
+void zbi_ilp_bnb_run(struct ilp_shared *sh, struct ilp_rel *rel)
 {
     struct ilp_model *md;
     struct ilp_mip_result res;
 
-    rel->obj_lb = sh->independent ? 0 : ilp_shared_lower(sh);
-    md = ilp_model_build(rel, false);
-    if (ilp_mip_solve(md, sh, true, sh->deadline - ilp_now(), &res) == 0 &&
+    rel->obj_lb = sh->independent ? 0 : zbi_ilp_shared_lower(sh);
+    md = zbi_ilp_model_build(rel, false);
+    if (zbi_ilp_mip_solve(md, sh, true, sh->deadline - ilp_now(), &res) == 0 &&
         res.proven)
         /* Nothing under GLPK's final incumbent, and every incumbent GLPK
          * held was offered to the shared best: that best is optimal. */
-        ilp_shared_bound(sh, res.bound);
-    ilp_model_free(md);
+        zbi_ilp_shared_bound(sh, res.bound);
+    zbi_ilp_model_free(md);
 }

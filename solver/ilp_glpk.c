@@ -33,18 +33,18 @@ static int keep_last(void *info, const char *s)
     return 1;               /* nonzero: GLPK prints nothing */
 }
 
-void ilp_glpk_quiet(void)
+void zbi_ilp_glpk_quiet(void)
 {
     glp_term_out(GLP_OFF);
     glp_term_hook(keep_last, NULL);
 }
 
-void ilp_glpk_done(void)
+void zbi_ilp_glpk_done(void)
 {
     glp_free_env();
 }
 
-int ilp_glpk_ms(double seconds)
+int zbi_ilp_glpk_ms(double seconds)
 {
     double ms = seconds * 1000;
 
@@ -58,7 +58,7 @@ static void escape(void *info)
     longjmp(*(jmp_buf *)info, 1);
 }
 
-int ilp_glpk_run(int (*fn)(void *), void *arg, char *msg, size_t size)
+int zbi_ilp_glpk_run(int (*fn)(void *), void *arg, char *msg, size_t size)
 {
     jmp_buf env;
     int rc;
@@ -71,7 +71,7 @@ int ilp_glpk_run(int (*fn)(void *), void *arg, char *msg, size_t size)
                      lines[1][0] ? lines[1] : "internal error");
         glp_free_env();
         /* A new environment starts with output on stdout: mute it. */
-        ilp_glpk_quiet();
+        zbi_ilp_glpk_quiet();
         return ZB_ESOLVER;
     }
     glp_error_hook(escape, &env);

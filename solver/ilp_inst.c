@@ -57,7 +57,7 @@ static double least_reduce(const struct ilp_inst *in, int r)
     return least;
 }
 
-void ilp_inst_init(struct ilp_inst *in, const struct zb_profile *p,
+void zbi_ilp_inst_init(struct ilp_inst *in, const struct zb_profile *p,
                    enum zb_objective obj)
 {
     const int S = zb_profile_stages(p), m = p->microbatches;
@@ -148,12 +148,12 @@ bool zb_ilp_searchable(const struct zb_profile *p)
            3L * p->vpp * p->microbatches <= ILP_MAX_RANK_PASSES;
 }
 
-bool ilp_inst_searchable(const struct ilp_inst *in)
+bool zbi_ilp_inst_searchable(const struct ilp_inst *in)
 {
     return zb_ilp_searchable(in->p);
 }
 
-void ilp_inst_release(struct ilp_inst *in)
+void zbi_ilp_inst_release(struct ilp_inst *in)
 {
     if (!in->dur)
         return;

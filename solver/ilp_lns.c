@@ -84,24 +84,24 @@ static void solve_window(struct lns *ls, const struct window *w,
 
     if (mark(ls, w) < 2)
         return;
-    ilp_rel_init(&rel, ls->in);
-    rel.cancel = ilp_shared_cancel;
+    zbi_ilp_rel_init(&rel, ls->in);
+    rel.cancel = zbi_ilp_shared_cancel;
     rel.cancel_arg = sh;
-    ilp_rel_fix_order(&rel, &ls->cur, ls->open);
-    ilp_rel_fix_memory(&rel);
+    zbi_ilp_rel_fix_order(&rel, &ls->cur, ls->open);
+    zbi_ilp_rel_fix_memory(&rel);
     /* The order meets its own objective as horizon, so failing to prepare
      * would be a bug: skip the window then. */
-    if (!ilp_rel_prepare(&rel, ls->ev.obj) || rel.nfree == 0)
+    if (!zbi_ilp_rel_prepare(&rel, ls->ev.obj) || rel.nfree == 0)
         goto out;
-    rel.obj_lb = ilp_shared_lower(sh);
-    md = ilp_model_build(&rel, false);
-    ilp_mip_solve(md, sh, false, seconds, &res);
-    ilp_model_free(md);
+    rel.obj_lb = zbi_ilp_shared_lower(sh);
+    md = zbi_ilp_model_build(&rel, false);
+    zbi_ilp_mip_solve(md, sh, false, seconds, &res);
+    zbi_ilp_model_free(md);
 out:
-    ilp_rel_release(&rel);
+    zbi_ilp_rel_release(&rel);
 }
 
-void ilp_lns_run(struct ilp_shared *sh, int lane, int lanes)
+void zbi_ilp_lns_run(struct ilp_shared *sh, int lane, int lanes)
 {
     const struct ilp_inst *in = sh->in;
     const struct zb_profile *p = in->p;
@@ -110,7 +110,7 @@ void ilp_lns_run(struct ilp_shared *sh, int lane, int lanes)
     int level = 0, idx = 0, sweep = 0;
     double sweep_obj;       /* best objective when the sweep began */
 
-    ilp_order_init(&ls.cur, in);
+    zbi_ilp_order_init(&ls.cur, in);
     ls.ev.t = zb_xmalloc((size_t)in->n * sizeof(double));
     ls.open = zb_xcalloc((size_t)in->n, sizeof(bool));
     for (int s = 0; s < in->S; s++)
@@ -118,16 +118,16 @@ void ilp_lns_run(struct ilp_shared *sh, int lane, int lanes)
                                         p->stage[s].w);
     if (ls.period <= 0)
         ls.period = 1;
-    ilp_shared_fetch(sh, &ls.cur, &version);
-    if (ilp_order_eval(in, &ls.cur, &ls.ev) < 0)
+    zbi_ilp_shared_fetch(sh, &ls.cur, &version);
+    if (zbi_ilp_order_eval(in, &ls.cur, &ls.ev) < 0)
         goto out;           /* the shared best always simulates */
     sweep_obj = ls.ev.obj;
 
-    while (!ilp_shared_done(sh)) {
+    while (!zbi_ilp_shared_done(sh)) {
         struct window w;
         int total;
-        if (ilp_shared_fetch(sh, &ls.cur, &version) &&
-            ilp_order_eval(in, &ls.cur, &ls.ev) < 0)
+        if (zbi_ilp_shared_fetch(sh, &ls.cur, &version) &&
+            zbi_ilp_order_eval(in, &ls.cur, &ls.ev) < 0)
             break;
         total = geometry(&ls, level, sweep, idx, &w);
         if (total == 0 && level == 0) {
@@ -155,7 +155,7 @@ void ilp_lns_run(struct ilp_shared *sh, int lane, int lanes)
         solve_window(&ls, &w, 2.0 + level);
     }
 out:
-    ilp_order_release(&ls.cur, in);
+    zbi_ilp_order_release(&ls.cur, in);
     free(ls.ev.t);
     free(ls.open);
 }

@@ -29,11 +29,11 @@ struct mip {
  * the tree holds. */
 static void inject(struct mip *c, glp_tree *T)
 {
-    if (!ilp_shared_fetch(c->sh, &c->o, &c->version) ||
-        ilp_order_eval(c->in, &c->o, &c->ev) < 0 ||
+    if (!zbi_ilp_shared_fetch(c->sh, &c->o, &c->version) ||
+        zbi_ilp_order_eval(c->in, &c->o, &c->ev) < 0 ||
         c->ev.obj >= c->held * (1 - ILP_TOL))
         return;
-    ilp_model_point(c->md, &c->o, &c->ev, c->x);
+    zbi_ilp_model_point(c->md, &c->o, &c->ev, c->x);
     if (glp_ios_heur_sol(T, c->x) == 0)
         c->held = c->ev.obj;
 }
@@ -46,8 +46,8 @@ static void round_lp(struct mip *c, glp_tree *T)
 
     for (int a = 0; a < c->in->n; a++)
         c->ev.t[a] = glp_get_col_prim(P, a + 1);
-    ilp_order_by_times(&c->o, c->in, c->ev.t);
-    ilp_shared_offer(c->sh, &c->o);
+    zbi_ilp_order_by_times(&c->o, c->in, c->ev.t);
+    zbi_ilp_shared_offer(c->sh, &c->o);
 }
 
 /* GLPK holds a better integer solution than the last we saw (its own
@@ -55,8 +55,8 @@ static void round_lp(struct mip *c, glp_tree *T)
  * order in the simulator. */
 static void harvest(struct mip *c)
 {
-    glp_prob *P = ilp_model_prob(c->md);
-    int n = ilp_model_cols(c->md);
+    glp_prob *P = zbi_ilp_model_prob(c->md);
+    int n = zbi_ilp_model_cols(c->md);
 
     if (glp_mip_status(P) == GLP_UNDEF ||
         glp_mip_obj_val(P) >= c->held * (1 - ILP_TOL))
@@ -64,8 +64,8 @@ static void harvest(struct mip *c)
     for (int j = 1; j <= n; j++)
         c->x[j] = glp_mip_col_val(P, j);
     c->held = fmin(c->held, glp_mip_obj_val(P));
-    ilp_model_order(c->md, c->x, &c->o);
-    ilp_shared_offer(c->sh, &c->o);
+    zbi_ilp_model_order(c->md, c->x, &c->o);
+    zbi_ilp_shared_offer(c->sh, &c->o);
 }
 
 /* Propagate the node's fixings; if nothing better than the incumbent is
@@ -74,13 +74,13 @@ static void harvest(struct mip *c)
 static void propagate(struct mip *c, glp_tree *T)
 {
     glp_prob *P = glp_ios_get_prob(T);
-    int node = glp_ios_curr_node(T), row, col = ilp_model_col_c(c->md);
+    int node = glp_ios_curr_node(T), row, col = zbi_ilp_model_col_c(c->md);
     double one = 1;
 
     if (node == c->node || !isfinite(c->held))
         return;
     c->node = node;
-    if (!ilp_node_refuted(c->md, P, c->held * (1 - 2 * ILP_TOL)))
+    if (!zbi_ilp_node_refuted(c->md, P, c->held * (1 - 2 * ILP_TOL)))
         return;
     row = glp_add_rows(P, 1);
     glp_set_mat_row(P, row, 1, (int[]){ 0, col }, (double[]){ 0, one });
@@ -92,19 +92,19 @@ static void callback(glp_tree *T, void *info)
     struct mip *c = info;
     int best, total;
 
-    if (ilp_shared_done(c->sh) || ilp_now() >= c->deadline) {
+    if (zbi_ilp_shared_done(c->sh) || ilp_now() >= c->deadline) {
         glp_ios_terminate(T);
         return;
     }
     glp_ios_tree_size(T, NULL, NULL, &total);
-    ilp_shared_add_nodes(c->sh, total - c->nodes);
+    zbi_ilp_shared_add_nodes(c->sh, total - c->nodes);
     c->nodes = total;
     if ((best = glp_ios_best_node(T)) != 0) {
         double b = glp_ios_node_bound(T, best);
         if (b > -1e300 && b > c->bound) {
             c->bound = b;
             if (c->global)
-                ilp_shared_bound(c->sh, fmin(b, c->held));
+                zbi_ilp_shared_bound(c->sh, fmin(b, c->held));
         }
     }
     harvest(c);
@@ -134,21 +134,21 @@ static int root_lp(glp_prob *P, struct ilp_shared *sh, double deadline)
     smcp.meth = GLP_DUALP;
     for (;;) {
         double left = deadline - ilp_now();
-        if (left <= 0 || ilp_shared_done(sh))
+        if (left <= 0 || zbi_ilp_shared_done(sh))
             return GLP_ETMLIM;
-        smcp.tm_lim = ilp_glpk_ms(fmin(0.25, left));
+        smcp.tm_lim = zbi_ilp_glpk_ms(fmin(0.25, left));
         rc = glp_simplex(P, &smcp);
         if (rc != GLP_ETMLIM)
             return rc;
     }
 }
 
-/* The GLPK part of a solve, run under ilp_glpk_run(): the root LP, then
+/* The GLPK part of a solve, run under zbi_ilp_glpk_run(): the root LP, then
  * branch and cut. Returns 0 or a GLPK code; res->proven when finished. */
 static int run_glpk(void *arg)
 {
     struct mip *c = arg;
-    glp_prob *P = ilp_model_prob(c->md);
+    glp_prob *P = zbi_ilp_model_prob(c->md);
     glp_iocp iocp;
     int st;
 
@@ -161,13 +161,13 @@ static int run_glpk(void *arg)
         return ZB_ESOLVER;
     c->res->bound = c->bound = glp_get_obj_val(P);
     if (c->global)  /* the model holds the optimum: a global bound */
-        ilp_shared_bound(c->sh, c->bound);
+        zbi_ilp_shared_bound(c->sh, c->bound);
     glp_init_iocp(&iocp);
     iocp.msg_lev = GLP_MSG_OFF;
     iocp.presolve = GLP_OFF;
     iocp.cb_func = callback;
     iocp.cb_info = c;
-    iocp.tm_lim = ilp_glpk_ms(c->deadline - ilp_now());
+    iocp.tm_lim = zbi_ilp_glpk_ms(c->deadline - ilp_now());
     st = glp_intopt(P, &iocp);
     c->res->nodes = c->nodes;
     c->res->bound = c->bound;
@@ -186,7 +186,7 @@ static int run_glpk(void *arg)
     return 0;
 }
 
-int ilp_mip_solve(struct ilp_model *md, struct ilp_shared *sh, bool global,
+int zbi_ilp_mip_solve(struct ilp_model *md, struct ilp_shared *sh, bool global,
                   double seconds, struct ilp_mip_result *res)
 {
     const struct ilp_inst *in = sh->in;
@@ -198,18 +198,18 @@ int ilp_mip_solve(struct ilp_model *md, struct ilp_shared *sh, bool global,
     int rc;
 
     *res = (struct ilp_mip_result){ .bound = -INFINITY };
-    ilp_order_init(&c.o, in);
+    zbi_ilp_order_init(&c.o, in);
     c.ev.t = zb_xmalloc((size_t)in->n * sizeof(double));
-    c.x = zb_xmalloc((size_t)(ilp_model_cols(md) + 1) * sizeof(double));
-    rc = ilp_glpk_run(run_glpk, &c, msg, sizeof(msg));
+    c.x = zb_xmalloc((size_t)(zbi_ilp_model_cols(md) + 1) * sizeof(double));
+    rc = zbi_ilp_glpk_run(run_glpk, &c, msg, sizeof(msg));
     if (msg[0]) {
         /* GLPK failed inside and took md's problem object with it. */
-        ilp_model_lost(md);
-        ilp_shared_fail(sh, msg);
+        zbi_ilp_model_lost(md);
+        zbi_ilp_shared_fail(sh, msg);
         *res = (struct ilp_mip_result){ .bound = -INFINITY,
                                         .nodes = c.nodes };
     }
-    ilp_order_release(&c.o, in);
+    zbi_ilp_order_release(&c.o, in);
     free(c.ev.t);
     free(c.x);
     return rc;

@@ -278,7 +278,7 @@ static void name_columns(const struct ilp_model *md)
     }
 }
 
-struct ilp_model *ilp_model_build(const struct ilp_rel *rel, bool names)
+struct ilp_model *zbi_ilp_model_build(const struct ilp_rel *rel, bool names)
 {
     const struct ilp_inst *in = rel->in;
     struct ilp_model *md = zb_xcalloc(1, sizeof(*md));
@@ -338,7 +338,7 @@ struct ilp_model *ilp_model_build(const struct ilp_rel *rel, bool names)
     return md;
 }
 
-void ilp_model_free(struct ilp_model *md)
+void zbi_ilp_model_free(struct ilp_model *md)
 {
     if (!md)
         return;
@@ -347,37 +347,37 @@ void ilp_model_free(struct ilp_model *md)
     free(md);
 }
 
-void ilp_model_lost(struct ilp_model *md)
+void zbi_ilp_model_lost(struct ilp_model *md)
 {
     md->P = NULL;
 }
 
-struct glp_prob *ilp_model_prob(struct ilp_model *md)
+struct glp_prob *zbi_ilp_model_prob(struct ilp_model *md)
 {
     return md->P;
 }
 
-const struct ilp_rel *ilp_model_rel(const struct ilp_model *md)
+const struct ilp_rel *zbi_ilp_model_rel(const struct ilp_model *md)
 {
     return md->rel;
 }
 
-int ilp_model_cols(const struct ilp_model *md)
+int zbi_ilp_model_cols(const struct ilp_model *md)
 {
     return md->col_y + md->rel->nfree - 1;
 }
 
-int ilp_model_col_c(const struct ilp_model *md)
+int zbi_ilp_model_col_c(const struct ilp_model *md)
 {
     return md->col_c;
 }
 
-int ilp_model_col_y(const struct ilp_model *md)
+int zbi_ilp_model_col_y(const struct ilp_model *md)
 {
     return md->col_y;
 }
 
-void ilp_model_point(const struct ilp_model *md, const struct ilp_order *o,
+void zbi_ilp_model_point(const struct ilp_model *md, const struct ilp_order *o,
                      const struct ilp_eval *ev, double *x)
 {
     const struct ilp_rel *rel = md->rel;
@@ -411,7 +411,7 @@ static int ranked_cmp(const void *x, const void *y)
     return a->a - b->a;
 }
 
-void ilp_model_order(const struct ilp_model *md, const double *x,
+void zbi_ilp_model_order(const struct ilp_model *md, const double *x,
                      struct ilp_order *o)
 {
     const struct ilp_rel *rel = md->rel;
@@ -444,7 +444,7 @@ void ilp_model_order(const struct ilp_model *md, const double *x,
     }
 }
 
-int ilp_model_write_lp(struct ilp_model *md, const char *path, double unit)
+int zbi_ilp_model_write_lp(struct ilp_model *md, const char *path, double unit)
 {
     char name[96];
 

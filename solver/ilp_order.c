@@ -12,14 +12,14 @@ static const enum zb_op_kind pass_op[ZB_PASS_COUNT] = {
     [ZB_PASS_F] = ZB_OP_F, [ZB_PASS_B] = ZB_OP_B, [ZB_PASS_W] = ZB_OP_W,
 };
 
-void ilp_order_init(struct ilp_order *o, const struct ilp_inst *in)
+void zbi_ilp_order_init(struct ilp_order *o, const struct ilp_inst *in)
 {
     o->seq = zb_xmalloc((size_t)in->p->pp * sizeof(int *));
     for (int r = 0; r < in->p->pp; r++)
         o->seq[r] = zb_xcalloc((size_t)in->rank_n[r], sizeof(int));
 }
 
-void ilp_order_release(struct ilp_order *o, const struct ilp_inst *in)
+void zbi_ilp_order_release(struct ilp_order *o, const struct ilp_inst *in)
 {
     if (!o->seq)
         return;
@@ -29,14 +29,14 @@ void ilp_order_release(struct ilp_order *o, const struct ilp_inst *in)
     o->seq = NULL;
 }
 
-void ilp_order_copy(struct ilp_order *dst, const struct ilp_order *src,
+void zbi_ilp_order_copy(struct ilp_order *dst, const struct ilp_order *src,
                     const struct ilp_inst *in)
 {
     for (int r = 0; r < in->p->pp; r++)
         memcpy(dst->seq[r], src->seq[r], (size_t)in->rank_n[r] * sizeof(int));
 }
 
-void ilp_order_to_schedule(const struct ilp_order *o,
+void zbi_ilp_order_to_schedule(const struct ilp_order *o,
                            const struct ilp_inst *in, struct zb_schedule *s)
 {
     const int per_kind = in->S * in->m;
@@ -51,14 +51,14 @@ void ilp_order_to_schedule(const struct ilp_order *o,
     }
 }
 
-int ilp_order_eval(const struct ilp_inst *in, const struct ilp_order *o,
+int zbi_ilp_order_eval(const struct ilp_inst *in, const struct ilp_order *o,
                    struct ilp_eval *ev)
 {
     struct zb_schedule s;
     int rc;
 
     zb_schedule_init(&s, "ilp", in->p);
-    ilp_order_to_schedule(o, in, &s);
+    zbi_ilp_order_to_schedule(o, in, &s);
     /* The step: the collectives placed as every schedule gets them
      * (zero.h; a ZeRO-3 gather may delay passes, so the times too). */
     if ((rc = zb_sim_run(&s, NULL)) == 0 &&
@@ -103,7 +103,7 @@ static int timed_cmp(const void *x, const void *y)
     return a->id - b->id;
 }
 
-void ilp_order_from_schedule(struct ilp_order *o, const struct ilp_inst *in,
+void zbi_ilp_order_from_schedule(struct ilp_order *o, const struct ilp_inst *in,
                              const struct zb_schedule *s)
 {
     const struct zb_profile *p = in->p;
@@ -152,7 +152,7 @@ void ilp_order_from_schedule(struct ilp_order *o, const struct ilp_inst *in,
     free(tm);
 }
 
-void ilp_order_by_times(struct ilp_order *o, const struct ilp_inst *in,
+void zbi_ilp_order_by_times(struct ilp_order *o, const struct ilp_inst *in,
                         const double *t)
 {
     struct timed *tm = NULL;
@@ -171,7 +171,7 @@ void ilp_order_by_times(struct ilp_order *o, const struct ilp_inst *in,
     free(tm);
 }
 
-void ilp_order_serial(struct ilp_order *o, const struct ilp_inst *in)
+void zbi_ilp_order_serial(struct ilp_order *o, const struct ilp_inst *in)
 {
     const struct zb_profile *p = in->p;
     int *n = zb_xcalloc((size_t)p->pp, sizeof(int));

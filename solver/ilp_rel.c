@@ -19,7 +19,7 @@ struct span {
     double key, d;
 };
 
-void ilp_rel_init(struct ilp_rel *rel, const struct ilp_inst *in)
+void zbi_ilp_rel_init(struct ilp_rel *rel, const struct ilp_inst *in)
 {
     const int n = in->n, pp = in->p->pp;
 
@@ -32,7 +32,7 @@ void ilp_rel_init(struct ilp_rel *rel, const struct ilp_inst *in)
     rel->pair = zb_xcalloc((size_t)pp, sizeof(int *));
 }
 
-void ilp_rel_release(struct ilp_rel *rel)
+void zbi_ilp_rel_release(struct ilp_rel *rel)
 {
     if (!rel->reach)
         return;
@@ -49,14 +49,14 @@ void ilp_rel_release(struct ilp_rel *rel)
     memset(rel, 0, sizeof(*rel));
 }
 
-void ilp_rel_add(struct ilp_rel *rel, int a, int b)
+void zbi_ilp_rel_add(struct ilp_rel *rel, int a, int b)
 {
     zb_xgrow((void **)&rel->extra, &rel->cap_extra, rel->nextra + 1,
           sizeof(*rel->extra));
     rel->extra[rel->nextra++] = (struct ilp_pair){ a, b };
 }
 
-void ilp_rel_fix_memory(struct ilp_rel *rel)
+void zbi_ilp_rel_fix_memory(struct ilp_rel *rel)
 {
     const struct ilp_inst *in = rel->in;
     const struct zb_profile *p = in->p;
@@ -80,7 +80,7 @@ void ilp_rel_fix_memory(struct ilp_rel *rel)
             int nb = (int)ceil(need / p->m_b - 1e-9);
             if (nb > j)
                 nb = j;     /* infeasible; the rows will say so */
-            ilp_rel_add(rel, (int)zb_pass_index(p, ZB_PASS_B, s, nb - 1), f);
+            zbi_ilp_rel_add(rel, (int)zb_pass_index(p, ZB_PASS_B, s, nb - 1), f);
             if (fw > 0) {
                 /* With fb < 0 (M_W > M_B) B's free nothing alone: each W
                  * with its B frees M_B. */
@@ -89,14 +89,14 @@ void ilp_rel_fix_memory(struct ilp_rel *rel)
                 if (nw > j)
                     nw = j;
                 if (nw > 0)
-                    ilp_rel_add(rel, (int)zb_pass_index(p, ZB_PASS_W, s,
+                    zbi_ilp_rel_add(rel, (int)zb_pass_index(p, ZB_PASS_W, s,
                                                         nw - 1), f);
             }
         }
     }
 }
 
-void ilp_rel_fix_order(struct ilp_rel *rel, const struct ilp_order *o,
+void zbi_ilp_rel_fix_order(struct ilp_rel *rel, const struct ilp_order *o,
                        const bool *open)
 {
     const struct ilp_inst *in = rel->in;
@@ -109,12 +109,12 @@ void ilp_rel_fix_order(struct ilp_rel *rel, const struct ilp_order *o,
             if (!open[a]) {
                 /* The open passes since prev float between prev and a. */
                 for (int k = i - 1; k >= 0 && open[seq[k]]; k--)
-                    ilp_rel_add(rel, seq[k], a);
+                    zbi_ilp_rel_add(rel, seq[k], a);
                 if (prev >= 0)
-                    ilp_rel_add(rel, prev, a);
+                    zbi_ilp_rel_add(rel, prev, a);
                 prev = a;
             } else if (prev >= 0) {
-                ilp_rel_add(rel, prev, a);
+                zbi_ilp_rel_add(rel, prev, a);
             }
         }
     }
@@ -348,9 +348,9 @@ static int fix_by_windows(struct ilp_rel *rel, double tol)
                 if (!ab && !ba)
                     return -1;
                 if (!ab)
-                    ilp_rel_add(rel, b, a);
+                    zbi_ilp_rel_add(rel, b, a);
                 else if (!ba)
-                    ilp_rel_add(rel, a, b);
+                    zbi_ilp_rel_add(rel, a, b);
                 else
                     continue;
                 added++;
@@ -423,7 +423,7 @@ static void list_pairs(struct ilp_rel *rel)
     }
 }
 
-bool ilp_rel_prepare(struct ilp_rel *rel, double horizon)
+bool zbi_ilp_rel_prepare(struct ilp_rel *rel, double horizon)
 {
     double tol = ILP_TOL * fmax(1, fabs(horizon));
     bool ok = false;

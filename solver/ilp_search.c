@@ -21,14 +21,14 @@ static void *work(void *arg)
 {
     struct worker *w = arg;
 
-    ilp_glpk_quiet();
+    zbi_ilp_glpk_quiet();
     if (w->full)
-        ilp_bnb_run(w->sh, w->full);
-    else if (ilp_inst_searchable(w->sh->in))
-        ilp_lns_run(w->sh, w->lane, w->lanes);
+        zbi_ilp_bnb_run(w->sh, w->full);
+    else if (zbi_ilp_inst_searchable(w->sh->in))
+        zbi_ilp_lns_run(w->sh, w->lane, w->lanes);
     else
-        ilp_band_run(w->sh, w->lane, w->lanes);
-    ilp_glpk_done();
+        zbi_ilp_band_run(w->sh, w->lane, w->lanes);
+    zbi_ilp_glpk_done();
     atomic_fetch_sub(w->running, 1);
     return NULL;
 }
@@ -37,11 +37,11 @@ static void report(struct ilp_shared *sh, const struct zb_options *opt)
 {
     struct zb_progress pr;
 
-    ilp_shared_progress(sh, &pr);
+    zbi_ilp_shared_progress(sh, &pr);
     opt->progress(&pr, opt->progress_ctx);
 }
 
-void ilp_search(struct ilp_shared *sh, const struct zb_options *opt)
+void zbi_ilp_search(struct ilp_shared *sh, const struct zb_options *opt)
 {
     const int nw = opt->threads;
     struct worker *w = zb_xcalloc((size_t)nw, sizeof(*w));
@@ -51,7 +51,7 @@ void ilp_search(struct ilp_shared *sh, const struct zb_options *opt)
     int started = 0;
     /* One worker proves when the full model is small enough to pay; the
      * others (all, when it is not) search windows. */
-    bool prove = ilp_inst_searchable(sh->in) && ilp_bnb_prepare(sh, &full);
+    bool prove = zbi_ilp_inst_searchable(sh->in) && zbi_ilp_bnb_prepare(sh, &full);
 
     atomic_init(&running, 0);
     for (int i = 0; i < nw; i++) {
@@ -79,7 +79,7 @@ void ilp_search(struct ilp_shared *sh, const struct zb_options *opt)
         double now;
         nanosleep(&nap, NULL);
         now = ilp_now();
-        ilp_shared_done(sh);    /* raises stop on time and interrupt */
+        zbi_ilp_shared_done(sh);    /* raises stop on time and interrupt */
         if (opt->progress && now - last >= 1.0) {
             report(sh, opt);
             last = now;
@@ -88,6 +88,6 @@ void ilp_search(struct ilp_shared *sh, const struct zb_options *opt)
     for (int i = 0; i < nw; i++)
         if (w[i].started)
             pthread_join(w[i].thread, NULL);
-    ilp_rel_release(&full);
+    zbi_ilp_rel_release(&full);
     free(w);
 }

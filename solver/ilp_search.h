@@ -8,6 +8,6 @@
 
 /* Run the workers (threads) until proven, out of time or interrupted;
  * report progress from the calling thread. */
-void ilp_search(struct ilp_shared *sh, const struct zb_options *opt);
+void zbi_ilp_search(struct ilp_shared *sh, const struct zb_options *opt);
 
 #endif

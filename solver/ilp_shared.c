@@ -7,25 +7,25 @@
 #include <string.h>
 #include "ilp_shared.h"
 
-void ilp_shared_init(struct ilp_shared *sh, const struct ilp_inst *in,
+void zbi_ilp_shared_init(struct ilp_shared *sh, const struct ilp_inst *in,
                      const struct ilp_order *start)
 {
     memset(sh, 0, sizeof(*sh));
     pthread_mutex_init(&sh->lock, NULL);
     sh->in = in;
-    ilp_order_init(&sh->best, in);
-    ilp_order_copy(&sh->best, start, in);
+    zbi_ilp_order_init(&sh->best, in);
+    zbi_ilp_order_copy(&sh->best, start, in);
     sh->best_ev.t = NULL;
-    ilp_order_eval(in, start, &sh->best_ev);
+    zbi_ilp_order_eval(in, start, &sh->best_ev);
     atomic_init(&sh->stop, 0);
     sh->t0 = ilp_now();
     sh->deadline = sh->t0;
     sh->unit = 1;
 }
 
-void ilp_shared_release(struct ilp_shared *sh)
+void zbi_ilp_shared_release(struct ilp_shared *sh)
 {
-    ilp_order_release(&sh->best, sh->in);
+    zbi_ilp_order_release(&sh->best, sh->in);
     pthread_mutex_destroy(&sh->lock);
 }
 
@@ -37,20 +37,20 @@ static void check_done(struct ilp_shared *sh)
         atomic_store(&sh->stop, 1);
 }
 
-bool ilp_shared_offer(struct ilp_shared *sh, const struct ilp_order *o)
+bool zbi_ilp_shared_offer(struct ilp_shared *sh, const struct ilp_order *o)
 {
     struct ilp_eval ev = { .t = NULL };
     bool kept = false;
 
     /* Time it outside the lock: the simulator is the judge, whatever the
      * model claimed. */
-    if (ilp_order_eval(sh->in, o, &ev) < 0)
+    if (zbi_ilp_order_eval(sh->in, o, &ev) < 0)
         return false;
     pthread_mutex_lock(&sh->lock);
     if (ev.obj < sh->best_ev.obj * (1 - ILP_TOL) ||
         (sh->tiebreak && ev.obj <= sh->best_ev.obj &&
          ev.ends < sh->best_ev.ends - ILP_TOL * sh->best_ev.obj)) {
-        ilp_order_copy(&sh->best, o, sh->in);
+        zbi_ilp_order_copy(&sh->best, o, sh->in);
         sh->best_ev = ev;
         sh->version++;
         kept = true;
@@ -60,7 +60,7 @@ bool ilp_shared_offer(struct ilp_shared *sh, const struct ilp_order *o)
     return kept;
 }
 
-void ilp_shared_bound(struct ilp_shared *sh, double bound)
+void zbi_ilp_shared_bound(struct ilp_shared *sh, double bound)
 {
     pthread_mutex_lock(&sh->lock);
     if (bound > sh->bound) {
@@ -70,14 +70,14 @@ void ilp_shared_bound(struct ilp_shared *sh, double bound)
     pthread_mutex_unlock(&sh->lock);
 }
 
-void ilp_shared_add_nodes(struct ilp_shared *sh, long n)
+void zbi_ilp_shared_add_nodes(struct ilp_shared *sh, long n)
 {
     pthread_mutex_lock(&sh->lock);
     sh->nodes += n;
     pthread_mutex_unlock(&sh->lock);
 }
 
-void ilp_shared_fail(struct ilp_shared *sh, const char *msg)
+void zbi_ilp_shared_fail(struct ilp_shared *sh, const char *msg)
 {
     pthread_mutex_lock(&sh->lock);
     if (!sh->failure[0])
@@ -85,21 +85,21 @@ void ilp_shared_fail(struct ilp_shared *sh, const char *msg)
     pthread_mutex_unlock(&sh->lock);
 }
 
-bool ilp_shared_fetch(struct ilp_shared *sh, struct ilp_order *o,
+bool zbi_ilp_shared_fetch(struct ilp_shared *sh, struct ilp_order *o,
                       long *version)
 {
     bool changed;
 
     pthread_mutex_lock(&sh->lock);
     if ((changed = *version != sh->version)) {
-        ilp_order_copy(o, &sh->best, sh->in);
+        zbi_ilp_order_copy(o, &sh->best, sh->in);
         *version = sh->version;
     }
     pthread_mutex_unlock(&sh->lock);
     return changed;
 }
 
-bool ilp_shared_done(struct ilp_shared *sh)
+bool zbi_ilp_shared_done(struct ilp_shared *sh)
 {
     if (atomic_load(&sh->stop))
         return true;
@@ -110,12 +110,12 @@ bool ilp_shared_done(struct ilp_shared *sh)
     return false;
 }
 
-bool ilp_shared_cancel(void *sh)
+bool zbi_ilp_shared_cancel(void *sh)
 {
-    return ilp_shared_done(sh);
+    return zbi_ilp_shared_done(sh);
 }
 
-double ilp_shared_best(struct ilp_shared *sh)
+double zbi_ilp_shared_best(struct ilp_shared *sh)
 {
     double obj;
     pthread_mutex_lock(&sh->lock);
@@ -124,7 +124,7 @@ double ilp_shared_best(struct ilp_shared *sh)
     return obj;
 }
 
-double ilp_shared_lower(struct ilp_shared *sh)
+double zbi_ilp_shared_lower(struct ilp_shared *sh)
 {
     double b;
     pthread_mutex_lock(&sh->lock);
@@ -133,7 +133,7 @@ double ilp_shared_lower(struct ilp_shared *sh)
     return b;
 }
 
-void ilp_shared_progress(struct ilp_shared *sh, struct zb_progress *pr)
+void zbi_ilp_shared_progress(struct ilp_shared *sh, struct zb_progress *pr)
 {
     pthread_mutex_lock(&sh->lock);
     *pr = (struct zb_progress){

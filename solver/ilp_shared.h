@@ -22,7 +22,7 @@ struct ilp_shared {
     long nodes;
     double t0, deadline;    /* monotonic seconds */
     double unit;            /* the profile's time per model unit
-                               (ilp_scale_profile): progress reports in
+                               (zbi_ilp_scale_profile): progress reports in
                                the profile's unit */
     atomic_int stop;        /* read without the lock by the workers */
     const volatile sig_atomic_t *interrupt;   /* see solver.h */
@@ -33,28 +33,28 @@ struct ilp_shared {
     char failure[ILP_GLPK_MSG_MAX];  /* first GLPK failure, or "" */
 };
 
-void ilp_shared_init(struct ilp_shared *sh, const struct ilp_inst *in,
+void zbi_ilp_shared_init(struct ilp_shared *sh, const struct ilp_inst *in,
                      const struct ilp_order *start);
-void ilp_shared_release(struct ilp_shared *sh);
+void zbi_ilp_shared_release(struct ilp_shared *sh);
 
 /* Offer an order; kept if better than the best (or, with tiebreak, as
  * good with earlier ends). Returns true if kept. */
-bool ilp_shared_offer(struct ilp_shared *sh, const struct ilp_order *o);
+bool zbi_ilp_shared_offer(struct ilp_shared *sh, const struct ilp_order *o);
 /* Raise the proven bound (capped at the best objective). */
-void ilp_shared_bound(struct ilp_shared *sh, double bound);
-void ilp_shared_add_nodes(struct ilp_shared *sh, long n);
+void zbi_ilp_shared_bound(struct ilp_shared *sh, double bound);
+void zbi_ilp_shared_add_nodes(struct ilp_shared *sh, long n);
 /* Record a failure of GLPK (the first one is kept for the report). */
-void ilp_shared_fail(struct ilp_shared *sh, const char *msg);
+void zbi_ilp_shared_fail(struct ilp_shared *sh, const char *msg);
 /* Copy the best order if its version differs from *version. */
-bool ilp_shared_fetch(struct ilp_shared *sh, struct ilp_order *o,
+bool zbi_ilp_shared_fetch(struct ilp_shared *sh, struct ilp_order *o,
                       long *version);
 /* Stop requested, proven, out of time or interrupted. */
-bool ilp_shared_done(struct ilp_shared *sh);
+bool zbi_ilp_shared_done(struct ilp_shared *sh);
 /* The same as a relation's cancel callback (arg: the blackboard). */
-bool ilp_shared_cancel(void *sh);
-double ilp_shared_best(struct ilp_shared *sh);
-double ilp_shared_lower(struct ilp_shared *sh);     /* the proven bound */
+bool zbi_ilp_shared_cancel(void *sh);
+double zbi_ilp_shared_best(struct ilp_shared *sh);
+double zbi_ilp_shared_lower(struct ilp_shared *sh);     /* the proven bound */
 /* A snapshot for the progress callback. */
-void ilp_shared_progress(struct ilp_shared *sh, struct zb_progress *pr);
+void zbi_ilp_shared_progress(struct ilp_shared *sh, struct zb_progress *pr);
 
 #endif

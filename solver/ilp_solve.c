@@ -50,19 +50,19 @@ static void warm_start(const struct ilp_inst *in,
     struct ilp_eval ev = { .t = NULL };
     double best_obj = INFINITY;
 
-    ilp_order_init(&o, in);
+    zbi_ilp_order_init(&o, in);
     for (int i = 0; i < nwarm; i++) {
         if (!warm[i].predicted.fits_memory)
             continue;
-        ilp_order_from_schedule(&o, in, &warm[i]);
-        if (ilp_order_eval(in, &o, &ev) == 0 && ev.obj < best_obj) {
+        zbi_ilp_order_from_schedule(&o, in, &warm[i]);
+        if (zbi_ilp_order_eval(in, &o, &ev) == 0 && ev.obj < best_obj) {
             best_obj = ev.obj;
-            ilp_order_copy(best, &o, in);
+            zbi_ilp_order_copy(best, &o, in);
         }
     }
     if (!isfinite(best_obj))
-        ilp_order_serial(best, in);
-    ilp_order_release(&o, in);
+        zbi_ilp_order_serial(best, in);
+    zbi_ilp_order_release(&o, in);
 }
 
 static double closed_bound(const struct zb_profile *p, enum zb_objective obj)
@@ -74,7 +74,7 @@ static double closed_bound(const struct zb_profile *p, enum zb_objective obj)
 }
 
 /* s->solver from the search's result; unit converts the model's objective
- * and bound back to the profile's time unit (ilp_scale_profile). */
+ * and bound back to the profile's time unit (zbi_ilp_scale_profile). */
 static void fill_info(struct zb_solver_info *info, struct ilp_shared *sh,
                       double warm_obj, double unit)
 {
@@ -103,7 +103,7 @@ static void fill_info(struct zb_solver_info *info, struct ilp_shared *sh,
 }
 
 /* Fill s (initialised for prof) with the best order found and s->solver.
- * The search runs in the model's units (ilp_scale_profile). */
+ * The search runs in the model's units (zbi_ilp_scale_profile). */
 static void solve_order(const struct zb_profile *prof,
                         const struct zb_options *opt,
                         const struct zb_schedule *warm, int nwarm,
@@ -114,12 +114,12 @@ static void solve_order(const struct zb_profile *prof,
     struct ilp_order start;
     struct ilp_shared sh;
     double warm_obj, t0 = ilp_now();
-    double unit = ilp_scale_profile(prof, &scaled);
+    double unit = zbi_ilp_scale_profile(prof, &scaled);
 
-    ilp_inst_init(&in, p, opt->objective);
-    ilp_order_init(&start, &in);
+    zbi_ilp_inst_init(&in, p, opt->objective);
+    zbi_ilp_order_init(&start, &in);
     warm_start(&in, warm, nwarm, &start);
-    ilp_shared_init(&sh, &in, &start);
+    zbi_ilp_shared_init(&sh, &in, &start);
     sh.gap = opt->gap;
     sh.independent = opt->independent;
     sh.interrupt = opt->interrupt;
@@ -131,20 +131,20 @@ static void solve_order(const struct zb_profile *prof,
      * to refute better objectives by propagation (a fifth of the time at
      * most; at p 8, m 32 it takes about a second). */
     if (!opt->independent)
-        ilp_shared_bound(&sh, closed_bound(p, opt->objective));
+        zbi_ilp_shared_bound(&sh, closed_bound(p, opt->objective));
     /* Too large for the relation: window search only (ilp_band.c). */
-    sh.tiebreak = !ilp_inst_searchable(&in);
-    if (!sh.tiebreak && !opt->independent && !ilp_shared_done(&sh))
-        ilp_shared_bound(&sh, ilp_bound_strong(&in, sh.bound, warm_obj,
+    sh.tiebreak = !zbi_ilp_inst_searchable(&in);
+    if (!sh.tiebreak && !opt->independent && !zbi_ilp_shared_done(&sh))
+        zbi_ilp_shared_bound(&sh, zbi_ilp_bound_strong(&in, sh.bound, warm_obj,
                                                t0 + 0.2 * opt->time_limit,
                                                opt->interrupt));
-    if (!ilp_shared_done(&sh))
-        ilp_search(&sh, opt);
-    ilp_order_to_schedule(&sh.best, &in, s);
+    if (!zbi_ilp_shared_done(&sh))
+        zbi_ilp_search(&sh, opt);
+    zbi_ilp_order_to_schedule(&sh.best, &in, s);
     fill_info(&s->solver, &sh, warm_obj, unit);
-    ilp_shared_release(&sh);
-    ilp_order_release(&start, &in);
-    ilp_inst_release(&in);
+    zbi_ilp_shared_release(&sh);
+    zbi_ilp_order_release(&start, &in);
+    zbi_ilp_inst_release(&in);
     zb_profile_release(&scaled);
 }
 
@@ -189,37 +189,37 @@ int zb_ilp_export_lp(const struct zb_profile *prof,
     opt = or_defaults(opt, &def);
     if ((rc = check(prof, opt, err)) < 0)
         return rc;
-    unit = ilp_scale_profile(prof, &scaled);
-    ilp_inst_init(&in, p, opt->objective);
-    if (!ilp_inst_searchable(&in)) {
+    unit = zbi_ilp_scale_profile(prof, &scaled);
+    zbi_ilp_inst_init(&in, p, opt->objective);
+    if (!zbi_ilp_inst_searchable(&in)) {
         rc = zb_error_set(err, ZB_EUNSUPPORTED, "%d passes (%d at most, %d "
                           "a rank) are too many for the integer program",
                           in.n, ILP_MAX_PASSES, ILP_MAX_RANK_PASSES);
-        ilp_inst_release(&in);
+        zbi_ilp_inst_release(&in);
         zb_profile_release(&scaled);
         return rc;
     }
-    ilp_order_init(&start, &in);
-    ilp_rel_init(&rel, &in);
+    zbi_ilp_order_init(&start, &in);
+    zbi_ilp_rel_init(&rel, &in);
     warm_start(&in, warm, nwarm, &start);
-    ilp_order_eval(&in, &start, &ev);
-    ilp_rel_fix_memory(&rel);
-    if (!ilp_rel_prepare(&rel, ev.obj)) {
+    zbi_ilp_order_eval(&in, &start, &ev);
+    zbi_ilp_rel_fix_memory(&rel);
+    if (!zbi_ilp_rel_prepare(&rel, ev.obj)) {
         rc = zb_error_set(err, ZB_ESOLVER, "model preparation failed at "
                           "horizon %g (a bug)", ev.obj);
         goto out;
     }
     rel.obj_lb = opt->independent ? 0 : closed_bound(p, opt->objective);
-    ilp_glpk_quiet();
-    md = ilp_model_build(&rel, true);
-    if ((rc = ilp_model_write_lp(md, path, unit)) < 0)
+    zbi_ilp_glpk_quiet();
+    md = zbi_ilp_model_build(&rel, true);
+    if ((rc = zbi_ilp_model_write_lp(md, path, unit)) < 0)
         zb_error_set(err, rc, "cannot write the model to '%s'", path);
-    ilp_model_free(md);
-    ilp_glpk_done();
+    zbi_ilp_model_free(md);
+    zbi_ilp_glpk_done();
 out:
-    ilp_rel_release(&rel);
-    ilp_order_release(&start, &in);
-    ilp_inst_release(&in);
+    zbi_ilp_rel_release(&rel);
+    zbi_ilp_order_release(&start, &in);
+    zbi_ilp_inst_release(&in);
     zb_profile_release(&scaled);
     return rc;
 }

@@ -521,8 +521,8 @@ out:
 
 static void add_key_num(struct strbuf *sb, const char *key, double v)
 {
-    sb_addf(sb, "\"%s\": ", key);
-    sb_add_num(sb, v);
+    zbi_sb_addf(sb, "\"%s\": ", key);
+    zbi_sb_add_num(sb, v);
 }
 
 /* ",\n  "dp": 4, "zero": 2, "data_parallel": {...}" (dp >= 2 only, so
@@ -537,48 +537,48 @@ static void add_dp(struct strbuf *sb, const struct zb_profile *p,
     for (int s = 1; s < n; s++)
         if (dp->params[s] != dp->params[0])
             same = false;
-    sb_addf(sb, ",\n%s  \"dp\": %d, \"zero\": %d,\n%s  \"data_parallel\": "
+    zbi_sb_addf(sb, ",\n%s  \"dp\": %d, \"zero\": %d,\n%s  \"data_parallel\": "
             "{\"params\": ", indent, dp->degree, dp->zero, indent);
     if (same) {
-        sb_add_num(sb, dp->params[0]);
+        zbi_sb_add_num(sb, dp->params[0]);
     } else {
-        sb_addf(sb, "[");
+        zbi_sb_addf(sb, "[");
         for (int s = 0; s < n; s++) {
-            sb_addf(sb, s ? ", " : "");
-            sb_add_num(sb, dp->params[s]);
+            zbi_sb_addf(sb, s ? ", " : "");
+            zbi_sb_add_num(sb, dp->params[s]);
         }
-        sb_addf(sb, "]");
+        zbi_sb_addf(sb, "]");
     }
     if (isfinite(dp->bandwidth)) {
-        sb_addf(sb, ", ");
+        zbi_sb_addf(sb, ", ");
         add_key_num(sb, "bandwidth", dp->bandwidth);
     }
-    sb_addf(sb, ", ");
+    zbi_sb_addf(sb, ", ");
     add_key_num(sb, "latency", dp->latency);
-    sb_addf(sb, ",\n%s    ", indent);
+    zbi_sb_addf(sb, ",\n%s    ", indent);
     add_key_num(sb, "bytes_per_unit", dp->unit_bytes);
-    sb_addf(sb, ", \"prefetch\": %d, \"bytes\": {", dp->prefetch);
+    zbi_sb_addf(sb, ", \"prefetch\": %d, \"bytes\": {", dp->prefetch);
     add_key_num(sb, "weights", dp->bytes_weight);
-    sb_addf(sb, ", ");
+    zbi_sb_addf(sb, ", ");
     add_key_num(sb, "grads", dp->bytes_grad);
-    sb_addf(sb, ", ");
+    zbi_sb_addf(sb, ", ");
     add_key_num(sb, "optimizer", dp->bytes_optim);
-    sb_addf(sb, "}");
+    zbi_sb_addf(sb, "}");
     if (!isnan(dp->all_reduce)) {
-        sb_addf(sb, ", ");
+        zbi_sb_addf(sb, ", ");
         add_key_num(sb, "all_reduce", dp->all_reduce);
     }
     if (!isnan(dp->reduce_scatter)) {
-        sb_addf(sb, ", ");
+        zbi_sb_addf(sb, ", ");
         add_key_num(sb, "reduce_scatter", dp->reduce_scatter);
     }
     if (!isnan(dp->all_gather)) {
-        sb_addf(sb, ", ");
+        zbi_sb_addf(sb, ", ");
         add_key_num(sb, "all_gather", dp->all_gather);
     }
     if (dp->reduce != ZB_DP_REDUCE_STEP)     /* step: written as before */
-        sb_addf(sb, ", \"reduce\": \"%s\"", zb_dp_reduce_name(dp->reduce));
-    sb_addf(sb, "}");
+        zbi_sb_addf(sb, ", \"reduce\": \"%s\"", zb_dp_reduce_name(dp->reduce));
+    zbi_sb_addf(sb, "}");
 }
 
 static void add_profile(struct strbuf *sb, const struct zb_profile *p,
@@ -590,151 +590,151 @@ static void add_profile(struct strbuf *sb, const struct zb_profile *p,
     for (int s = 1; s < n; s++)
         if (memcmp(&p->stage[s], &p->stage[0], sizeof(p->stage[0])))
             uniform = false;
-    sb_addf(sb, "{\n%s  \"pp\": %d, \"vpp\": %d, \"microbatches\": %d, "
+    zbi_sb_addf(sb, "{\n%s  \"pp\": %d, \"vpp\": %d, \"microbatches\": %d, "
             "\"placement\": \"%s\",\n%s  \"time\": {", indent, p->pp, p->vpp,
             p->microbatches, zb_placement_name(p->placement), indent);
     add_key_num(sb, "F", p->stage[0].f);
-    sb_addf(sb, ", ");
+    zbi_sb_addf(sb, ", ");
     add_key_num(sb, "B", p->stage[0].b);
-    sb_addf(sb, ", ");
+    zbi_sb_addf(sb, ", ");
     add_key_num(sb, "W", p->stage[0].w);
-    sb_addf(sb, ", ");
+    zbi_sb_addf(sb, ", ");
     add_key_num(sb, "comm", p->comm);
     if (p->fb > 0) {
-        sb_addf(sb, ", ");
+        zbi_sb_addf(sb, ", ");
         add_key_num(sb, "FB", p->fb);
     }
-    sb_addf(sb, "},\n");
+    zbi_sb_addf(sb, "},\n");
     if (!uniform) {
-        sb_addf(sb, "%s  \"stages\": [", indent);
+        zbi_sb_addf(sb, "%s  \"stages\": [", indent);
         for (int s = 0; s < n; s++) {
-            sb_addf(sb, "%s\n%s    {", s ? "," : "", indent);
+            zbi_sb_addf(sb, "%s\n%s    {", s ? "," : "", indent);
             add_key_num(sb, "F", p->stage[s].f);
-            sb_addf(sb, ", ");
+            zbi_sb_addf(sb, ", ");
             add_key_num(sb, "B", p->stage[s].b);
-            sb_addf(sb, ", ");
+            zbi_sb_addf(sb, ", ");
             add_key_num(sb, "W", p->stage[s].w);
-            sb_addf(sb, "}");
+            zbi_sb_addf(sb, "}");
         }
-        sb_addf(sb, "\n%s  ],\n", indent);
+        zbi_sb_addf(sb, "\n%s  ],\n", indent);
     }
-    sb_addf(sb, "%s  \"memory\": {", indent);
+    zbi_sb_addf(sb, "%s  \"memory\": {", indent);
     add_key_num(sb, "M_B", p->m_b);
-    sb_addf(sb, ", ");
+    zbi_sb_addf(sb, ", ");
     add_key_num(sb, "M_W", p->m_w);
     if (zb_profile_has_limit(p)) {
         bool same = true;
         for (int r = 1; r < p->pp; r++)
             if (p->mem_limit[r] != p->mem_limit[0])
                 same = false;
-        sb_addf(sb, ", \"limit\": ");
+        zbi_sb_addf(sb, ", \"limit\": ");
         if (same) {
-            sb_add_num(sb, p->mem_limit[0]);
+            zbi_sb_add_num(sb, p->mem_limit[0]);
         } else {
-            sb_addf(sb, "[");
+            zbi_sb_addf(sb, "[");
             for (int r = 0; r < p->pp; r++) {
-                sb_addf(sb, r ? ", " : "");
+                zbi_sb_addf(sb, r ? ", " : "");
                 if (isfinite(p->mem_limit[r]))
-                    sb_add_num(sb, p->mem_limit[r]);
+                    zbi_sb_add_num(sb, p->mem_limit[r]);
                 else
-                    sb_addf(sb, "null");    /* unlimited rank */
+                    zbi_sb_addf(sb, "null");    /* unlimited rank */
             }
-            sb_addf(sb, "]");
+            zbi_sb_addf(sb, "]");
         }
     }
-    sb_addf(sb, "}");
+    zbi_sb_addf(sb, "}");
     if (zb_dp_active(p))
         add_dp(sb, p, indent);
-    sb_addf(sb, "\n%s}", indent);
+    zbi_sb_addf(sb, "\n%s}", indent);
 }
 
 char *zb_json_format_profile(const struct zb_profile *p)
 {
     struct strbuf sb;
-    sb_init(&sb);
+    zbi_sb_init(&sb);
     add_profile(&sb, p, "");
-    sb_addf(&sb, "\n");
-    return sb_detach(&sb);
+    zbi_sb_addf(&sb, "\n");
+    return zbi_sb_detach(&sb);
 }
 
 static void add_predicted(struct strbuf *sb, const struct zb_schedule *s)
 {
     const struct zb_measures *m = &s->predicted;
 
-    sb_addf(sb, "  \"predicted\": {");
+    zbi_sb_addf(sb, "  \"predicted\": {");
     add_key_num(sb, "cost", m->cost);
-    sb_addf(sb, ", ");
+    zbi_sb_addf(sb, ", ");
     add_key_num(sb, "makespan", m->makespan);
-    sb_addf(sb, ", ");
+    zbi_sb_addf(sb, ", ");
     add_key_num(sb, "bubble_ratio", m->bubble_ratio);
-    sb_addf(sb, ", ");
+    zbi_sb_addf(sb, ", ");
     add_key_num(sb, "sync_bubble_ratio", m->sync_bubble_ratio);
-    sb_addf(sb, ",\n    ");
+    zbi_sb_addf(sb, ",\n    ");
     add_key_num(sb, "lower_bound", m->lower_bound);
-    sb_addf(sb, ", ");
+    zbi_sb_addf(sb, ", ");
     add_key_num(sb, "gap", m->lower_bound > 0
                                ? m->cost / m->lower_bound - 1 : 0);
-    sb_addf(sb, ", ");
+    zbi_sb_addf(sb, ", ");
     add_key_num(sb, "makespan_lower_bound", m->makespan_bound);
-    sb_addf(sb, ", \"fits_memory\": %s,", m->fits_memory ? "true" : "false");
+    zbi_sb_addf(sb, ", \"fits_memory\": %s,", m->fits_memory ? "true" : "false");
     if (zb_dp_active(&s->profile)) {
-        sb_addf(sb, " ");
+        zbi_sb_addf(sb, " ");
         add_key_num(sb, "step_time", m->step_time);
-        sb_addf(sb, ",");
+        zbi_sb_addf(sb, ",");
     }
-    sb_addf(sb, "\n    \"ranks\": [");
+    zbi_sb_addf(sb, "\n    \"ranks\": [");
     for (int r = 0; r < s->profile.pp; r++) {
-        sb_addf(sb, "%s\n      {", r ? "," : "");
+        zbi_sb_addf(sb, "%s\n      {", r ? "," : "");
         add_key_num(sb, "busy", m->ranks[r].busy);
-        sb_addf(sb, ", ");
+        zbi_sb_addf(sb, ", ");
         add_key_num(sb, "span", m->ranks[r].span);
-        sb_addf(sb, ", ");
+        zbi_sb_addf(sb, ", ");
         add_key_num(sb, "peak_memory", m->ranks[r].peak_memory);
         if (zb_dp_active(&s->profile)) {
-            sb_addf(sb, ", ");
+            zbi_sb_addf(sb, ", ");
             add_key_num(sb, "total_memory", m->ranks[r].total_memory);
         }
-        sb_addf(sb, "}");
+        zbi_sb_addf(sb, "}");
     }
-    sb_addf(sb, "\n    ]\n  },\n");
+    zbi_sb_addf(sb, "\n    ]\n  },\n");
 }
 
-/* One op, with sb_add() rather than sb_addf(): a schedule at p 64, m 1024
+/* One op, with zbi_sb_add() rather than zbi_sb_addf(): a schedule at p 64, m 1024
  * has about a million, and reading a format per field took 0.15 s there. */
 static void add_op(struct strbuf *sb, const struct zb_schedule *s,
                    const struct zb_op *op)
 {
-    sb_add(sb, "{\"op\": \"");
-    sb_add(sb, zb_op_kind_name(op->kind));
-    sb_add(sb, "\"");
+    zbi_sb_add(sb, "{\"op\": \"");
+    zbi_sb_add(sb, zb_op_kind_name(op->kind));
+    zbi_sb_add(sb, "\"");
     if (op->kind == ZB_OP_STEP) {
         if (s->post_validation)
-            sb_add(sb, ", \"post_validation\": true");
-        sb_add(sb, "}");
+            zbi_sb_add(sb, ", \"post_validation\": true");
+        zbi_sb_add(sb, "}");
         return;
     }
-    sb_add(sb, ", \"stage\": ");
-    sb_add_int(sb, op->stage);
+    zbi_sb_add(sb, ", \"stage\": ");
+    zbi_sb_add_int(sb, op->stage);
     if (!zb_op_is_collective(op->kind) || op->mb >= 0) {
-        sb_add(sb, ", \"mb\": ");
-        sb_add_int(sb, op->mb);
+        zbi_sb_add(sb, ", \"mb\": ");
+        zbi_sb_add_int(sb, op->mb);
     }
     if (op->kind == ZB_OP_FB) {
-        sb_add(sb, ", \"b_stage\": ");
-        sb_add_int(sb, op->b_stage);
-        sb_add(sb, ", \"b_mb\": ");
-        sb_add_int(sb, op->b_mb);
+        zbi_sb_add(sb, ", \"b_stage\": ");
+        zbi_sb_add_int(sb, op->b_stage);
+        zbi_sb_add(sb, ", \"b_mb\": ");
+        zbi_sb_add_int(sb, op->b_mb);
     }
     if (zb_op_is_comm(op->kind)) {
-        sb_add(sb, ", \"peer\": ");
-        sb_add_int(sb, op->peer);
+        zbi_sb_add(sb, ", \"peer\": ");
+        zbi_sb_add_int(sb, op->peer);
     } else {
-        sb_add(sb, ", \"start\": ");
-        sb_add_num(sb, op->start);
-        sb_add(sb, ", \"end\": ");
-        sb_add_num(sb, op->end);
+        zbi_sb_add(sb, ", \"start\": ");
+        zbi_sb_add_num(sb, op->start);
+        zbi_sb_add(sb, ", \"end\": ");
+        zbi_sb_add_num(sb, op->end);
     }
-    sb_add(sb, "}");
+    zbi_sb_add(sb, "}");
 }
 
 char *zb_json_format_schedule(const struct zb_schedule *s)
@@ -742,46 +742,46 @@ char *zb_json_format_schedule(const struct zb_schedule *s)
     const struct zb_profile *p = &s->profile;
     struct strbuf sb;
 
-    sb_init(&sb);
-    sb_addf(&sb, "{\n  \"format\": \"zbsched-schedule\", \"version\": 1,\n"
+    zbi_sb_init(&sb);
+    zbi_sb_addf(&sb, "{\n  \"format\": \"zbsched-schedule\", \"version\": 1,\n"
             "  \"schedule\": ");
-    sb_add_str(&sb, s->name);
-    sb_addf(&sb, ", \"pp\": %d, \"vpp\": %d, \"microbatches\": %d,\n  "
+    zbi_sb_add_str(&sb, s->name);
+    zbi_sb_addf(&sb, ", \"pp\": %d, \"vpp\": %d, \"microbatches\": %d,\n  "
             "\"placement\": \"%s\", \"stage_rank\": [", p->pp, p->vpp,
             p->microbatches, zb_placement_name(p->placement));
     for (int st = 0; st < zb_profile_stages(p); st++)
-        sb_addf(&sb, "%s%d", st ? ", " : "", zb_profile_stage_rank(p, st));
-    sb_addf(&sb, "],\n  \"profile\": ");
+        zbi_sb_addf(&sb, "%s%d", st ? ", " : "", zb_profile_stage_rank(p, st));
+    zbi_sb_addf(&sb, "],\n  \"profile\": ");
     add_profile(&sb, p, "  ");
-    sb_addf(&sb, ",\n");
+    zbi_sb_addf(&sb, ",\n");
     add_predicted(&sb, s);
     if (s->solver.present) {
-        sb_addf(&sb, "  \"solver\": {\"status\": ");
-        sb_add_str(&sb, s->solver.status);
-        sb_addf(&sb, ", ");
+        zbi_sb_addf(&sb, "  \"solver\": {\"status\": ");
+        zbi_sb_add_str(&sb, s->solver.status);
+        zbi_sb_addf(&sb, ", ");
         add_key_num(&sb, "objective", s->solver.objective);
-        sb_addf(&sb, ", ");
+        zbi_sb_addf(&sb, ", ");
         add_key_num(&sb, "bound", s->solver.bound);
-        sb_addf(&sb, ", ");
+        zbi_sb_addf(&sb, ", ");
         add_key_num(&sb, "gap", s->solver.gap);
-        sb_addf(&sb, ", ");
+        zbi_sb_addf(&sb, ", ");
         add_key_num(&sb, "seconds", s->solver.seconds);
-        sb_addf(&sb, ", \"nodes\": %ld", s->solver.nodes);
+        zbi_sb_addf(&sb, ", \"nodes\": %ld", s->solver.nodes);
         if (s->solver.warning[0]) {
-            sb_addf(&sb, ", \"warning\": ");
-            sb_add_str(&sb, s->solver.warning);
+            zbi_sb_addf(&sb, ", \"warning\": ");
+            zbi_sb_add_str(&sb, s->solver.warning);
         }
-        sb_addf(&sb, "},\n");
+        zbi_sb_addf(&sb, "},\n");
     }
-    sb_addf(&sb, "  \"ranks\": [");
+    zbi_sb_addf(&sb, "  \"ranks\": [");
     for (int r = 0; r < p->pp; r++) {
-        sb_addf(&sb, "%s\n    {\"rank\": %d, \"ops\": [", r ? "," : "", r);
+        zbi_sb_addf(&sb, "%s\n    {\"rank\": %d, \"ops\": [", r ? "," : "", r);
         for (int i = 0; i < s->ranks[r].n; i++) {
-            sb_add(&sb, i ? ",\n      " : "\n      ");
+            zbi_sb_add(&sb, i ? ",\n      " : "\n      ");
             add_op(&sb, s, &s->ranks[r].ops[i]);
         }
-        sb_addf(&sb, "\n    ]}");
+        zbi_sb_addf(&sb, "\n    ]}");
     }
-    sb_addf(&sb, "\n  ]\n}\n");
-    return sb_detach(&sb);
+    zbi_sb_addf(&sb, "\n  ]\n}\n");
+    return zbi_sb_detach(&sb);
 }

@@ -1,6 +1,6 @@
 /* json_write.c - JSON values for programs that write to a FILE (zbsched's
  * reports, zbexec's report and trace): the same spelling as the library's
- * own writers, which share strbuf.c's sb_add_str() and sb_add_num(). */
+ * own writers, which share strbuf.c's zbi_sb_add_str() and zbi_sb_add_num(). */
 #include <stdlib.h>
 #include "strbuf.h"
 #include "zbsched/json.h"
@@ -9,18 +9,18 @@ void zb_json_fput_str(FILE *f, const char *s)
 {
     struct strbuf sb;
 
-    sb_init(&sb);
-    sb_add_str(&sb, s);
+    zbi_sb_init(&sb);
+    zbi_sb_add_str(&sb, s);
     fputs(sb.buf, f);
-    sb_release(&sb);
+    zbi_sb_release(&sb);
 }
 
 void zb_json_fput_num(FILE *f, double v)
 {
     struct strbuf sb;
 
-    sb_init(&sb);
-    sb_add_num(&sb, v);
+    zbi_sb_init(&sb);
+    zbi_sb_add_num(&sb, v);
     fputs(sb.buf, f);
-    sb_release(&sb);
+    zbi_sb_release(&sb);
 }

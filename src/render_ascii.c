@@ -39,7 +39,7 @@ static void add_line(struct strbuf *sb, int room, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(text, (size_t)len + 1, fmt, ap);
     va_end(ap);
-    sb_addf(sb, "%.*s\n", room, text);
+    zbi_sb_addf(sb, "%.*s\n", room, text);
     free(text);
 }
 
@@ -135,16 +135,16 @@ char *zb_render_ascii(const struct zb_panel *panels, int n, int width)
     dt = tmax / cols;
     cells = zb_xmalloc((size_t)cols * sizeof(*cells));
     line = zb_xmalloc((size_t)cols + 1);
-    sb_init(&sb);
+    zbi_sb_init(&sb);
     for (int k = 0; k < n; k++) {
         const struct zb_panel *pn = &panels[k];
         const struct zb_profile *p = &pn->s->profile;
         double peak = 0;
         struct strbuf label;    /* a file name: control characters seen */
 
-        sb_init(&label);
+        zbi_sb_init(&label);
         if (pn->label)
-            sb_add_visible(&label, pn->label);
+            zbi_sb_add_visible(&label, pn->label);
         for (int r = 0; r < p->pp; r++)
             peak = fmax(peak, pn->m->ranks[r].peak_memory);
         add_line(&sb, width, "%s%s%s%s: p %d, vpp %d, m %d, cost %.6g, "
@@ -152,7 +152,7 @@ char *zb_render_ascii(const struct zb_panel *panels, int n, int width)
                  pn->label ? " (" : "", label.buf, pn->label ? ")" : "",
                  p->pp, p->vpp, p->microbatches, pn->m->cost,
                  pn->m->bubble_ratio, peak);
-        sb_release(&label);
+        zbi_sb_release(&label);
         for (int r = 0; r < p->pp; r++) {
             const struct zb_rank_measures *rm = &pn->m->ranks[r];
             fill_cells(&pn->ranks[r], dt, cols, cells);
@@ -169,5 +169,5 @@ char *zb_render_ascii(const struct zb_panel *panels, int n, int width)
              ". idle; 1 column = %.4g", dt);
     free(cells);
     free(line);
-    return sb_detach(&sb);
+    return zbi_sb_detach(&sb);
 }

@@ -54,18 +54,18 @@ static void ranges(const struct zb_frontier *f, struct plot *pl)
 
 static void axes(struct plot *pl)
 {
-    sb_addf(&pl->sb, "<g font-size=\"11\" fill=\"#222\">\n<rect x=\"%d\" "
+    zbi_sb_addf(&pl->sb, "<g font-size=\"11\" fill=\"#222\">\n<rect x=\"%d\" "
             "y=\"%d\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
             "stroke=\"#999\"/>\n", LEFT, TOP, pl->w, pl->h);
     for (int k = 0; k <= 4; k++) {
         double x = pl->x0 + k * (pl->x1 - pl->x0) / 4;
         double y = pl->y0 + k * (pl->y1 - pl->y0) / 4;
-        sb_addf(&pl->sb, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">"
+        zbi_sb_addf(&pl->sb, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">"
                 "%.3g</text>\n", px(pl, x), TOP + pl->h + 16, x);
-        sb_addf(&pl->sb, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">"
+        zbi_sb_addf(&pl->sb, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">"
                 "%.5g</text>\n", LEFT - 6, py(pl, y) + 4, y);
     }
-    sb_addf(&pl->sb, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">peak "
+    zbi_sb_addf(&pl->sb, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">peak "
             "activation memory (1 = 1F1B's peak)</text>\n<text x=\"14\" "
             "y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 14 "
             "%.1f)\">cost</text>\n</g>\n", LEFT + pl->w / 2, HEIGHT - 14,
@@ -81,14 +81,14 @@ static void steps(struct plot *pl, const double *x, const double *y, int n,
 {
     if (n == 0)
         return;
-    sb_addf(&pl->sb, "<path fill=\"none\" %s d=\"M%.2f %.2f", style,
+    zbi_sb_addf(&pl->sb, "<path fill=\"none\" %s d=\"M%.2f %.2f", style,
             px(pl, x[0]), py(pl, y[0]));
     for (int i = 1; i < n; i++)
         if (hold_right)
-            sb_addf(&pl->sb, " H%.2f V%.2f", px(pl, x[i]), py(pl, y[i]));
+            zbi_sb_addf(&pl->sb, " H%.2f V%.2f", px(pl, x[i]), py(pl, y[i]));
         else
-            sb_addf(&pl->sb, " V%.2f H%.2f", py(pl, y[i]), px(pl, x[i]));
-    sb_addf(&pl->sb, " H%.2f\"/>\n", px(pl, pl->x1));
+            zbi_sb_addf(&pl->sb, " V%.2f H%.2f", py(pl, y[i]), px(pl, x[i]));
+    zbi_sb_addf(&pl->sb, " H%.2f\"/>\n", px(pl, pl->x1));
 }
 
 char *zb_frontier_svg(const struct zb_frontier *f, int width)
@@ -98,8 +98,8 @@ char *zb_frontier_svg(const struct zb_frontier *f, int width)
     int n = 0;
 
     ranges(f, &pl);
-    sb_init(&pl.sb);
-    sb_addf(&pl.sb, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg "
+    zbi_sb_init(&pl.sb);
+    zbi_sb_addf(&pl.sb, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg "
             "xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
             "viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans, Helvetica, "
             "Arial, sans-serif\">\n<rect width=\"100%%\" height=\"100%%\" "
@@ -127,19 +127,19 @@ char *zb_frontier_svg(const struct zb_frontier *f, int width)
         double x = px(&pl, pt->peak / f->unit), y = py(&pl, pt->cost);
         if (pt->front != (k >= f->n))
             continue;
-        sb_addf(&pl.sb, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%d\" "
+        zbi_sb_addf(&pl.sb, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%d\" "
                 "fill=\"%s\"><title>%s %s vpp %d", x, y, pt->front ? 4 : 3,
                 pt->front ? "#2171b5" : "#aaa", pt->name,
                 zb_placement_name(pt->placement), pt->vpp);
         if (isfinite(pt->limit))
-            sb_addf(&pl.sb, " limit %.4g", pt->limit);
-        sb_addf(&pl.sb, ": peak %.4g, cost %.6g</title></circle>\n",
+            zbi_sb_addf(&pl.sb, " limit %.4g", pt->limit);
+        zbi_sb_addf(&pl.sb, ": peak %.4g, cost %.6g</title></circle>\n",
                 pt->peak, pt->cost);
         if (pt->front)
-            sb_addf(&pl.sb, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"10\" "
+            zbi_sb_addf(&pl.sb, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"10\" "
                     "fill=\"#2171b5\">%s%s</text>\n", x + 6, y - 6, pt->name,
                     pt->placement == ZB_PLACEMENT_V ? " (v)" : "");
     }
-    sb_addf(&pl.sb, "</svg>\n");
-    return sb_detach(&pl.sb);
+    zbi_sb_addf(&pl.sb, "</svg>\n");
+    return zbi_sb_detach(&pl.sb);
 }

@@ -47,7 +47,7 @@ static struct rgb shade(struct rgb c, int chunk, int vpp)
 
 static void add_colour(struct strbuf *sb, struct rgb c)
 {
-    sb_addf(sb, "#%02x%02x%02x", (int)lround(c.r), (int)lround(c.g),
+    zbi_sb_addf(sb, "#%02x%02x%02x", (int)lround(c.r), (int)lround(c.g),
             (int)lround(c.b));
 }
 
@@ -62,17 +62,17 @@ static void add_escaped(struct strbuf *sb, const char *text)
 {
     struct strbuf vis;
 
-    sb_init(&vis);
-    sb_add_visible(&vis, text);
+    zbi_sb_init(&vis);
+    zbi_sb_add_visible(&vis, text);
     for (const char *s = vis.buf; *s; s++)
         switch (*s) {
-        case '&': sb_addf(sb, "&amp;"); break;
-        case '<': sb_addf(sb, "&lt;"); break;
-        case '>': sb_addf(sb, "&gt;"); break;
-        case '"': sb_addf(sb, "&quot;"); break;
-        default: sb_addf(sb, "%c", *s);
+        case '&': zbi_sb_addf(sb, "&amp;"); break;
+        case '<': zbi_sb_addf(sb, "&lt;"); break;
+        case '>': zbi_sb_addf(sb, "&gt;"); break;
+        case '"': zbi_sb_addf(sb, "&quot;"); break;
+        default: zbi_sb_addf(sb, "%c", *s);
         }
-    sb_release(&vis);
+    zbi_sb_release(&vis);
 }
 
 struct chart {
@@ -102,7 +102,7 @@ static void draw_grid(struct chart *c, double y0, double y1)
     double step = tick_step(c->tmax);
 
     for (int k = 0; k * step <= c->tmax * (1 + 1e-9); k++)
-        sb_addf(&c->sb, "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" "
+        zbi_sb_addf(&c->sb, "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" "
                 "y2=\"%.1f\" stroke=\"#000\" stroke-opacity=\"0.08\"/>\n",
                 xpos(c, k * step), y0, xpos(c, k * step), y1);
 }
@@ -111,17 +111,17 @@ static void draw_axis(struct chart *c, double y)
 {
     double step = tick_step(c->tmax);
 
-    sb_addf(&c->sb, "<g class=\"axis\" font-size=\"11\" fill=\"#333\">\n"
+    zbi_sb_addf(&c->sb, "<g class=\"axis\" font-size=\"11\" fill=\"#333\">\n"
             "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" "
             "stroke=\"#333\"/>\n", LEFT, y, xpos(c, c->tmax), y);
     for (int k = 0; k * step <= c->tmax * (1 + 1e-9); k++) {
         double x = xpos(c, k * step);
-        sb_addf(&c->sb, "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" "
+        zbi_sb_addf(&c->sb, "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" "
                 "y2=\"%.1f\" stroke=\"#333\"/><text x=\"%.2f\" y=\"%.1f\" "
                 "text-anchor=\"middle\">%g</text>\n", x, y, x, y + 4, x,
                 y + 16, k * step);
     }
-    sb_addf(&c->sb, "<text x=\"%.2f\" y=\"%.1f\" text-anchor=\"end\">"
+    zbi_sb_addf(&c->sb, "<text x=\"%.2f\" y=\"%.1f\" text-anchor=\"end\">"
             "time (profile units)</text>\n</g>\n", xpos(c, c->tmax),
             y + 30);
 }
@@ -129,10 +129,10 @@ static void draw_axis(struct chart *c, double y)
 static void legend_item(struct chart *c, double *x, struct rgb fill,
                         const char *text)
 {
-    sb_addf(&c->sb, "<rect x=\"%.1f\" y=\"8\" width=\"14\" height=\"14\" "
+    zbi_sb_addf(&c->sb, "<rect x=\"%.1f\" y=\"8\" width=\"14\" height=\"14\" "
             "fill=\"", *x);
     add_colour(&c->sb, fill);
-    sb_addf(&c->sb, "\"/><text x=\"%.1f\" y=\"19\">%s</text>\n", *x + 18,
+    zbi_sb_addf(&c->sb, "\"/><text x=\"%.1f\" y=\"19\">%s</text>\n", *x + 18,
             text);
     *x += 26 + 6.5 * (double)strlen(text);
 }
@@ -141,7 +141,7 @@ static void draw_legend(struct chart *c, int max_vpp, bool overlap)
 {
     double x = LEFT;
 
-    sb_addf(&c->sb, "<g class=\"legend\" font-size=\"12\" fill=\"#222\">\n");
+    zbi_sb_addf(&c->sb, "<g class=\"legend\" font-size=\"12\" fill=\"#222\">\n");
     legend_item(c, &x, kind_colour(ZB_OP_F), "F forward");
     legend_item(c, &x, kind_colour(ZB_OP_B), "B input grad");
     legend_item(c, &x, kind_colour(ZB_OP_W), "W weight grad");
@@ -152,7 +152,7 @@ static void draw_legend(struct chart *c, int max_vpp, bool overlap)
         legend_item(c, &x, shade(kind_colour(ZB_OP_F), 1, 2),
                     "lighter: later chunk");
     legend_item(c, &x, (struct rgb){ 0xe6, 0xe6, 0xe6 }, "idle");
-    sb_addf(&c->sb, "<line x1=\"%.1f\" y1=\"15\" x2=\"%.1f\" y2=\"15\" "
+    zbi_sb_addf(&c->sb, "<line x1=\"%.1f\" y1=\"15\" x2=\"%.1f\" y2=\"15\" "
             "stroke=\"#c0392b\" stroke-dasharray=\"4 3\"/><text x=\"%.1f\" "
             "y=\"19\">memory limit</text>\n</g>\n", x, x + 16, x + 20);
 }
@@ -165,15 +165,15 @@ static void draw_header(struct chart *c, const struct zb_panel *pn, double y)
 
     for (int r = 0; r < p->pp; r++)
         peak = fmax(peak, m->ranks[r].peak_memory);
-    sb_addf(&c->sb, "<text x=\"%d\" y=\"%.1f\" font-size=\"14\" "
+    zbi_sb_addf(&c->sb, "<text x=\"%d\" y=\"%.1f\" font-size=\"14\" "
             "font-weight=\"bold\">", 8, y + 16);
     add_escaped(&c->sb, pn->s->name);
     if (pn->label) {
-        sb_addf(&c->sb, " (");
+        zbi_sb_addf(&c->sb, " (");
         add_escaped(&c->sb, pn->label);
-        sb_addf(&c->sb, ")");
+        zbi_sb_addf(&c->sb, ")");
     }
-    sb_addf(&c->sb, "</text>\n<text x=\"%d\" y=\"%.1f\" font-size=\"12\" "
+    zbi_sb_addf(&c->sb, "</text>\n<text x=\"%d\" y=\"%.1f\" font-size=\"12\" "
             "fill=\"#333\">p %d, vpp %d, m %d, placement %s | cost %.6g, "
             "bubble_ratio %.4f, makespan %.6g, peak memory %.6g</text>\n",
             8, y + 33, p->pp, p->vpp, p->microbatches,
@@ -190,15 +190,15 @@ static void draw_op(struct chart *c, const struct zb_profile *p,
     char label[16], desc[64];
 
     snprintf(label, sizeof(label), "%d", op->mb);
-    sb_addf(&c->sb, "<rect class=\"op\" x=\"%.2f\" y=\"%.1f\" "
+    zbi_sb_addf(&c->sb, "<rect class=\"op\" x=\"%.2f\" y=\"%.1f\" "
             "width=\"%.2f\" height=\"%d\" fill=\"", x0, y, w, BAR_H);
     add_colour(&c->sb, fill);
-    sb_addf(&c->sb, "\" stroke=\"#fff\" stroke-width=\"0.5\"><title>%s: "
+    zbi_sb_addf(&c->sb, "\" stroke=\"#fff\" stroke-width=\"0.5\"><title>%s: "
             "%.6g to %.6g</title></rect>\n",
             zb_op_describe(op, desc, sizeof(desc)), op->start, op->end);
     /* The microbatch number only where it fits (about 6.5 px a digit). */
     if (w >= 6.5 * (double)strlen(label) + 3)
-        sb_addf(&c->sb, "<text x=\"%.2f\" y=\"%.1f\" font-size=\"10\" "
+        zbi_sb_addf(&c->sb, "<text x=\"%.2f\" y=\"%.1f\" font-size=\"10\" "
                 "text-anchor=\"middle\" fill=\"%s\">%s</text>\n",
                 x0 + w / 2, y + BAR_H / 2.0 + 3.5,
                 is_light(fill) ? "#1a1a1a" : "#fff", label);
@@ -213,7 +213,7 @@ static void draw_memory(struct chart *c, const struct zb_profile *p, int r,
     double mem = 0, base = y + MEM_H, scale = (MEM_H - 2) / ymax;
     double limit = p->mem_limit[r];
 
-    sb_addf(&c->sb, "<rect x=\"%d\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" "
+    zbi_sb_addf(&c->sb, "<rect x=\"%d\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" "
             "fill=\"#fff\" stroke=\"#ccc\" stroke-width=\"0.5\"/>\n"
             "<path class=\"memory\" fill=\"#9ecae1\" stroke=\"#2171b5\" "
             "stroke-width=\"0.8\" d=\"M%.2f %.2f", LEFT, y, c->plot_w,
@@ -228,13 +228,13 @@ static void draw_memory(struct chart *c, const struct zb_profile *p, int r,
             const struct zb_op *op = &part[h];
             double d = zb_op_memory_delta(p, op->kind);
             mem += d;
-            sb_addf(&c->sb, " H%.2f V%.2f",
+            zbi_sb_addf(&c->sb, " H%.2f V%.2f",
                     xpos(c, d > 0 ? op->start : op->end), base - mem * scale);
         }
     }
-    sb_addf(&c->sb, " H%.2f V%.2f Z\"/>\n", xpos(c, c->tmax), base);
+    zbi_sb_addf(&c->sb, " H%.2f V%.2f Z\"/>\n", xpos(c, c->tmax), base);
     if (isfinite(limit))
-        sb_addf(&c->sb, "<line class=\"limit\" x1=\"%d\" y1=\"%.2f\" "
+        zbi_sb_addf(&c->sb, "<line class=\"limit\" x1=\"%d\" y1=\"%.2f\" "
                 "x2=\"%.2f\" y2=\"%.2f\" stroke=\"#c0392b\" "
                 "stroke-dasharray=\"4 3\"/>\n", LEFT, base - limit * scale,
                 xpos(c, c->tmax), base - limit * scale);
@@ -261,7 +261,7 @@ static void draw_panel(struct chart *c, const struct zb_panel *pn, double y)
         const struct zb_rank_measures *rm = &pn->m->ranks[r];
         double yr = y + r * RANK_H;
 
-        sb_addf(&c->sb, "<g class=\"rank\">\n<text x=\"%d\" y=\"%.1f\" "
+        zbi_sb_addf(&c->sb, "<g class=\"rank\">\n<text x=\"%d\" y=\"%.1f\" "
                 "font-size=\"12\" text-anchor=\"end\">rank %d</text>\n"
                 "<text x=\"%d\" y=\"%.1f\" font-size=\"9\" fill=\"#555\" "
                 "text-anchor=\"end\">memory</text>\n<rect x=\"%d\" "
@@ -273,14 +273,14 @@ static void draw_panel(struct chart *c, const struct zb_panel *pn, double y)
             if (zb_op_is_compute(pn->ranks[r].ops[i].kind))
                 draw_op(c, p, &pn->ranks[r].ops[i], yr);
         draw_memory(c, p, r, &pn->ranks[r], ymax, yr + BAR_H + 1);
-        sb_addf(&c->sb, "<text x=\"%.2f\" y=\"%.1f\" font-size=\"11\">busy "
+        zbi_sb_addf(&c->sb, "<text x=\"%.2f\" y=\"%.1f\" font-size=\"11\">busy "
                 "%.1f%%</text>\n<text x=\"%.2f\" y=\"%.1f\" font-size=\"10\" "
                 "fill=\"#555\">peak %.6g", xpos(c, c->tmax) + 8, yr + 15,
                 pn->m->cost > 0 ? 100 * rm->busy / pn->m->cost : 0,
                 xpos(c, c->tmax) + 8, yr + BAR_H + 12, rm->peak_memory);
         if (isfinite(p->mem_limit[r]))
-            sb_addf(&c->sb, " / limit %.6g", p->mem_limit[r]);
-        sb_addf(&c->sb, "</text>\n</g>\n");
+            zbi_sb_addf(&c->sb, " / limit %.6g", p->mem_limit[r]);
+        zbi_sb_addf(&c->sb, "</text>\n</g>\n");
     }
 }
 
@@ -307,8 +307,8 @@ char *zb_render_svg(const struct zb_panel *panels, int n, int width)
     if (c.tmax <= 0)
         c.tmax = 1;
     c.plot_w = width - LEFT - RIGHT;
-    sb_init(&c.sb);
-    sb_addf(&c.sb, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+    zbi_sb_init(&c.sb);
+    zbi_sb_addf(&c.sb, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
             "height=\"%.0f\" viewBox=\"0 0 %d %.0f\" "
             "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n"
@@ -316,12 +316,12 @@ char *zb_render_svg(const struct zb_panel *panels, int n, int width)
             width, height, width, height);
     draw_legend(&c, max_vpp, overlap);
     for (int k = 0; k < n; k++) {
-        sb_addf(&c.sb, "<g class=\"panel\">\n");
+        zbi_sb_addf(&c.sb, "<g class=\"panel\">\n");
         draw_panel(&c, &panels[k], y);
-        sb_addf(&c.sb, "</g>\n");
+        zbi_sb_addf(&c.sb, "</g>\n");
         y += panel_height(&panels[k]) + PANEL_GAP;
     }
     draw_axis(&c, y - PANEL_GAP + 4);
-    sb_addf(&c.sb, "</svg>\n");
-    return sb_detach(&c.sb);
+    zbi_sb_addf(&c.sb, "</svg>\n");
+    return zbi_sb_detach(&c.sb);
 }

@@ -15,14 +15,14 @@ static void set_name(char *dst, size_t cap, const char *name)
     struct strbuf sb;
     size_t n;
 
-    sb_init(&sb);
-    sb_add_visible(&sb, name);
+    zbi_sb_init(&sb);
+    zbi_sb_add_visible(&sb, name);
     n = sb.len < cap - 1 ? sb.len : cap - 1;
     while (n < sb.len && n > 0 && ((unsigned char)sb.buf[n] & 0xc0) == 0x80)
         n--;
     memcpy(dst, sb.buf, n);
     dst[n] = '\0';
-    sb_release(&sb);
+    zbi_sb_release(&sb);
 }
 
 int zb_schedule_init(struct zb_schedule *s, const char *name,

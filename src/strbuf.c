@@ -8,7 +8,7 @@
 #include "strbuf.h"
 #include "zbsched/xalloc.h"
 
-void sb_init(struct strbuf *sb)
+void zbi_sb_init(struct strbuf *sb)
 {
     sb->cap = 256;
     sb->len = 0;
@@ -26,7 +26,7 @@ static void reserve(struct strbuf *sb, size_t n)
     sb->buf = zb_xrealloc(sb->buf, sb->cap);
 }
 
-void sb_addf(struct strbuf *sb, const char *fmt, ...)
+void zbi_sb_addf(struct strbuf *sb, const char *fmt, ...)
 {
     va_list ap;
     int n;
@@ -43,7 +43,7 @@ void sb_addf(struct strbuf *sb, const char *fmt, ...)
     sb->len += (size_t)n;
 }
 
-void sb_add(struct strbuf *sb, const char *s)
+void zbi_sb_add(struct strbuf *sb, const char *s)
 {
     size_t n = strlen(s);
 
@@ -65,20 +65,20 @@ static void add_integer(struct strbuf *sb, long long v)
     while ((u /= 10) != 0);
     if (v < 0)
         *--d = '-';
-    sb_add(sb, d);
+    zbi_sb_add(sb, d);
 }
 
-void sb_add_int(struct strbuf *sb, int v)
+void zbi_sb_add_int(struct strbuf *sb, int v)
 {
     add_integer(sb, v);
 }
 
-void sb_add_num(struct strbuf *sb, double v)
+void zbi_sb_add_num(struct strbuf *sb, double v)
 {
     char tmp[32];
 
     if (!isfinite(v)) {         /* JSON has no infinity or NaN */
-        sb_addf(sb, "null");
+        zbi_sb_addf(sb, "null");
         return;
     }
     if (v == 0)
@@ -94,7 +94,7 @@ void sb_add_num(struct strbuf *sb, double v)
     snprintf(tmp, sizeof(tmp), "%.15g", v);
     if (strtod(tmp, NULL) != v)
         snprintf(tmp, sizeof(tmp), "%.17g", v);
-    sb_add(sb, tmp);
+    zbi_sb_add(sb, tmp);
 }
 
 /* Length of the well-formed UTF-8 sequence at s (1 to 4), 0 if the bytes
@@ -127,37 +127,37 @@ static bool escaped_byte(const unsigned char *s, int *len)
     return false;
 }
 
-void sb_add_str(struct strbuf *sb, const char *s)
+void zbi_sb_add_str(struct strbuf *sb, const char *s)
 {
     const unsigned char *u = (const unsigned char *)s;
     int len;
 
-    sb_addf(sb, "\"");
+    zbi_sb_addf(sb, "\"");
     for (; *u; u += len) {
         bool esc = escaped_byte(u, &len);
         if (*u == '"' || *u == '\\')
-            sb_addf(sb, "\\%c", *u);
+            zbi_sb_addf(sb, "\\%c", *u);
         else if (esc)
-            sb_addf(sb, "\\u%04x", *u);   /* a stray byte as Latin-1 */
+            zbi_sb_addf(sb, "\\u%04x", *u);   /* a stray byte as Latin-1 */
         else
-            sb_addf(sb, "%.*s", len, (const char *)u);
+            zbi_sb_addf(sb, "%.*s", len, (const char *)u);
     }
-    sb_addf(sb, "\"");
+    zbi_sb_addf(sb, "\"");
 }
 
-void sb_add_visible(struct strbuf *sb, const char *s)
+void zbi_sb_add_visible(struct strbuf *sb, const char *s)
 {
     const unsigned char *u = (const unsigned char *)s;
     int len;
 
     for (; *u; u += len)
         if (escaped_byte(u, &len))
-            sb_addf(sb, "\\x%02x", *u);
+            zbi_sb_addf(sb, "\\x%02x", *u);
         else
-            sb_addf(sb, "%.*s", len, (const char *)u);
+            zbi_sb_addf(sb, "%.*s", len, (const char *)u);
 }
 
-char *sb_detach(struct strbuf *sb)
+char *zbi_sb_detach(struct strbuf *sb)
 {
     char *b = sb->buf;
     sb->buf = NULL;
@@ -165,7 +165,7 @@ char *sb_detach(struct strbuf *sb)
     return b;
 }
 
-void sb_release(struct strbuf *sb)
+void zbi_sb_release(struct strbuf *sb)
 {
     free(sb->buf);
     sb->buf = NULL;

@@ -20,7 +20,7 @@ static const struct torch_type types[] = {
 #define NTYPES (sizeof(types) / sizeof(types[0]))
 
 /* No name is a prefix of another, so the first match is the match. */
-const struct torch_type *torch_type_at(const char *s)
+const struct torch_type *zbi_torch_type_at(const char *s)
 {
     for (size_t k = 0; k < NTYPES; k++)
         if (!strncmp(s, types[k].name, strlen(types[k].name)))
@@ -28,7 +28,7 @@ const struct torch_type *torch_type_at(const char *s)
     return NULL;
 }
 
-const char *torch_type_name(enum zb_op_kind k)
+const char *zbi_torch_type_name(enum zb_op_kind k)
 {
     for (size_t i = 0; i < NTYPES; i++)
         if (types[i].role == TORCH_OP && types[i].kind == k)

@@ -26,9 +26,9 @@ struct torch_type {
 #define TORCH_REDUCE_GRAD "REDUCE_GRAD"
 
 /* The type whose name starts s, or NULL. */
-const struct torch_type *torch_type_at(const char *s);
+const struct torch_type *zbi_torch_type_at(const char *s);
 
 /* PyTorch's name of an op kind of ours: I is our B, B our fused BW. */
-const char *torch_type_name(enum zb_op_kind k);
+const char *zbi_torch_type_name(enum zb_op_kind k);
 
 #endif

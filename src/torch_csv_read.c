@@ -73,7 +73,7 @@ static int parse_action(struct parser *ps, const char *cell, const char *s,
 
     if (read_index(&s, &op.stage) < 0)
         return fail(ps, cell, "expected [stage][type][microbatch], e.g. 2F0");
-    if (!(t = torch_type_at(s)))
+    if (!(t = zbi_torch_type_at(s)))
         return fail(ps, cell, "unknown action type");
     s += strlen(t->name);
     if (*s && read_index(&s, &op.mb) < 0)

@@ -12,10 +12,10 @@
 static void add_action(struct strbuf *sb, const struct zb_op *op)
 {
     if (op->kind == ZB_OP_FB)
-        sb_addf(sb, "(%dF%d;%dI%d)OVERLAP_F_B", op->stage, op->mb,
+        zbi_sb_addf(sb, "(%dF%d;%dI%d)OVERLAP_F_B", op->stage, op->mb,
                 op->b_stage, op->b_mb);
     else
-        sb_addf(sb, "%d%s%d", op->stage, torch_type_name(op->kind), op->mb);
+        zbi_sb_addf(sb, "%d%s%d", op->stage, zbi_torch_type_name(op->kind), op->mb);
 }
 
 struct ref {
@@ -107,10 +107,10 @@ static void format_compute_only(const struct zb_schedule *s,
              * but the first. */
             for (; col <= at; col++)
                 if (col)
-                    sb_addf(sb, ",");
+                    zbi_sb_addf(sb, ",");
             add_action(sb, &l->ops[i]);
         }
-        sb_addf(sb, "\n");
+        zbi_sb_addf(sb, "\n");
         base += l->n;
     }
     free(step);
@@ -121,9 +121,9 @@ static void format_compute_only(const struct zb_schedule *s,
 static void add_stage_action(struct strbuf *sb, int stage, const char *type,
                              int mb)
 {
-    sb_addf(sb, ",%d%s", stage, type);
+    zbi_sb_addf(sb, ",%d%s", stage, type);
     if (mb >= 0)
-        sb_addf(sb, "%d", mb);
+        zbi_sb_addf(sb, "%d", mb);
 }
 
 /* PyTorch's FSDP lowering (`_add_unshard_reshard`), which a
@@ -197,7 +197,7 @@ static void format_compute_comms(const struct zb_schedule *s,
         bool fsdp_due = true;
         int reduce = -1, reduce_mb = -1;
 
-        sb_init(&row);
+        zbi_sb_init(&row);
         for (int i = 0; i < l->n; i++) {
             const struct zb_op *op = &l->ops[i];
             /* The writer places PyTorch's own REDUCE_GRAD below; our
@@ -209,7 +209,7 @@ static void format_compute_comms(const struct zb_schedule *s,
                 add_fsdp(&row, l, i, active, nstages);
                 fsdp_due = false;
             }
-            sb_addf(&row, ",");
+            zbi_sb_addf(&row, ",");
             add_action(&row, op);
             fsdp_due = fsdp_due || zb_op_is_compute(op->kind);
             if ((op->kind == ZB_OP_W || op->kind == ZB_OP_BW) &&
@@ -225,8 +225,8 @@ static void format_compute_comms(const struct zb_schedule *s,
             }
         }
         add_fsdp(&row, l, l->n, active, nstages);
-        sb_addf(sb, "%s\n", row.len ? row.buf + 1 : "");
-        sb_release(&row);
+        zbi_sb_addf(sb, "%s\n", row.len ? row.buf + 1 : "");
+        zbi_sb_release(&row);
     }
     free(active);
     free(done);
@@ -237,10 +237,10 @@ char *zb_torch_csv_format(const struct zb_schedule *s,
 {
     struct strbuf sb;
 
-    sb_init(&sb);
+    zbi_sb_init(&sb);
     if (form == ZB_TORCH_COMPUTE_ONLY)
         format_compute_only(s, &sb);
     else
         format_compute_comms(s, &sb);
-    return sb_detach(&sb);
+    return zbi_sb_detach(&sb);
 }

@@ -52,14 +52,14 @@ static void transfer_passes(const struct zb_profile *p, const struct zb_op *op,
 
 static void add_metadata(struct strbuf *sb, int r, int lanes)
 {
-    sb_addf(sb, "  {\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, "
+    zbi_sb_addf(sb, "  {\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, "
             "\"tid\": 0, \"args\": {\"name\": \"rank %d\"}},\n"
             "  {\"ph\": \"M\", \"name\": \"process_sort_index\", \"pid\": %d, "
             "\"tid\": 0, \"args\": {\"sort_index\": %d}},\n"
             "  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, "
             "\"tid\": 0, \"args\": {\"name\": \"compute\"}}", r, r, r, r, r);
     for (int k = 0; k < lanes; k++)
-        sb_addf(sb, ",\n  {\"ph\": \"M\", \"name\": \"thread_name\", "
+        zbi_sb_addf(sb, ",\n  {\"ph\": \"M\", \"name\": \"thread_name\", "
                 "\"pid\": %d, \"tid\": %d, \"args\": {\"name\": \"comm%s\"}}",
                 r, k + 1, k ? " (overlapping)" : "");
 }
@@ -102,16 +102,16 @@ static void add_compute(struct strbuf *sb, const struct zb_profile *p,
     const char *kind = zb_op_kind_name(op->kind);
     long long ts = tick(op->start, us);
 
-    sb_addf(sb, ",\n  {\"ph\": \"X\", \"name\": \"%s s%d mb%d\", \"cat\": "
+    zbi_sb_addf(sb, ",\n  {\"ph\": \"X\", \"name\": \"%s s%d mb%d\", \"cat\": "
             "\"compute\", \"pid\": %d, \"tid\": 0, \"ts\": %lld, \"dur\": "
             "%lld, \"args\": {\"op\": \"%s\", \"stage\": %d, \"mb\": %d, "
             "\"chunk\": %d", kind, op->stage, op->mb, r, ts,
             tick(op->end, us) - ts, kind, op->stage, op->mb,
             zb_profile_stage_chunk(p, op->stage));
     if (op->kind == ZB_OP_FB)
-        sb_addf(sb, ", \"b_stage\": %d, \"b_mb\": %d", op->b_stage,
+        zbi_sb_addf(sb, ", \"b_stage\": %d, \"b_mb\": %d", op->b_stage,
                 op->b_mb);
-    sb_addf(sb, "}}");
+    zbi_sb_addf(sb, "}}");
 }
 
 static void add_transfer(struct strbuf *sb, int r, const struct zb_op *op,
@@ -119,7 +119,7 @@ static void add_transfer(struct strbuf *sb, int r, const struct zb_op *op,
 {
     const char *kind = zb_op_kind_name(op->kind);
 
-    sb_addf(sb, ",\n  {\"ph\": \"X\", \"name\": \"%s s%d mb%d\", \"cat\": "
+    zbi_sb_addf(sb, ",\n  {\"ph\": \"X\", \"name\": \"%s s%d mb%d\", \"cat\": "
             "\"comm\", \"pid\": %d, \"tid\": %d, \"ts\": %lld, \"dur\": %lld, "
             "\"args\": {\"op\": \"%s\", \"stage\": %d, \"mb\": %d, \"peer\": "
             "%d}}", kind, op->stage, op->mb, r, t->lane + 1, t->start,
@@ -133,7 +133,7 @@ static void add_transfer(struct strbuf *sb, int r, const struct zb_op *op,
 static void add_flow(struct strbuf *sb, bool start, const struct zb_op *send,
                      long id, int pid, long long ts)
 {
-    sb_addf(sb, ",\n  {\"ph\": \"%s\", %s\"name\": \"%s s%d mb%d\", \"cat\": "
+    zbi_sb_addf(sb, ",\n  {\"ph\": \"%s\", %s\"name\": \"%s s%d mb%d\", \"cat\": "
             "\"compute\", \"id\": %ld, \"pid\": %d, \"tid\": 0, \"ts\": %lld}",
             start ? "s" : "f", start ? "" : "\"bp\": \"e\", ",
             send->kind == ZB_OP_SEND_F ? "F" : "B", send->stage, send->mb,
@@ -181,14 +181,14 @@ char *zb_trace_format(const struct zb_schedule *s, double us_per_unit)
                 end[k] = op->end;
             }
         }
-    sb_init(&sb);
-    sb_addf(&sb, "{\"displayTimeUnit\": \"ms\",\n \"otherData\": "
+    zbi_sb_init(&sb);
+    zbi_sb_addf(&sb, "{\"displayTimeUnit\": \"ms\",\n \"otherData\": "
             "{\"format\": \"zbsched-trace\", \"version\": 1, \"source\": "
             "\"predicted\", \"schedule\": ");
-    sb_add_str(&sb, s->name);
-    sb_addf(&sb, ", \"us_per_unit\": ");
-    sb_add_num(&sb, us_per_unit);
-    sb_addf(&sb, "},\n \"traceEvents\": [\n");
+    zbi_sb_add_str(&sb, s->name);
+    zbi_sb_addf(&sb, ", \"us_per_unit\": ");
+    zbi_sb_add_num(&sb, us_per_unit);
+    zbi_sb_addf(&sb, "},\n \"traceEvents\": [\n");
     for (int r = 0; r < p->pp; r++) {
         const struct zb_op_list *l = &s->ranks[r];
         struct transfer *t = zb_xmalloc((size_t)(l->n + 1) * sizeof(*t));
@@ -205,7 +205,7 @@ char *zb_trace_format(const struct zb_schedule *s, double us_per_unit)
             }
         lanes = assign_lanes(t, nt);
         if (r)
-            sb_addf(&sb, ",\n");
+            zbi_sb_addf(&sb, ",\n");
         add_metadata(&sb, r, lanes);
         for (int i = 0; i < l->n; i++)
             if (zb_op_is_compute(l->ops[i].kind))
@@ -215,8 +215,8 @@ char *zb_trace_format(const struct zb_schedule *s, double us_per_unit)
         free(t);
     }
     add_flows(&sb, s, start, us_per_unit);
-    sb_addf(&sb, "\n]}\n");
+    zbi_sb_addf(&sb, "\n]}\n");
     free(start);
     free(end);
-    return sb_detach(&sb);
+    return zbi_sb_detach(&sb);
 }

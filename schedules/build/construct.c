@@ -540,7 +540,7 @@ static int check_profile(const struct zb_profile *p, struct zb_error *err)
     return 0;
 }
 
-int construct_variant(const struct zb_profile *p, int i,
+int zbi_construct_variant(const struct zb_profile *p, int i,
                          struct zb_schedule *s, struct zb_error *err)
 {
     struct cons c;
@@ -560,7 +560,7 @@ int construct_variant(const struct zb_profile *p, int i,
     return rc;
 }
 
-int construct_loop(const struct zb_profile *p, struct zb_schedule *s,
+int zbi_construct_loop(const struct zb_profile *p, struct zb_schedule *s,
                  struct zb_error *err)
 {
     struct zb_schedule best, cand;

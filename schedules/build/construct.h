@@ -19,17 +19,17 @@
  * O(p*m) per variant. s comes back simulated (s->predicted filled).
  * ZB_EUNSUPPORTED unless the placement is loop and vpp is 1;
  * ZB_ENOMEM_LIMIT when no variant fits (a rank cannot hold one M_B). */
-int construct_loop(const struct zb_profile *p, struct zb_schedule *s,
+int zbi_construct_loop(const struct zb_profile *p, struct zb_schedule *s,
                  struct zb_error *err);
 
 #define CONSTRUCT_VARIANTS 16
 
 /* One variant (0 <= variant < CONSTRUCT_VARIANTS) into s, each op with
  * the start and end the construction gave it, which by design are the
- * simulator's (for tests and comparisons). Errors as construct_loop() except
+ * simulator's (for tests and comparisons). Errors as zbi_construct_loop() except
  * that an order over the limit is returned (ZB_ENOMEM_LIMIT only for a rank
  * that cannot hold one activation). */
-int construct_variant(const struct zb_profile *p, int variant,
+int zbi_construct_variant(const struct zb_profile *p, int variant,
                          struct zb_schedule *s, struct zb_error *err);
 
 #endif

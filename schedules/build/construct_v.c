@@ -75,7 +75,7 @@ struct variant_log;
 
 /* A thread's share of the variants. A run is kept as what makes it again
  * (each rank's rules and the headroom it ran with) and its measures, not
- * as an order: runs are deterministic, so construct_v() runs the winner
+ * as an order: runs are deterministic, so zbi_construct_v() runs the winner
  * once more to record its order, and the other runs write none (at p 64,
  * m 1024 an order is 19 MB, and writing it and measuring it again took a
  * third of the construction's time). */
@@ -140,10 +140,10 @@ static double refine(struct worker *w, int index)
         struct zb_measures *ms = &w->scratch;
         double cost, *t;
         w->runs++;
-        if (vc_run(&w->v, w->var, w->limit, headed ? w->head : NULL,
+        if (zbi_vc_run(&w->v, w->var, w->limit, headed ? w->head : NULL,
                      NULL) < 0)
             break;
-        vc_measures(&w->v, ms);
+        zbi_vc_measures(&w->v, ms);
         cost = ms->cost;
         if (ms->fits_memory && cost < lowest)
             lowest = cost;
@@ -299,7 +299,7 @@ static bool repeats(const struct variant *from, const struct variant *to,
 struct variant_log {
     bool skip;                          /* skip repeated chains (variants
                                            and tuning moves); else run
-                                           them (construct_v_every_chain()) */
+                                           them (zbi_construct_v_every_chain()) */
     atomic_int next;                    /* next variant to take */
     atomic_bool done[N_VARIANTS];       /* refined, mattered[] written */
     unsigned mattered[N_VARIANTS];      /* RULE_* bits, any rank */
@@ -342,7 +342,7 @@ static void worker_init(struct worker *w, const struct zb_profile *p,
 {
     *w = (struct worker){ .p = p, .limit = limit, .best_variant = -1,
                           .b_room = b_room, .log = log };
-    vc_alloc(&w->v, p);
+    zbi_vc_alloc(&w->v, p);
     w->best.ranks = zb_xcalloc((size_t)p->pp, sizeof(*w->best.ranks));
     w->scratch.ranks = zb_xcalloc((size_t)p->pp,
                                   sizeof(*w->scratch.ranks));
@@ -356,7 +356,7 @@ static void worker_init(struct worker *w, const struct zb_profile *p,
 
 static void worker_release(struct worker *w)
 {
-    vc_release(&w->v);
+    zbi_vc_release(&w->v);
     free(w->best.ranks);
     free(w->scratch.ranks);
     free(w->var);
@@ -373,11 +373,11 @@ static int record_best(struct worker *w, struct zb_schedule *s,
 {
     for (int r = 0; r < w->p->pp; r++)
         s->ranks[r].n = 0;
-    if (vc_run(&w->v, w->best_var, w->limit,
+    if (zbi_vc_run(&w->v, w->best_var, w->limit,
                  w->best_headed ? w->best_head : NULL, s) < 0)
         return zb_error_set(err, ZB_EILLEGAL, "ZB-V construction: the "
                             "best run did not repeat");
-    vc_measures(&w->v, &s->predicted);
+    zbi_vc_measures(&w->v, &s->predicted);
     return 0;
 }
 
@@ -401,9 +401,9 @@ static struct worker *run_variants(struct worker w[2])
 {
     struct side_thread helper;
 
-    side_thread_start(&helper, work, &w[1]);
+    zbi_side_thread_start(&helper, work, &w[1]);
     work(&w[0]);
-    side_thread_join(&helper);
+    zbi_side_thread_join(&helper);
     return better_worker(w);
 }
 
@@ -525,10 +525,10 @@ static void tune_ranks(struct worker *w, struct worker *h)
             struct side_thread helper;
 
             if (pair)
-                side_thread_start(&helper, try_fresh, &t);
+                zbi_side_thread_start(&helper, try_fresh, &t);
             refine(w, w->best_variant);
             if (pair)
-                side_thread_join(&helper);
+                zbi_side_thread_join(&helper);
             if (w->wins > wins)
                 i = after_kept(i);
             else if (pair && adopt(w, h))
@@ -592,9 +592,9 @@ static struct worker *variants_shorter(struct worker copy[2],
     cheapest_two(copy[0].log, two);
     job[0].variant = two[0];
     job[1].variant = two[1];
-    side_thread_start(&helper, run_job, &job[1]);
+    zbi_side_thread_start(&helper, run_job, &job[1]);
     run_job(&job[0]);
-    side_thread_join(&helper);
+    zbi_side_thread_join(&helper);
     return better_worker(full);
 }
 
@@ -681,7 +681,7 @@ static int check_shape(const struct zb_profile *p, struct zb_error *err)
     return 0;
 }
 
-int construct_v(const struct zb_profile *p, enum construct_v_rules rules,
+int zbi_construct_v(const struct zb_profile *p, enum construct_v_rules rules,
                 struct zb_schedule *s, struct zb_error *err)
 {
     const bool b_room = rules == CONSTRUCT_V_B_ROOM;
@@ -691,14 +691,14 @@ int construct_v(const struct zb_profile *p, enum construct_v_rules rules,
 
     if ((rc = check_shape(p, err)) < 0)
         return rc;
-    if (memo_fetch(memo, p, s))
+    if (zbi_memo_fetch(memo, p, s))
         return 0;
     if ((rc = build(p, b_room, true, s, err)) == 0)
-        memo_store(memo, p, s);
+        zbi_memo_store(memo, p, s);
     return rc;
 }
 
-int construct_v_every_chain(const struct zb_profile *p,
+int zbi_construct_v_every_chain(const struct zb_profile *p,
                             enum construct_v_rules rules,
                             struct zb_schedule *s, struct zb_error *err)
 {

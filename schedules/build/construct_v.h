@@ -30,14 +30,14 @@ enum construct_v_rules {
  * with vpp 2; ZB_ENOMEM_LIMIT when a rank's limit is below what the
  * construction needs (2 * M_B: one microbatch's two chunks) or no
  * candidate fits. */
-int construct_v(const struct zb_profile *p, enum construct_v_rules rules,
+int zbi_construct_v(const struct zb_profile *p, enum construct_v_rules rules,
                 struct zb_schedule *s, struct zb_error *err);
 
-/* construct_v() running every refinement chain, also those it skips as
+/* zbi_construct_v() running every refinement chain, also those it skips as
  * repeats of one it ran (a rule their decisions never turned on:
  * construct_v.c, RULE_*), and keeping nothing (memo.h): the same order
  * wherever the tuning's budget does not bind, in more time. For tests. */
-int construct_v_every_chain(const struct zb_profile *p,
+int zbi_construct_v_every_chain(const struct zb_profile *p,
                             enum construct_v_rules rules,
                             struct zb_schedule *s, struct zb_error *err);
 

@@ -449,7 +449,7 @@ static int rounds(struct vc *v)
 
 /* ---- one run --------------------------------------------------------- */
 
-void vc_alloc(struct vc *v, const struct zb_profile *p)
+void zbi_vc_alloc(struct vc *v, const struct zb_profile *p)
 {
     const int pp = p->pp, m = p->microbatches;
     double scale = p->comm;
@@ -511,7 +511,7 @@ static void vc_reset(struct vc *v, const struct variant *var,
     }
 }
 
-void vc_release(struct vc *v)
+void zbi_vc_release(struct vc *v)
 {
     free(v->end);
     free(v->clock);
@@ -528,7 +528,7 @@ void vc_release(struct vc *v)
     free(v->mattered);
 }
 
-int vc_run(struct vc *v, const struct variant *var, const double *limit,
+int zbi_vc_run(struct vc *v, const struct variant *var, const double *limit,
            const double *headroom, struct zb_schedule *s)
 {
     double *arrive = zb_xmalloc((size_t)v->pp * sizeof(double));
@@ -542,7 +542,7 @@ int vc_run(struct vc *v, const struct variant *var, const double *limit,
     return rc;
 }
 
-void vc_measures(const struct vc *v, struct zb_measures *ms)
+void zbi_vc_measures(const struct vc *v, struct zb_measures *ms)
 {
     ms->fits_memory = true;
     for (int r = 0; r < v->pp; r++)

@@ -62,7 +62,7 @@ enum {
     RULE_B_ROOM = 1 << 8
 };
 
-/* One run's state. The arrays are allocated once per worker (vc_alloc())
+/* One run's state. The arrays are allocated once per worker (zbi_vc_alloc())
  * and reset for each of its runs (vc_reset()): a construction makes
  * dozens of runs, over a thousand at p 23, m 49 (TUNE_BUDGET). */
 struct vc {
@@ -90,17 +90,17 @@ struct vc {
 };
 
 /* Allocate v's arrays for runs on p (construct_v_run.c). */
-void vc_alloc(struct vc *v, const struct zb_profile *p);
-void vc_release(struct vc *v);
+void zbi_vc_alloc(struct vc *v, const struct zb_profile *p);
+void zbi_vc_release(struct vc *v);
 
 /* One construction in v, rank r under var[r], each rank within limit[r];
  * headroom may be NULL; the order is recorded into s (empty lists)
  * unless s is NULL. 0, or -1 when the run stalls. */
-int vc_run(struct vc *v, const struct variant *var, const double *limit,
+int zbi_vc_run(struct vc *v, const struct variant *var, const double *limit,
            const double *headroom, struct zb_schedule *s);
 
 /* The measures of v's last run, from the times its passes got, which
  * follow the simulator's rule exactly (tests check that they agree). */
-void vc_measures(const struct vc *v, struct zb_measures *ms);
+void zbi_vc_measures(const struct vc *v, struct zb_measures *ms);
 
 #endif

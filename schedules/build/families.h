@@ -13,10 +13,10 @@
  * microbatches' activations (F done, W not), and after its last F it keeps
  * the number of deferred W passes it had then, so the tail's B passes run
  * back to back while W passes fill the gaps. Oldest W first. */
-void split_deferred(struct zb_schedule *s, int cap);
+void zbi_split_deferred(struct zb_schedule *s, int cap);
 
 /* Most microbatches in flight (F done, W or BW not yet) on any rank. */
-int max_in_flight(const struct zb_schedule *s);
+int zbi_max_in_flight(const struct zb_schedule *s);
 
 /* A rank's choice among the passes it can start: the one ready first; on
  * a tie B, then F, then W, then the later stage. The patience values bend
@@ -49,56 +49,56 @@ struct greedy_policy {
  * and stage in microbatch order. Fills s with the compute order, each op
  * with the start and end the simulator would give it.
  * ZB_ENOMEM_LIMIT when the limit stalls it. */
-int greedy_schedule(const struct zb_profile *p,
+int zbi_greedy_schedule(const struct zb_profile *p,
                     const struct greedy_policy *pol, struct zb_schedule *s,
                     struct zb_error *err);
 
-/* greedy_schedule() under each policy in a fixed table; s gets the order
+/* zbi_greedy_schedule() under each policy in a fixed table; s gets the order
  * with the lowest simulated cost (then makespan, then peak memory). */
-int greedy_best(const struct zb_profile *p, struct zb_schedule *s,
+int zbi_greedy_best(const struct zb_profile *p, struct zb_schedule *s,
                 struct zb_error *err);
 
-/* greedy_best() with every limit above 1F1B's activation peak lowered
+/* zbi_greedy_best() with every limit above 1F1B's activation peak lowered
  * to it; s (initialised for p) gets the order. The list scheduler starts
  * forwards while memory allows, so more memory can make it worse:
  * forwards of early chunks crowd the ranks before the backwards return
  * (interleaved placement above all); its run at 1F1B's memory fits any
  * larger limit. ZB_EUNSUPPORTED where no rank has more. */
-int greedy_best_1f1b(const struct zb_profile *p, struct zb_schedule *s,
+int zbi_greedy_best_1f1b(const struct zb_profile *p, struct zb_schedule *s,
                      struct zb_error *err);
 
-/* The policies greedy_best() runs, in order; under V placement the first
+/* The policies zbi_greedy_best() runs, in order; under V placement the first
  * GREEDY_V_POLICIES. */
 #define GREEDY_POLICIES 8
 #define GREEDY_V_POLICIES 4
-extern const struct greedy_policy greedy_policies[GREEDY_POLICIES];
+extern const struct greedy_policy zbi_greedy_policies[GREEDY_POLICIES];
 
 /* V placement (two chunks) with some rank below 1F1B's activation peak,
  * or interleaved loop placement (vpp >= 2) at any limit or none:
- * greedy_schedule() with in-flight caps that follow each stage's round
+ * zbi_greedy_schedule() with in-flight caps that follow each stage's round
  * trip, their two parameters searched with the V policies (once ready
- * first and once forwards first, greedy_caps.c), or greedy_best_1f1b()
+ * first and once forwards first, greedy_caps.c), or zbi_greedy_best_1f1b()
  * where that is better; s gets the best order found, timed.
  * ZB_EUNSUPPORTED for other profiles and for those too large for the
  * search's budget to run its first grid; ZB_ENOMEM_LIMIT when every run
  * stalls. */
-int greedy_capped(const struct zb_profile *p, struct zb_schedule *s,
+int zbi_greedy_capped(const struct zb_profile *p, struct zb_schedule *s,
                   struct zb_error *err);
 
 /* A copy of p with unit times (F = B = W = 1, comm 0) and M_W = M_B = 1,
  * for families whose shape is defined at unit times. */
-void unit_profile(const struct zb_profile *p, struct zb_profile *out,
+void zbi_unit_profile(const struct zb_profile *p, struct zb_profile *out,
                   double limit);
 
 /* Controllable-memory building block (vblock.c), V placement with two
  * chunks: offsets(pp, rank, off) gives the slots of F chunk 0, F chunk 1,
  * B chunk 1 and B chunk 0 of microbatch 0 on rank; microbatch j's sit 6j
  * later, W passes fill the free slots oldest first, and each rank's slots
- * read in order fill s; with compact, vblock_compact() first moves the F
+ * read in order fill s; with compact, zbi_vblock_compact() first moves the F
  * and B passes into earlier free slots. Any pp and m (pp 1 turns on its
  * own rank).
  * ZB_EUNSUPPORTED for offsets that share a slot modulo 6. */
-int vblock_order(const struct zb_profile *p,
+int zbi_vblock_order(const struct zb_profile *p,
                  void (*offsets)(int pp, int rank, int off[4]), bool compact,
                  struct zb_schedule *s, struct zb_error *err);
 
@@ -111,6 +111,6 @@ int vblock_order(const struct zb_profile *p,
  * each moves, in slot order, into the first free slot of its rank from
  * the one its input is ready in (unit times), never later, and an F only
  * where its rank keeps within the block's own peak of live activations. */
-void vblock_compact(const struct zb_profile *p, int *slot);
+void zbi_vblock_compact(const struct zb_profile *p, int *slot);
 
 #endif

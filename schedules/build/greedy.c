@@ -204,7 +204,7 @@ static void heap_fix(struct greedy *g, int r)
     }
 }
 
-int greedy_schedule(const struct zb_profile *p,
+int zbi_greedy_schedule(const struct zb_profile *p,
                     const struct greedy_policy *pol, struct zb_schedule *s,
                     struct zb_error *err)
 {
@@ -290,7 +290,7 @@ out:
  * five seeded grids' 80 loop profiles split into two chunks per rank,
  * `zb`'s mean gap 6.08 -> 5.67 % (11 lower, by up to 7.6 points, 1
  * higher by 0.04), 160 loop profiles with one chunk unchanged. */
-const struct greedy_policy greedy_policies[GREEDY_POLICIES] = {
+const struct greedy_policy zbi_greedy_policies[GREEDY_POLICIES] = {
     { 0, 0, NULL, 0 }, { 0.5, 0, NULL, 0 }, { 0, 0.5, NULL, 0 },
     { 0.5, 0.5, NULL, 0 }, { 1, 0, NULL, 0 }, { 1, 0.5, NULL, 0 },
     { 0, 0, NULL, 1 }, { 0.5, 0, NULL, 1 },
@@ -308,8 +308,8 @@ struct policy_run {
 static void run_policy(struct policy_run *run)
 {
     zb_schedule_init(&run->sched, run->name, run->p);
-    run->rc = greedy_schedule(run->p, run->pol, &run->sched, &run->err);
-    /* greedy_schedule() timed the order as the simulator does: measures from
+    run->rc = zbi_greedy_schedule(run->p, run->pol, &run->sched, &run->err);
+    /* zbi_greedy_schedule() timed the order as the simulator does: measures from
      * those times (no bounds needed to compare policies). */
     if (run->rc == 0)
         zb_measures_from_times(run->p, run->sched.ranks,
@@ -327,7 +327,7 @@ static void *run_odd_policies(void *arg)
     return NULL;
 }
 
-int greedy_best(const struct zb_profile *p, struct zb_schedule *s,
+int zbi_greedy_best(const struct zb_profile *p, struct zb_schedule *s,
                 struct zb_error *err)
 {
     const size_t n = p->placement == ZB_PLACEMENT_V ? GREEDY_V_POLICIES
@@ -336,18 +336,18 @@ int greedy_best(const struct zb_profile *p, struct zb_schedule *s,
     struct policy_run *best = NULL;
     struct side_thread helper;
 
-    if (memo_fetch(MEMO_GREEDY_BEST, p, s))
+    if (zbi_memo_fetch(MEMO_GREEDY_BEST, p, s))
         return 0;
     /* Zeroed tail: runs[n].p and runs[n + 1].p are NULL, ending the
      * helper's walk over the odd entries. */
     memset(runs, 0, sizeof(runs));
     for (size_t i = 0; i < n; i++)
-        runs[i] = (struct policy_run){ .p = p, .pol = &greedy_policies[i],
+        runs[i] = (struct policy_run){ .p = p, .pol = &zbi_greedy_policies[i],
                                        .name = s->name };
-    side_thread_start(&helper, run_odd_policies, runs);
+    zbi_side_thread_start(&helper, run_odd_policies, runs);
     for (size_t i = 0; i < n; i += 2)
         run_policy(&runs[i]);
-    side_thread_join(&helper);
+    zbi_side_thread_join(&helper);
 
     /* In policy order, so the choice does not depend on thread timing. */
     for (size_t i = 0; i < n; i++) {
@@ -359,7 +359,7 @@ int greedy_best(const struct zb_profile *p, struct zb_schedule *s,
     }
     if (best) {
         zb_schedule_copy_order(s, &best->sched);
-        memo_store(MEMO_GREEDY_BEST, p, s);
+        zbi_memo_store(MEMO_GREEDY_BEST, p, s);
     } else if (err)
         *err = runs[n - 1].err;     /* every policy stalled: say why */
     for (size_t i = 0; i < n; i++)
@@ -368,7 +368,7 @@ int greedy_best(const struct zb_profile *p, struct zb_schedule *s,
     return best ? 0 : runs[n - 1].rc;
 }
 
-int greedy_best_1f1b(const struct zb_profile *p, struct zb_schedule *s,
+int zbi_greedy_best_1f1b(const struct zb_profile *p, struct zb_schedule *s,
                      struct zb_error *err)
 {
     const double peak = zb_profile_1f1b_peak(p);
@@ -386,7 +386,7 @@ int greedy_best_1f1b(const struct zb_profile *p, struct zb_schedule *s,
     for (int r = 0; r < p->pp; r++)
         lean.mem_limit[r] = fmin(lean.mem_limit[r], peak);
     zb_schedule_init(&t, s->name, &lean);
-    if ((rc = greedy_best(&lean, &t, err)) == 0)
+    if ((rc = zbi_greedy_best(&lean, &t, err)) == 0)
         zb_schedule_copy_order(s, &t);
     zb_schedule_release(&t);
     zb_profile_release(&lean);

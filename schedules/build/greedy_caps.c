@@ -47,7 +47,7 @@
  * between its F and its B, under policy q; at a = b = top, no cap. */
 struct caps_point {
     int a, b;
-    int q;          /* greedy_policies[] index */
+    int q;          /* zbi_greedy_policies[] index */
 };
 
 /* One thread's share of a batch: points from, from + 2, ...; the best
@@ -73,7 +73,7 @@ static void swap_schedules(struct zb_schedule *a, struct zb_schedule *b)
 static void run_point(struct caps_worker *w, int i, int *caps)
 {
     const struct zb_profile *p = w->p;
-    struct greedy_policy pol = greedy_policies[w->pt[i].q];
+    struct greedy_policy pol = zbi_greedy_policies[w->pt[i].q];
     struct zb_schedule *t = &w->scratch;
     int n = zb_profile_stages(p);
 
@@ -84,7 +84,7 @@ static void run_point(struct caps_worker *w, int i, int *caps)
     pol.b_patience = w->b_patience;
     for (int r = 0; r < p->pp; r++)
         t->ranks[r].n = 0;
-    if (greedy_schedule(p, &pol, t, NULL) < 0)
+    if (zbi_greedy_schedule(p, &pol, t, NULL) < 0)
         return;
     zb_measures_from_times(p, t->ranks, &t->predicted);
     if (w->best_i < 0 ||
@@ -118,9 +118,9 @@ static struct caps_worker *run_batch(struct caps_worker w[2],
         w[k].pt = pt;
         w[k].n = n;
     }
-    side_thread_start(&helper, run_share, &w[1]);
+    zbi_side_thread_start(&helper, run_share, &w[1]);
     run_share(&w[0]);
-    side_thread_join(&helper);
+    zbi_side_thread_join(&helper);
     if (w[0].best_i < 0)
         return w[1].best_i < 0 ? NULL : &w[1];
     if (w[1].best_i < 0)
@@ -232,7 +232,7 @@ static void search(struct caps_search *c)
 }
 
 /* Where some rank has more than 1F1B's memory, the list scheduler held
- * to it (greedy_best_1f1b()) when it beats every capped run: memory,
+ * to it (zbi_greedy_best_1f1b()) when it beats every capped run: memory,
  * unlike the caps, also counts the W's a stage defers. On the five
  * seeded grids' 80 loop profiles split into two chunks per rank, 3 ran
  * cheaper at 1F1B's memory than `zb` at their own 1.5p or 2p limit (by
@@ -242,7 +242,7 @@ static void offer_1f1b_memory(struct caps_search *c)
     struct zb_schedule t;
 
     zb_schedule_init(&t, c->best.name, c->p);
-    if (greedy_best_1f1b(c->p, &t, NULL) == 0) {
+    if (zbi_greedy_best_1f1b(c->p, &t, NULL) == 0) {
         zb_measures_from_times(c->p, t.ranks, &t.predicted);
         take_if_better(c, &t);
     }
@@ -295,7 +295,7 @@ static bool searched(const struct zb_profile *p)
     return p->vpp == 2 && below;
 }
 
-int greedy_capped(const struct zb_profile *p, struct zb_schedule *s,
+int zbi_greedy_capped(const struct zb_profile *p, struct zb_schedule *s,
                   struct zb_error *err)
 {
     struct caps_search c = { .p = p };

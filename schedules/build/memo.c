@@ -13,7 +13,7 @@ static struct entry {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-bool memo_fetch(enum memo_kind kind, const struct zb_profile *p,
+bool zbi_memo_fetch(enum memo_kind kind, const struct zb_profile *p,
                 struct zb_schedule *s)
 {
     struct entry *e = &entries[kind];
@@ -27,7 +27,7 @@ bool memo_fetch(enum memo_kind kind, const struct zb_profile *p,
     return hit;
 }
 
-void memo_store(enum memo_kind kind, const struct zb_profile *p,
+void zbi_memo_store(enum memo_kind kind, const struct zb_profile *p,
                 const struct zb_schedule *s)
 {
     struct entry *e = &entries[kind];

@@ -15,19 +15,19 @@
 #include "zbsched/schedule.h"
 
 enum memo_kind {
-    MEMO_CONSTRUCT_V,           /* construct_v(), CONSTRUCT_V_PAPER */
-    MEMO_CONSTRUCT_V_B_ROOM,    /* construct_v(), CONSTRUCT_V_B_ROOM */
-    MEMO_GREEDY_BEST,           /* greedy_best() */
+    MEMO_CONSTRUCT_V,           /* zbi_construct_v(), CONSTRUCT_V_PAPER */
+    MEMO_CONSTRUCT_V_B_ROOM,    /* zbi_construct_v(), CONSTRUCT_V_B_ROOM */
+    MEMO_GREEDY_BEST,           /* zbi_greedy_best() */
     MEMO_KINDS
 };
 
 /* Copy the order kind last built for a profile equal to p into s
  * (initialised for p); false, s untouched, when it built none for p. */
-bool memo_fetch(enum memo_kind kind, const struct zb_profile *p,
+bool zbi_memo_fetch(enum memo_kind kind, const struct zb_profile *p,
                 struct zb_schedule *s);
 
 /* Keep s's order as what kind built for p, replacing the last one. */
-void memo_store(enum memo_kind kind, const struct zb_profile *p,
+void zbi_memo_store(enum memo_kind kind, const struct zb_profile *p,
                 const struct zb_schedule *s);
 
 #endif

@@ -2,7 +2,7 @@
  * side_thread.h). */
 #include "build/side_thread.h"
 
-void side_thread_start(struct side_thread *t, void *(*fn)(void *),
+void zbi_side_thread_start(struct side_thread *t, void *(*fn)(void *),
                        void *arg)
 {
     t->fn = fn;
@@ -10,7 +10,7 @@ void side_thread_start(struct side_thread *t, void *(*fn)(void *),
     t->started = pthread_create(&t->thread, NULL, fn, arg) == 0;
 }
 
-void side_thread_join(struct side_thread *t)
+void zbi_side_thread_join(struct side_thread *t)
 {
     if (t->started)
         pthread_join(t->thread, NULL);

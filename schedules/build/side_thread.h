@@ -1,7 +1,7 @@
 /* side_thread.h - one piece of work on a second thread while the caller
  * does its own (internal to schedules/). Every user's result must not
  * depend on which thread ran what: when no thread can be had, the work
- * runs in side_thread_join() instead, and the result is the same. */
+ * runs in zbi_side_thread_join() instead, and the result is the same. */
 #ifndef ZBSCHED_SIDE_THREAD_H
 #define ZBSCHED_SIDE_THREAD_H
 
@@ -16,9 +16,9 @@ struct side_thread {
 };
 
 /* Start fn(arg) on a thread of its own, if one can be had. */
-void side_thread_start(struct side_thread *t, void *(*fn)(void *),
+void zbi_side_thread_start(struct side_thread *t, void *(*fn)(void *),
                        void *arg);
 /* Wait for fn(arg) to end, or run it here if no thread started. */
-void side_thread_join(struct side_thread *t);
+void zbi_side_thread_join(struct side_thread *t);
 
 #endif

@@ -53,7 +53,7 @@ static bool run_depths(const struct zb_profile *p, const int *d, double w,
 
     for (int r = 0; r < p->pp; r++)
         try->ranks[r].n = 0;
-    if (greedy_schedule(p, &pol, try, NULL) < 0)
+    if (zbi_greedy_schedule(p, &pol, try, NULL) < 0)
         return false;
     zb_measures_from_times(p, try->ranks, &try->predicted);
     return true;
@@ -139,7 +139,7 @@ static void descend(struct descent *x)
     }
 }
 
-int warm_depth_loop(const struct zb_profile *p, struct zb_schedule *s,
+int zbi_warm_depth_loop(const struct zb_profile *p, struct zb_schedule *s,
                     struct zb_error *err)
 {
     const int pp = p->pp, m = p->microbatches;

@@ -9,7 +9,7 @@
 #include "zbsched/schedule.h"
 
 /* Fill s (initialised for p, empty lists) with the compute order of the
- * list scheduler (greedy_schedule()) in which stage s holds at most d[s]
+ * list scheduler (zbi_greedy_schedule()) in which stage s holds at most d[s]
  * microbatches between F and B; d starts at 1F1B's p - s scaled by the
  * rank's limit over 1F1B's peak, within what the limit holds, and each
  * depth, then each two neighbouring depths together, move by one while
@@ -17,7 +17,7 @@
  * the simulator's times, s->predicted is filled (measures from times, no
  * bounds). ZB_EUNSUPPORTED unless the placement is loop and vpp is 1;
  * ZB_ENOMEM_LIMIT when every try stalls. */
-int warm_depth_loop(const struct zb_profile *p, struct zb_schedule *s,
+int zbi_warm_depth_loop(const struct zb_profile *p, struct zb_schedule *s,
                     struct zb_error *err);
 
 #endif

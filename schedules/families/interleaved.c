@@ -49,7 +49,7 @@ static int warmup_of(const struct zb_profile *p, int r, int extra)
     return w < total ? w : total;
 }
 
-void order_interleaved_warmup(const struct zb_profile *p,
+void zbi_order_interleaved_warmup(const struct zb_profile *p,
                               struct zb_schedule *s, int extra)
 {
     const int total = p->microbatches * p->vpp;
@@ -106,7 +106,7 @@ static bool pass_done(const struct runs *x, const struct zb_dep *d)
 }
 
 /* Whether rank r's next op is a forward (false: a backward), in the list
- * order_interleaved_warmup() writes: warm-up forwards, then
+ * zbi_order_interleaved_warmup() writes: warm-up forwards, then
  * forward/backward pairs, then the remaining backwards. */
 static bool next_is_forward(const struct runs *x, int r)
 {
@@ -234,7 +234,7 @@ static int next_extra(struct runs *x, int e)
     return flip > e ? flip : e + 1;
 }
 
-void order_interleaved(const struct zb_profile *p, struct zb_schedule *s)
+void zbi_order_interleaved(const struct zb_profile *p, struct zb_schedule *s)
 {
     const int m = p->microbatches, P = p->pp;
     struct runs x = { .p = p, .total = m * p->vpp };
@@ -270,7 +270,7 @@ void order_interleaved(const struct zb_profile *p, struct zb_schedule *s)
         free(x.fwd);
         free(x.bwd);
     }
-    order_interleaved_warmup(p, s, extra);
+    zbi_order_interleaved_warmup(p, s, extra);
 }
 
 /* The warm-up search tries up to m * vpp extras, each an O(pp * vpp * m)
@@ -280,7 +280,7 @@ void order_interleaved(const struct zb_profile *p, struct zb_schedule *s)
  * without a word (issue 13). */
 #define MAX_WARMUP_SEARCH_STEPS 2e9
 
-int interleaved_check_size(const struct zb_profile *p, struct zb_error *err)
+int zbi_interleaved_check_size(const struct zb_profile *p, struct zb_error *err)
 {
     double steps = 2.0 * p->pp * p->vpp * p->vpp * (double)p->microbatches *
                    p->microbatches;
@@ -300,11 +300,11 @@ static int gen_interleaved(const struct zb_profile *p,
                            const struct zb_options *opt, struct zb_schedule *s,
                            struct zb_error *err)
 {
-    int rc = interleaved_check_size(p, err);
+    int rc = zbi_interleaved_check_size(p, err);
 
     (void)opt;
     if (rc == 0)
-        order_interleaved(p, s);
+        zbi_order_interleaved(p, s);
     return rc;
 }
 

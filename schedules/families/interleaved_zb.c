@@ -10,13 +10,13 @@ static int gen_interleaved_zb(const struct zb_profile *p,
                               const struct zb_options *opt,
                               struct zb_schedule *s, struct zb_error *err)
 {
-    int rc = interleaved_check_size(p, err);
+    int rc = zbi_interleaved_check_size(p, err);
 
     (void)opt;
     if (rc < 0)
         return rc;
-    order_interleaved(p, s);
-    split_deferred(s, max_in_flight(s));
+    zbi_order_interleaved(p, s);
+    zbi_split_deferred(s, zbi_max_in_flight(s));
     return 0;
 }
 

@@ -3,7 +3,7 @@
  * p microbatches in flight on rank 0. */
 #include "families/onef1b.h"
 
-void order_1f1b(const struct zb_profile *p, struct zb_schedule *s)
+void zbi_order_1f1b(const struct zb_profile *p, struct zb_schedule *s)
 {
     const int m = p->microbatches;
 
@@ -25,7 +25,7 @@ static int gen_1f1b(const struct zb_profile *p, const struct zb_options *opt,
 {
     (void)opt;
     (void)err;
-    order_1f1b(p, s);
+    zbi_order_1f1b(p, s);
     return 0;
 }
 

@@ -5,16 +5,16 @@
 
 #include "zbsched/generator.h"
 
-void order_1f1b(const struct zb_profile *p, struct zb_schedule *s);
+void zbi_order_1f1b(const struct zb_profile *p, struct zb_schedule *s);
 /* Interleaved 1F1B with the smallest extra warm-up that runs. */
-void order_interleaved(const struct zb_profile *p, struct zb_schedule *s);
-/* 0 when order_interleaved() finishes in reasonable time for p; else
+void zbi_order_interleaved(const struct zb_profile *p, struct zb_schedule *s);
+/* 0 when zbi_order_interleaved() finishes in reasonable time for p; else
  * ZB_EUNSUPPORTED saying why (its warm-up search when pp does not divide
  * m grows as pp * vpp^2 * m^2 at small pp). */
-int interleaved_check_size(const struct zb_profile *p, struct zb_error *err);
+int zbi_interleaved_check_size(const struct zb_profile *p, struct zb_error *err);
 /* The interleaved order with extra forwards added to every rank's
- * warm-up (order_interleaved() picks extra; tests compare). */
-void order_interleaved_warmup(const struct zb_profile *p,
+ * warm-up (zbi_order_interleaved() picks extra; tests compare). */
+void zbi_order_interleaved_warmup(const struct zb_profile *p,
                               struct zb_schedule *s, int extra);
 
 #endif

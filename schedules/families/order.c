@@ -4,7 +4,7 @@
 #include "build/families.h"
 #include "zbsched/xalloc.h"
 
-void split_deferred(struct zb_schedule *s, int cap)
+void zbi_split_deferred(struct zb_schedule *s, int cap)
 {
     for (int r = 0; r < s->profile.pp; r++) {
         struct zb_op_list old = s->ranks[r];
@@ -50,7 +50,7 @@ void split_deferred(struct zb_schedule *s, int cap)
     }
 }
 
-int max_in_flight(const struct zb_schedule *s)
+int zbi_max_in_flight(const struct zb_schedule *s)
 {
     int best = 0;
 
@@ -66,7 +66,7 @@ int max_in_flight(const struct zb_schedule *s)
     return best;
 }
 
-void unit_profile(const struct zb_profile *p, struct zb_profile *out,
+void zbi_unit_profile(const struct zb_profile *p, struct zb_profile *out,
                   double limit)
 {
     zb_profile_copy(out, p);

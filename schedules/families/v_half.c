@@ -50,7 +50,7 @@ static void *build(void *arg)
 {
     struct v_half_build *b = arg;
 
-    b->rc = vblock_order(b->p, offsets, b->compact, b->s, &b->err);
+    b->rc = zbi_vblock_order(b->p, offsets, b->compact, b->s, &b->err);
     if (b->rc == 0)
         b->rc = zb_sim_run(b->s, &b->err);
     return NULL;
@@ -73,9 +73,9 @@ static int gen_v_half(const struct zb_profile *p,
 
     (void)opt;
     zb_schedule_init(&plain, s->name, p);
-    side_thread_start(&helper, build, &pb);
+    zbi_side_thread_start(&helper, build, &pb);
     build(&cb);
-    side_thread_join(&helper);
+    zbi_side_thread_join(&helper);
     rc = pb.rc < 0 ? pb.rc : cb.rc;
     if (rc < 0 && err)
         *err = pb.rc < 0 ? pb.err : cb.err;

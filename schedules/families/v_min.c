@@ -25,7 +25,7 @@ static int gen_v_min(const struct zb_profile *p, const struct zb_options *opt,
                      struct zb_schedule *s, struct zb_error *err)
 {
     (void)opt;
-    return vblock_order(p, offsets, false, s, err);
+    return zbi_vblock_order(p, offsets, false, s, err);
 }
 
 const struct zb_generator zb_gen_v_min = {

@@ -110,7 +110,7 @@ static void build_rank(const struct zb_profile *p, int r, const int *slot,
     free(at);
 }
 
-int vblock_order(const struct zb_profile *p,
+int zbi_vblock_order(const struct zb_profile *p,
                  void (*offsets)(int pp, int rank, int off[4]), bool compact,
                  struct zb_schedule *s, struct zb_error *err)
 {
@@ -129,7 +129,7 @@ int vblock_order(const struct zb_profile *p,
             place_w(p, r, slot);
         }
         if (compact)
-            vblock_compact(p, slot);
+            zbi_vblock_compact(p, slot);
         for (int r = 0; r < p->pp; r++)
             build_rank(p, r, slot, s);
     }

@@ -86,7 +86,7 @@ static void move_pass(int i, int r, int ready, int *slot, int *at,
     }
 }
 
-void vblock_compact(const struct zb_profile *p, int *slot)
+void zbi_vblock_compact(const struct zb_profile *p, int *slot)
 {
     const int m = p->microbatches, n = p->pp * m * NP;
     bool *done = zb_xcalloc((size_t)n, sizeof(*done));

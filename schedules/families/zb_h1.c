@@ -10,8 +10,8 @@ static int gen_zb_h1(const struct zb_profile *p, const struct zb_options *opt,
 {
     (void)opt;
     (void)err;
-    order_1f1b(p, s);
-    split_deferred(s, max_in_flight(s));
+    zbi_order_1f1b(p, s);
+    zbi_split_deferred(s, zbi_max_in_flight(s));
     return 0;
 }
 

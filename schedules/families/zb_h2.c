@@ -17,8 +17,8 @@ static int gen_zb_h2(const struct zb_profile *p, const struct zb_options *opt,
     int rc;
 
     (void)opt;
-    unit_profile(p, &unit, 2.0 * p->pp - 1);
-    rc = greedy_schedule(&unit, &pol, s, err);
+    zbi_unit_profile(p, &unit, 2.0 * p->pp - 1);
+    rc = zbi_greedy_schedule(&unit, &pol, s, err);
     zb_profile_release(&unit);
     return rc;
 }

@@ -49,9 +49,9 @@ static int gen_zb_v(const struct zb_profile *p, const struct zb_options *opt,
         capped.mem_limit[r] = zb_profile_1f1b_peak(p);
     zb_schedule_init(&con, s->name, &capped);
     zb_schedule_init(&list, s->name, &capped);
-    have_con = timed(construct_v(&capped, CONSTRUCT_V_PAPER, &con, &why),
+    have_con = timed(zbi_construct_v(&capped, CONSTRUCT_V_PAPER, &con, &why),
                      &con);
-    have_list = timed(greedy_best(&capped, &list, NULL), &list);
+    have_list = timed(zbi_greedy_best(&capped, &list, NULL), &list);
     if (have_list && (!have_con ||
                       zb_measures_better(&list.predicted, &con.predicted,
                                          p->pp)))

@@ -40,7 +40,7 @@ static bool settles(const struct zb_schedule *s)
     const struct zb_measures *m = &s->predicted;
     const struct zb_profile *p = &s->profile;
 
-    if (!m->fits_memory || !best_meets_bound(s) ||
+    if (!m->fits_memory || !zbi_best_meets_bound(s) ||
         m->makespan > m->makespan_bound * (1 + 1e-9))
         return false;
     for (int r = 0; r < p->pp; r++)
@@ -123,12 +123,12 @@ static bool outclassed(const struct best_candidates *c,
     return least < cb->bound * (1 - 1e-9);
 }
 
-bool best_meets_bound(const struct zb_schedule *s)
+bool zbi_best_meets_bound(const struct zb_schedule *s)
 {
     return s->predicted.cost <= s->predicted.lower_bound * (1 + 1e-9);
 }
 
-void best_candidates_collect(const struct zb_profile *p,
+void zbi_best_candidates_collect(const struct zb_profile *p,
                              const struct zb_options *opt,
                              struct best_candidates *out)
 {
@@ -148,17 +148,17 @@ void best_candidates_collect(const struct zb_profile *p,
      * validated by zb_generator_run() like any generator's order. Each
      * candidate is named after where its order comes from. */
     zb_schedule_init(&out->s[out->n], "list-scheduler", p);
-    keep(out, greedy_best(p, &out->s[out->n], NULL), CAME_TIMED);
+    keep(out, zbi_greedy_best(p, &out->s[out->n], NULL), CAME_TIMED);
     /* Under V below 1F1B's memory and interleaved placement, with its
      * warm-up depths searched (families.h); elsewhere it declines. Not
      * where the list scheduler already meets the cost bound: the caps
      * could only save memory, which an unlimited rank (not settled by
      * it) does not ask for, and at p 32, m 256 under interleaved without
      * a limit their search took 1 s. */
-    if (!out->settled && !(out->n > 0 && best_meets_bound(&out->s[0]))) {
+    if (!out->settled && !(out->n > 0 && zbi_best_meets_bound(&out->s[0]))) {
         int at = out->n;
         zb_schedule_init(&out->s[out->n], "capped-list", p);
-        keep(out, greedy_capped(p, &out->s[out->n], NULL), CAME_TIMED);
+        keep(out, zbi_greedy_capped(p, &out->s[out->n], NULL), CAME_TIMED);
         if (out->n > at)
             out->capped = at;
     }
@@ -166,10 +166,10 @@ void best_candidates_collect(const struct zb_profile *p,
     if (p->placement == ZB_PLACEMENT_LOOP && p->vpp == 1 &&
         !out->settled) {
         zb_schedule_init(&out->s[out->n], "zb-construct", p);
-        keep(out, construct_loop(p, &out->s[out->n], NULL), CAME_SIMULATED);
+        keep(out, zbi_construct_loop(p, &out->s[out->n], NULL), CAME_SIMULATED);
         if (!out->settled) {
             zb_schedule_init(&out->s[out->n], "warm-depth", p);
-            keep_extra(out, warm_depth_loop(p, &out->s[out->n], NULL));
+            keep_extra(out, zbi_warm_depth_loop(p, &out->s[out->n], NULL));
         }
     }
     /* ZB-V built the paper's way, at the profile's own limit; then with
@@ -177,11 +177,11 @@ void best_candidates_collect(const struct zb_profile *p,
      * start. */
     if (p->placement == ZB_PLACEMENT_V && p->vpp == 2 && !out->settled) {
         zb_schedule_init(&out->s[out->n], "zb-v-construct", p);
-        keep(out, construct_v(p, CONSTRUCT_V_PAPER, &out->s[out->n], NULL),
+        keep(out, zbi_construct_v(p, CONSTRUCT_V_PAPER, &out->s[out->n], NULL),
              CAME_TIMED);
         if (zb_pass_count(p) <= B_ROOM_MAX_PASSES && !out->settled) {
             zb_schedule_init(&out->s[out->n], "zb-v-b-room", p);
-            keep_extra(out, construct_v(p, CONSTRUCT_V_B_ROOM,
+            keep_extra(out, zbi_construct_v(p, CONSTRUCT_V_B_ROOM,
                                         &out->s[out->n], NULL));
         }
     }
@@ -204,7 +204,7 @@ void best_candidates_collect(const struct zb_profile *p,
     }
 }
 
-void best_candidates_release(struct best_candidates *c)
+void zbi_best_candidates_release(struct best_candidates *c)
 {
     for (int i = 0; i < c->n; i++)
         zb_schedule_release(&c->s[i]);
@@ -215,12 +215,12 @@ void best_candidates_release(struct best_candidates *c)
     c->n = 0;
 }
 
-void best_init(struct best *b)
+void zbi_best_init(struct best *b)
 {
     *b = (struct best){ .sched = NULL, .least_over = INFINITY };
 }
 
-void best_consider(struct best *b, const struct zb_schedule *cand)
+void zbi_best_consider(struct best *b, const struct zb_schedule *cand)
 {
     const struct zb_measures *x = &cand->predicted;
 
@@ -248,7 +248,7 @@ void best_consider(struct best *b, const struct zb_schedule *cand)
     b->sched = cand;
 }
 
-int best_result(const struct best *b, const struct zb_profile *p,
+int zbi_best_result(const struct best *b, const struct zb_profile *p,
                 struct zb_error *err)
 {
     if (b->sched)

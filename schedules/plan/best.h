@@ -45,14 +45,14 @@ struct best_candidates {
                                as every later one could at best tie it */
 };
 
-void best_candidates_collect(const struct zb_profile *p,
+void zbi_best_candidates_collect(const struct zb_profile *p,
                              const struct zb_options *opt,
                              struct best_candidates *out);
-void best_candidates_release(struct best_candidates *c);
+void zbi_best_candidates_release(struct best_candidates *c);
 
 /* Whether s's cost meets its lower bound (within 1e-9): s is optimal,
  * and no search or other start can improve on it. */
-bool best_meets_bound(const struct zb_schedule *s);
+bool zbi_best_meets_bound(const struct zb_schedule *s);
 
 /* The best candidate that fits the limit: cost, then makespan, then
  * memory (zb_measures_better()); the first of equals. Over-limit
@@ -64,12 +64,12 @@ struct best {
     double over_peak;
 };
 
-void best_init(struct best *b);
-void best_consider(struct best *b, const struct zb_schedule *cand);
+void zbi_best_init(struct best *b);
+void zbi_best_consider(struct best *b, const struct zb_schedule *cand);
 
 /* 0 when a candidate fits, else ZB_ENOMEM_LIMIT naming what the leanest
  * candidate needs. */
-int best_result(const struct best *b, const struct zb_profile *p,
+int zbi_best_result(const struct best *b, const struct zb_profile *p,
                 struct zb_error *err);
 
 /* `zb`'s order from candidates collected for p (zb.c): the best that

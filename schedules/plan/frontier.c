@@ -286,7 +286,7 @@ static void pool_shape(struct pool *pl, const struct zb_generator *zb,
                                  .outclassed = NULL };
 
     if (zb_generator_accepts(zb, prof, NULL) == 0) {
-        best_candidates_collect(prof, opt, &c);
+        zbi_best_candidates_collect(prof, opt, &c);
         pool_zb(pl, zb, prof, opt, &c, err);
     }
     for (int i = 0; zb_generators[i]; i++) {
@@ -300,7 +300,7 @@ static void pool_shape(struct pool *pl, const struct zb_generator *zb,
                  g->overlaps)
             pool_try(pl, g, prof, opt);
     }
-    best_candidates_release(&c);
+    zbi_best_candidates_release(&c);
 }
 
 static bool same_shape(const struct zb_schedule *a,

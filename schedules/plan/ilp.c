@@ -50,10 +50,10 @@ static void search_more(const struct zb_profile *p,
 
     if (seconds <= 0 || (opt->interrupt && *opt->interrupt))
         return;
-    deadline_start(&dl, seconds, opt->interrupt);
-    if (improve_order(p, out, &io, NULL, NULL) < 0)
+    zbi_deadline_start(&dl, seconds, opt->interrupt);
+    if (zbi_improve_order(p, out, &io, NULL, NULL) < 0)
         zb_sim_run(out, NULL);
-    deadline_stop(&dl);
+    zbi_deadline_stop(&dl);
 }
 
 /* `zb`'s schedule from the candidates c, by zb's own procedure (its
@@ -129,7 +129,7 @@ static int gen_ilp(const struct zb_profile *p, const struct zb_options *opt,
     double t0 = now();
     int nwarm = 0, nplain, rc = 0;
 
-    best_candidates_collect(p, opt, &c);
+    zbi_best_candidates_collect(p, opt, &c);
     /* Every fixed family's order in table order (with data parallelism
      * every candidate's), then `zb`'s searched choice: borrowed (nothing
      * to free but the array and the choice), then the grouped orders. */
@@ -160,7 +160,7 @@ static int gen_ilp(const struct zb_profile *p, const struct zb_options *opt,
     for (int i = nplain; i < nwarm; i++)
         zb_schedule_release(&warm[i]);
     free(warm);
-    best_candidates_release(&c);
+    zbi_best_candidates_release(&c);
     return rc;
 }
 

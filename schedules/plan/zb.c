@@ -53,9 +53,9 @@ static bool search(const struct zb_profile *p, const struct zb_options *opt,
 {
     struct improve_opts io = {
         .effort = share * (opt->effort != 0 ? opt->effort
-                                             : improve_default_effort(p)),
+                                             : zbi_improve_default_effort(p)),
         .seed = (unsigned)opt->seed, .threads = opt->threads,
-        .base_effort = share * improve_default_effort(p),
+        .base_effort = share * zbi_improve_default_effort(p),
         .interrupt = opt->interrupt,
     };
     struct improve_stats st = { .chain = -1 };
@@ -64,7 +64,7 @@ static bool search(const struct zb_profile *p, const struct zb_options *opt,
     /* The chosen order is legal and fits (best.c checked it), so a
      * failure here would be a bug in the search: the chosen order stays,
      * and the pipeline validates whatever s holds. */
-    if (ran && improve_order(p, s, &io, &st, NULL) < 0) {
+    if (ran && zbi_improve_order(p, s, &io, &st, NULL) < 0) {
         st.chain = -1;
         ran = false;
     }
@@ -209,7 +209,7 @@ static void search_from_two(const struct zb_profile *p,
         search(p, opt, s, best->name, 1);
         return;
     }
-    if (best_meets_bound(best))
+    if (zbi_best_meets_bound(best))
         return;
     if (beside_room) {
         search(p, opt, s, best->name, BESIDE_ROOM_SHARE);
@@ -324,19 +324,19 @@ int zb_from_candidates(const struct zb_profile *p,
     struct best b;
     int rc;
 
-    best_init(&b);
+    zbi_best_init(&b);
     for (int i = 0; i < c->n; i++)
         if (i != c->extra && i != c->capped)
-            best_consider(&b, &c->s[i]);
+            zbi_best_consider(&b, &c->s[i]);
     /* The starts of their own are chosen where nothing else fits, or
      * where no search runs (--effort < 0: no basins to weigh), so zb
      * stays never worse than any of its candidates. */
     for (int k = 0; k < 2; k++) {
         int i = k == 0 ? c->extra : c->capped;
         if (i >= 0 && (!b.sched || opt->effort < 0))
-            best_consider(&b, &c->s[i]);
+            zbi_best_consider(&b, &c->s[i]);
     }
-    if ((rc = best_result(&b, p, err)) == 0) {
+    if ((rc = zbi_best_result(&b, p, err)) == 0) {
         const struct zb_schedule *x = own_start(p, c, c->extra, b.sched);
         const struct zb_schedule *y = own_start(p, c, c->capped, b.sched);
         bool room = room_searched(p, x);
@@ -361,9 +361,9 @@ static int gen_zb(const struct zb_profile *p, const struct zb_options *opt,
     struct best_candidates c;
     int rc;
 
-    best_candidates_collect(p, opt, &c);
+    zbi_best_candidates_collect(p, opt, &c);
     rc = zb_from_candidates(p, opt, &c, s, err);
-    best_candidates_release(&c);
+    zbi_best_candidates_release(&c);
     return rc;
 }
 

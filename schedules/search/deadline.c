@@ -25,7 +25,7 @@ static void *watch(void *arg)
     return NULL;
 }
 
-void deadline_start(struct deadline *d, double seconds,
+void zbi_deadline_start(struct deadline *d, double seconds,
                     const volatile sig_atomic_t *follow)
 {
     d->flag = 0;
@@ -35,7 +35,7 @@ void deadline_start(struct deadline *d, double seconds,
     d->started = pthread_create(&d->thread, NULL, watch, d) == 0;
 }
 
-void deadline_stop(struct deadline *d)
+void zbi_deadline_stop(struct deadline *d)
 {
     d->done = 1;
     if (d->started)

@@ -13,7 +13,7 @@ struct deadline {
                                        *follow is (Ctrl-C) */
     const volatile sig_atomic_t *follow;    /* may be NULL */
     double at;                      /* CLOCK_MONOTONIC seconds */
-    volatile sig_atomic_t done;     /* deadline_stop() was called */
+    volatile sig_atomic_t done;     /* zbi_deadline_stop() was called */
     pthread_t thread;
     bool started;
 };
@@ -21,9 +21,9 @@ struct deadline {
 /* Raise d->flag `seconds` from now, or as soon as *follow is set, from a
  * watcher thread. If no thread can be had the flag stays down: the
  * search then ends by its own budget. */
-void deadline_start(struct deadline *d, double seconds,
+void zbi_deadline_start(struct deadline *d, double seconds,
                     const volatile sig_atomic_t *follow);
 /* End the watcher (the flag keeps its value). */
-void deadline_stop(struct deadline *d);
+void zbi_deadline_stop(struct deadline *d);
 
 #endif

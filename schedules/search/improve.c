@@ -113,7 +113,7 @@ static double unit(struct chain *c)
  * parallelism (the step ends with the last reduce, not with the cost). */
 static double score(const struct chain *c)
 {
-    return c->step.on ? improve_step_end(&c->step, &c->st) : c->st.cost;
+    return c->step.on ? zbi_improve_step_end(&c->step, &c->st) : c->st.cost;
 }
 
 static double energy(const struct chain *c)
@@ -310,7 +310,7 @@ static int propose_column(struct chain *c, struct improve_move *mv)
         used = false;
         for (int i = 0; i < n; i++)
             used |= mv[i].rank == r;
-        if (used || !improve_check(&c->st, r, st->pos[y], st->pos[y] + d))
+        if (used || !zbi_improve_check(&c->st, r, st->pos[y], st->pos[y] + d))
             break;
         mv[n].rank = r;
         mv[n].from = st->pos[y];
@@ -357,7 +357,7 @@ static double mean_pass(const struct zb_profile *p)
     return n > 0 && sum > 0 ? sum / (3.0 * n) : 1;
 }
 
-/* Whether the moves' estimated cost (improve_estimate()) fails the
+/* Whether the moves' estimated cost (zbi_improve_estimate()) fails the
  * acceptance test with draw u at temperature temp: then they are
  * rejected unre-timed. Not with data parallelism, where the score is the
  * step's end. */
@@ -366,7 +366,7 @@ static bool rejected_on_estimate(struct chain *c, int n,
                                  double temp)
 {
     if (c->step.on ||
-        accept(u, improve_estimate(&c->st, n, mv) - c->st.cost, temp))
+        accept(u, zbi_improve_estimate(&c->st, n, mv) - c->st.cost, temp))
         return false;
     c->skipped++;
     return true;
@@ -392,16 +392,16 @@ static bool propose_try(struct chain *c, double u, double temp)
         st->work += (long)n * MOVE_CHARGE;
         if (n >= 2)
             return !rejected_on_estimate(c, n, mv, u, temp) &&
-                   improve_try_n(st, n, mv) == 0;
+                   zbi_improve_try_n(st, n, mv) == 0;
         pick = 1;
     }
     if (!(pick < COLUMN_SHARE + CRIT_SHARE
               ? propose_crit(c, &mv[0].rank, &mv[0].from, &mv[0].to)
               : propose_random(c, &mv[0].rank, &mv[0].from, &mv[0].to)) ||
-        !improve_check(st, mv[0].rank, mv[0].from, mv[0].to) ||
+        !zbi_improve_check(st, mv[0].rank, mv[0].from, mv[0].to) ||
         rejected_on_estimate(c, 1, mv, u, temp))
         return false;
-    return improve_try(st, mv[0].rank, mv[0].from, mv[0].to) == 0;
+    return zbi_improve_try(st, mv[0].rank, mv[0].from, mv[0].to) == 0;
 }
 
 static void step(struct chain *c)
@@ -417,10 +417,10 @@ static void step(struct chain *c)
     c->evals++;
     e = energy(c);
     if (!accept(u, e - c->energy, temp)) {
-        improve_undo(st);
+        zbi_improve_undo(st);
         return;
     }
-    improve_commit(st);
+    zbi_improve_commit(st);
     c->accepted++;
     c->energy = e;
     if (better(score(c), st->makespan, c->best_cost, c->best_makespan))
@@ -455,7 +455,7 @@ static void restarts(struct chain *c, long cycle, long upto)
         return;
     k = rest / cycle > 1 ? rest / cycle : 1;
     while (c->st.work < upto && !interrupted(c)) {
-        improve_load(&c->st, c->best);
+        zbi_improve_load(&c->st, c->best);
         c->energy = energy(c);
         c->path_at = -1;
         anneal(c, rest / k, upto);
@@ -470,7 +470,7 @@ static void restarts(struct chain *c, long cycle, long upto)
  * could end worse because its cooling stretched with the budget. */
 static void anneal_all(struct chain *c)
 {
-    long cycle = (long)(CYCLE_SHARE * improve_default_effort(c->p) *
+    long cycle = (long)(CYCLE_SHARE * zbi_improve_default_effort(c->p) *
                         IMPROVE_WORK_PER_SECOND);
     long base = c->base < c->budget ? c->base : c->budget;
 
@@ -484,10 +484,10 @@ static void *run_chain(void *arg)
     struct chain *c = arg;
     struct improve_state *st = &c->st;
 
-    c->rc = improve_state_init(st, c->p, c->in, &c->err);
+    c->rc = zbi_improve_state_init(st, c->p, c->in, &c->err);
     if (c->rc < 0)
         return NULL;
-    improve_step_init(&c->step, st);
+    zbi_improve_step_init(&c->step, st);
     c->best = zb_xcalloc((size_t)st->pp, sizeof(int *));
     for (int r = 0; r < st->pp; r++)
         c->best[r] = zb_xcalloc((size_t)st->len[r] + 1, sizeof(int));
@@ -510,13 +510,13 @@ static void chain_release(struct chain *c)
         free(c->best[r]);
     free(c->best);
     free(c->path);
-    improve_step_release(&c->step);
-    improve_state_release(&c->st);
+    zbi_improve_step_release(&c->step);
+    zbi_improve_state_release(&c->st);
 }
 
 /* ---- the entry point -------------------------------------------------- */
 
-double improve_default_effort(const struct zb_profile *p)
+double zbi_improve_default_effort(const struct zb_profile *p)
 {
     /* Per chunk set: V's and interleaved's chunks split the same work
      * per rank into more, shorter passes, and the issue's 0.2 s at p 8,
@@ -604,7 +604,7 @@ static void fill_stats(struct improve_stats *stats, const struct chain *ch,
     stats->makespan_out = s->predicted.makespan;
 }
 
-int improve_order(const struct zb_profile *p, struct zb_schedule *s,
+int zbi_improve_order(const struct zb_profile *p, struct zb_schedule *s,
                   const struct improve_opts *o,
                   struct improve_stats *stats, struct zb_error *err)
 {
@@ -628,7 +628,7 @@ int improve_order(const struct zb_profile *p, struct zb_schedule *s,
         ch[i].budget = o->effort > 0
             ? (long)(o->effort * IMPROVE_WORK_PER_SECOND) : 0;
         ch[i].base = (long)((o->base_effort > 0 ? o->base_effort
-                                                : improve_default_effort(p)) *
+                                                : zbi_improve_default_effort(p)) *
                             IMPROVE_WORK_PER_SECOND);
     }
     win = run_chains(ch, n, o->threads, err);
@@ -637,8 +637,8 @@ int improve_order(const struct zb_profile *p, struct zb_schedule *s,
         goto out;
     }
     if (win >= 0) {
-        improve_load(&ch[win].st, ch[win].best);
-        improve_write(&ch[win].st, s);
+        zbi_improve_load(&ch[win].st, ch[win].best);
+        zbi_improve_write(&ch[win].st, s);
     }
     rc = zb_sim_run(s, err);
     fill_stats(stats, ch, n, win, s);

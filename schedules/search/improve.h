@@ -60,13 +60,13 @@ struct improve_stats {
  * worse (cost, then makespan), legal, within the limits and timed by
  * zb_sim_run(). stats may be NULL. ZB_EILLEGAL if s's order cannot run,
  * ZB_ENOMEM_LIMIT if it exceeds a limit, ZB_EINVAL on bad options. */
-int improve_order(const struct zb_profile *p, struct zb_schedule *s,
+int zbi_improve_order(const struct zb_profile *p, struct zb_schedule *s,
                const struct improve_opts *o,
                struct improve_stats *stats, struct zb_error *err);
 
 /* The default budget for p, in seconds: 0.2 at p 8, m 32 (768 passes per
  * chunk set: passes / vpp), growing as (passes / vpp)^(1/3), at most 0.5
  * (reached at about p 32, m 125), whatever the placement. */
-double improve_default_effort(const struct zb_profile *p);
+double zbi_improve_default_effort(const struct zb_profile *p);
 
 #endif

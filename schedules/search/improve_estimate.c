@@ -156,7 +156,7 @@ static double window_backward(struct improve_state *st,
     return est;
 }
 
-double improve_estimate(struct improve_state *st, int n,
+double zbi_improve_estimate(struct improve_state *st, int n,
                         const struct improve_move *mv)
 {
     int sweeps = n > 1 ? 2 : 1;

@@ -175,7 +175,7 @@ static int check_mem(const struct improve_state *st, struct zb_error *err)
 
 static int retime_all(struct improve_state *st);
 
-int improve_state_init(struct improve_state *st,
+int zbi_improve_state_init(struct improve_state *st,
                           const struct zb_profile *p,
                           const struct zb_schedule *s, struct zb_error *err)
 {
@@ -200,7 +200,7 @@ int improve_state_init(struct improve_state *st,
     return 0;
 }
 
-void improve_state_release(struct improve_state *st)
+void zbi_improve_state_release(struct improve_state *st)
 {
     if (!st->op)
         return;
@@ -367,7 +367,7 @@ static int retime_all(struct improve_state *st)
     return rc;
 }
 
-void improve_retime(struct improve_state *st)
+void zbi_improve_retime(struct improve_state *st)
 {
     retime_all(st);
 }
@@ -422,7 +422,7 @@ static bool check_mem_move(struct improve_state *st, int r, int from,
     return true;
 }
 
-bool improve_check(struct improve_state *st, int r, int from, int to)
+bool zbi_improve_check(struct improve_state *st, int r, int from, int to)
 {
     int x, dir = to > from ? 1 : -1;
 
@@ -548,14 +548,14 @@ static int try_moves(struct improve_state *st, int n,
     return 0;
 }
 
-int improve_try_n(struct improve_state *st, int n,
+int zbi_improve_try_n(struct improve_state *st, int n,
                   const struct improve_move *mv)
 {
     st->fresh_mem = false;
     return try_moves(st, n, mv);
 }
 
-int improve_try(struct improve_state *st, int r, int from, int to)
+int zbi_improve_try(struct improve_state *st, int r, int from, int to)
 {
     struct improve_move m = { r, from, to };
 
@@ -563,7 +563,7 @@ int improve_try(struct improve_state *st, int r, int from, int to)
     return try_moves(st, 1, &m);
 }
 
-void improve_undo(struct improve_state *st)
+void zbi_improve_undo(struct improve_state *st)
 {
     restore_times(st);
     unrotate_all(st);
@@ -572,9 +572,9 @@ void improve_undo(struct improve_state *st)
     st->makespan = st->old_makespan;
 }
 
-/* improve_try(): the sums improve_check() computed; improve_try_n():
+/* zbi_improve_try(): the sums zbi_improve_check() computed; zbi_improve_try_n():
  * recomputed, rank by rank. */
-void improve_commit(struct improve_state *st)
+void zbi_improve_commit(struct improve_state *st)
 {
     if (st->limited && st->fresh_mem && st->newmem_n > 0)
         memcpy(&st->mem[st->mv[0].rank][st->newmem_lo], st->newmem,
@@ -590,7 +590,7 @@ void improve_commit(struct improve_state *st)
         st->tails_valid = false;
 }
 
-void improve_load(struct improve_state *st, int *const *orders)
+void zbi_improve_load(struct improve_state *st, int *const *orders)
 {
     for (int r = 0; r < st->pp; r++) {
         memcpy(st->order[r], orders[r], (size_t)st->len[r] * sizeof(int));
@@ -601,7 +601,7 @@ void improve_load(struct improve_state *st, int *const *orders)
     retime_all(st);
 }
 
-void improve_write(const struct improve_state *st,
+void zbi_improve_write(const struct improve_state *st,
                       struct zb_schedule *s)
 {
     for (int r = 0; r < st->pp; r++) {

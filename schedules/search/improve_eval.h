@@ -12,10 +12,10 @@
 #include "zbsched/profile.h"
 #include "zbsched/schedule.h"
 
-/* Most moves in one compound move (improve_try_n). */
+/* Most moves in one compound move (zbi_improve_try_n). */
 #define IMPROVE_MAX_MOVES 8
 
-/* Moves committed before improve_estimate() refreshes the tails: a move
+/* Moves committed before zbi_improve_estimate() refreshes the tails: a move
  * changes the tails of the ops that lead into it, a refresh walks every
  * op, and stale tails only blur an estimate. On 193 random grid profiles
  * (bench_quality's draws for seeds 101-103, m >= 2p) refreshing after
@@ -93,7 +93,7 @@ struct improve_state {
     struct improve_move mv[IMPROVE_MAX_MOVES];
     bool fresh_mem;         /* newmem holds the one move's sums */
 
-    /* improve_estimate()'s (improve_estimate.c). */
+    /* zbi_improve_estimate()'s (improve_estimate.c). */
     double *tail;           /* per op: longest way to the cost's end */
     bool tails_valid;       /* tail[] is of the order as it was */
     int tails_age;          /* moves committed since tail[] was taken */
@@ -141,49 +141,49 @@ static inline int improve_moved_at(const struct improve_state *st, int r,
 /* Build the state for s's compute order (other ops ignored) and time it.
  * ZB_EILLEGAL if the order cannot run (a cycle), ZB_ENOMEM_LIMIT if it
  * does not fit a rank's limit. */
-int improve_state_init(struct improve_state *st,
+int zbi_improve_state_init(struct improve_state *st,
                           const struct zb_profile *p,
                           const struct zb_schedule *s, struct zb_error *err);
-void improve_state_release(struct improve_state *st);
+void zbi_improve_state_release(struct improve_state *st);
 
 /* Whether moving the op at position `from` of rank r to position `to`
  * keeps same-class passes of a stage in order, jumps over no same-rank
  * dependency and keeps the running memory within the limit (the
  * validator's tolerance). Remembers the memory sums for the commit. */
-bool improve_check(struct improve_state *st, int r, int from, int to);
+bool zbi_improve_check(struct improve_state *st, int r, int from, int to);
 
 /* Apply the checked move and re-time what it can change. Returns 0, or -1
  * when the order deadlocks (a cycle through other ranks): then the move
  * is already undone. */
-int improve_try(struct improve_state *st, int r, int from, int to);
+int zbi_improve_try(struct improve_state *st, int r, int from, int to);
 
 /* Apply n moves on n distinct ranks at once (a compound move), each
- * checked by improve_check() against the current order, and re-time once.
+ * checked by zbi_improve_check() against the current order, and re-time once.
  * Returns 0, or -1 on a deadlock (the moves are then undone). */
-int improve_try_n(struct improve_state *st, int n,
+int zbi_improve_try_n(struct improve_state *st, int n,
                   const struct improve_move *mv);
 
 /* An estimate of the cost after the n checked moves mv (on distinct
- * ranks, as improve_try_n() takes them; n = 1: one move), without
+ * ranks, as zbi_improve_try_n() takes them; n = 1: one move), without
  * applying them: the longest path through the moved windows with every
  * other op's time and tail as they are. Not a bound (other ops can move
  * too); charged to st->work, far less than a re-timing. */
-double improve_estimate(struct improve_state *st, int n,
+double zbi_improve_estimate(struct improve_state *st, int n,
                         const struct improve_move *mv);
 
-/* Keep or revert the move(s) improve_try*() applied. */
-void improve_commit(struct improve_state *st);
-void improve_undo(struct improve_state *st);
+/* Keep or revert the move(s) zbi_improve_try*() applied. */
+void zbi_improve_commit(struct improve_state *st);
+void zbi_improve_undo(struct improve_state *st);
 
 /* Re-time the whole order from scratch (after replacing order[]). */
-void improve_retime(struct improve_state *st);
+void zbi_improve_retime(struct improve_state *st);
 
 /* Replace the orders with those in `orders` (per rank, same lengths) and
  * re-time; the memory sums are rebuilt. */
-void improve_load(struct improve_state *st, int *const *orders);
+void zbi_improve_load(struct improve_state *st, int *const *orders);
 
 /* Write the current order into s's rank lists (compute ops only). */
-void improve_write(const struct improve_state *st,
+void zbi_improve_write(const struct improve_state *st,
                       struct zb_schedule *s);
 
 #endif

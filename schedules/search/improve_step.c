@@ -6,7 +6,7 @@
 #include "zbsched/dp.h"
 #include "zbsched/xalloc.h"
 
-void improve_step_init(struct improve_step *x, const struct improve_state *st)
+void zbi_improve_step_init(struct improve_step *x, const struct improve_state *st)
 {
     const struct zb_profile *p = st->p;
     const int n = zb_profile_stages(p);
@@ -39,7 +39,7 @@ void improve_step_init(struct improve_step *x, const struct improve_state *st)
     free(last);
 }
 
-void improve_step_release(struct improve_step *x)
+void zbi_improve_step_release(struct improve_step *x)
 {
     free(x->last);
     free(x->reduce);
@@ -47,7 +47,7 @@ void improve_step_release(struct improve_step *x)
     x->reduce = NULL;
 }
 
-double improve_step_end(const struct improve_step *x,
+double zbi_improve_step_end(const struct improve_step *x,
                         const struct improve_state *st)
 {
     double step = 0;

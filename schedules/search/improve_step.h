@@ -18,15 +18,15 @@ struct improve_step {
 };
 
 /* Set x up for st's profile and ops (off without data parallelism). */
-void improve_step_init(struct improve_step *x, const struct improve_state *st);
-void improve_step_release(struct improve_step *x);
+void zbi_improve_step_init(struct improve_step *x, const struct improve_state *st);
+void zbi_improve_step_release(struct improve_step *x);
 
 /* When the step ends under st's current times: over ranks, the end of
  * the rank's reduces, run one at a time in the order of their last Ws
  * (each starts when its W has ended and the stream is free). A rank's
  * last compute op is a W, so this covers the compute too. ZeRO-3's
  * gathers are left out: they run at the step's start, not at its end. */
-double improve_step_end(const struct improve_step *x,
+double zbi_improve_step_end(const struct improve_step *x,
                         const struct improve_state *st);
 
 #endif

@@ -42,7 +42,7 @@ static void assert_simulator_agrees(struct zb_schedule *s, const char *what)
     free(t);
 }
 
-/* Run construct_loop on p and take its output through the pipeline every
+/* Run zbi_construct_loop on p and take its output through the pipeline every
  * schedule passes (simulate, lower, validate with the memory limit).
  * Returns the cost; s keeps the lowered schedule. */
 static double construct(const struct zb_profile *p, struct zb_schedule *s,
@@ -51,7 +51,7 @@ static double construct(const struct zb_profile *p, struct zb_schedule *s,
     struct zb_error err = { 0 };
 
     cr_assert_eq(zb_schedule_init(s, "zb", p), 0);
-    cr_assert_eq(construct_loop(p, s, &err), 0, "%s: %s", what, err.msg);
+    cr_assert_eq(zbi_construct_loop(p, s, &err), 0, "%s: %s", what, err.msg);
     assert_simulator_agrees(s, what);
     cr_assert(s->predicted.fits_memory, "%s: over the memory limit", what);
     cr_assert_eq(zb_lower_run(s, &err), 0, "%s: %s", what, err.msg);
@@ -219,7 +219,7 @@ Test(construct, times_every_variant_as_the_simulator_does)
             char what[64];
             snprintf(what, sizeof(what), "iter %d variant %d", iter, v);
             zb_schedule_init(&s, "zb", &p);
-            cr_assert_eq(construct_variant(&p, v, &s, &err), 0, "%s: %s",
+            cr_assert_eq(zbi_construct_variant(&p, v, &s, &err), 0, "%s: %s",
                          what, err.msg);
             assert_simulator_agrees(&s, what);
             cr_assert(s.predicted.fits_memory, "%s: over the limit", what);
@@ -251,7 +251,7 @@ Test(construct, refuses_a_limit_below_one_activation)
     make_profile(&sh, &p);
     p.mem_limit[2] = 0.5;
     zb_schedule_init(&s, "zb", &p);
-    cr_assert_eq(construct_loop(&p, &s, &err), ZB_ENOMEM_LIMIT);
+    cr_assert_eq(zbi_construct_loop(&p, &s, &err), ZB_ENOMEM_LIMIT);
     cr_assert(strstr(err.msg, "rank 2") != NULL, "message: %s", err.msg);
     zb_schedule_release(&s);
     zb_profile_release(&p);
@@ -267,11 +267,11 @@ Test(construct, refuses_v_placement_and_several_chunks)
     sh.vpp = 2;
     make_profile(&sh, &p);
     zb_schedule_init(&s, "zb", &p);
-    cr_assert_eq(construct_loop(&p, &s, &err), ZB_EUNSUPPORTED);
+    cr_assert_eq(zbi_construct_loop(&p, &s, &err), ZB_EUNSUPPORTED);
     zb_schedule_release(&s);
     p.placement = ZB_PLACEMENT_V;
     zb_schedule_init(&s, "zb", &p);
-    cr_assert_eq(construct_loop(&p, &s, &err), ZB_EUNSUPPORTED);
+    cr_assert_eq(zbi_construct_loop(&p, &s, &err), ZB_EUNSUPPORTED);
     cr_assert(strstr(err.msg, "loop") != NULL, "message: %s", err.msg);
     zb_schedule_release(&s);
     zb_profile_release(&p);
@@ -306,7 +306,7 @@ Test(construct, tuning_per_stage_beats_every_variant_on_uneven_profiles)
                 uniform(&seed, 0.35, 1.0) };
         for (int v = 0; v < CONSTRUCT_VARIANTS; v++) {
             zb_schedule_init(&s, "zb", &p);
-            cr_assert_eq(construct_variant(&p, v, &s, NULL), 0);
+            cr_assert_eq(zbi_construct_variant(&p, v, &s, NULL), 0);
             zb_measures_from_times(&p, s.ranks, &s.predicted);
             if (s.predicted.fits_memory)
                 best = fmin(best, s.predicted.cost);

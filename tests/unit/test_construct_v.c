@@ -38,7 +38,7 @@ static void construct_legal(const struct zb_profile *p,
     struct zb_error err = { 0 };
 
     zb_schedule_init(s, "zbv", p);
-    cr_assert_eq(construct_v(p, rules, s, &err), 0, "construct: %s",
+    cr_assert_eq(zbi_construct_v(p, rules, s, &err), 0, "construct: %s",
                  err.msg);
     cr_assert_eq(zb_sim_run(s, &err), 0, "sim: %s", err.msg);
     cr_assert_eq(zb_lower_run(s, &err), 0, "lower: %s", err.msg);
@@ -148,7 +148,7 @@ Test(construct_v, rejects_limits_below_two_activations_by_name)
     make_profile(&sh, &p);
     p.mem_limit[2] = 1.5;
     zb_schedule_init(&s, "zbv", &p);
-    cr_assert_eq(construct_v(&p, CONSTRUCT_V_PAPER, &s, &err),
+    cr_assert_eq(zbi_construct_v(&p, CONSTRUCT_V_PAPER, &s, &err),
                  ZB_ENOMEM_LIMIT);
     cr_assert(strstr(err.msg, "rank 2") != NULL, "message: %s", err.msg);
     zb_schedule_release(&s);
@@ -168,7 +168,7 @@ Test(construct_v, rejects_loop_placement_and_other_chunk_counts)
         if (i == 1)
             p.vpp = 1;      /* as if: V needs two chunks */
         zb_schedule_init(&s, "zbv", &p);
-        cr_assert_eq(construct_v(&p, CONSTRUCT_V_PAPER, &s, &err),
+        cr_assert_eq(zbi_construct_v(&p, CONSTRUCT_V_PAPER, &s, &err),
                      ZB_EUNSUPPORTED, "case %d", i);
         zb_schedule_release(&s);
         zb_profile_release(&p);
@@ -238,9 +238,9 @@ Test(construct_v, skipping_repeated_chains_changes_nothing)
         zb_generator_forget();
         zb_schedule_init(&a, "zbv", &p);
         zb_schedule_init(&b, "zbv", &p);
-        cr_assert_eq(construct_v(&p, both_rules[i % 2], &a, &err), 0,
+        cr_assert_eq(zbi_construct_v(&p, both_rules[i % 2], &a, &err), 0,
                      "case %d: %s", i, err.msg);
-        cr_assert_eq(construct_v_every_chain(&p, both_rules[i % 2], &b,
+        cr_assert_eq(zbi_construct_v_every_chain(&p, both_rules[i % 2], &b,
                                              &err), 0, "case %d: %s", i,
                      err.msg);
         for (int r = 0; r < p.pp; r++) {
@@ -270,7 +270,7 @@ Test(construct_v, times_its_passes_as_the_simulator_does)
         struct zb_op_list *before;
         random_v_profile(&seed, &p);
         zb_schedule_init(&s, "zbv", &p);
-        cr_assert_eq(construct_v(&p, both_rules[i % 2], &s, NULL), 0,
+        cr_assert_eq(zbi_construct_v(&p, both_rules[i % 2], &s, NULL), 0,
                      "case %d", i);
         before = calloc((size_t)p.pp, sizeof(*before));
         for (int r = 0; r < p.pp; r++) {
@@ -406,7 +406,7 @@ static double memo_cost(enum memo_kind kind, const struct zb_profile *p)
     double cost;
 
     zb_schedule_init(&s, "memo", p);
-    cr_assert(memo_fetch(kind, p, &s), "no order kept for kind %d", kind);
+    cr_assert(zbi_memo_fetch(kind, p, &s), "no order kept for kind %d", kind);
     cr_assert_eq(zb_sim_run(&s, NULL), 0);
     cost = s.predicted.cost;
     zb_schedule_release(&s);
@@ -463,7 +463,7 @@ Test(construct_v, zb_v_is_never_worse_than_the_list_scheduler)
             capped.mem_limit[r] = 2.0 * p.pp * p.m_b;
         gen("zb-v", &p, &s);
         zb_schedule_init(&list, "list", &capped);
-        cr_assert_eq(greedy_best(&capped, &list, NULL), 0);
+        cr_assert_eq(zbi_greedy_best(&capped, &list, NULL), 0);
         cr_assert_eq(zb_sim_run(&list, NULL), 0);
         cr_assert_leq(s.predicted.cost, list.predicted.cost * (1 + 1e-9),
                       "case %d: %g > %g", i, s.predicted.cost,
@@ -489,15 +489,15 @@ Test(construct_v, remembers_its_last_order_for_an_equal_profile_only)
     make_profile(&sh, &p);
     p.stage[2].b = 1.4;
     zb_schedule_init(&built, "zbv", &p);
-    cr_assert_eq(construct_v(&p, CONSTRUCT_V_PAPER, &built, NULL), 0);
+    cr_assert_eq(zbi_construct_v(&p, CONSTRUCT_V_PAPER, &built, NULL), 0);
     zb_profile_copy(&q, &p);
     zb_schedule_init(&again, "zbv", &q);
-    cr_assert(memo_fetch(MEMO_CONSTRUCT_V, &q, &again));
+    cr_assert(zbi_memo_fetch(MEMO_CONSTRUCT_V, &q, &again));
     assert_same_ops(&again, &built);
     q.mem_limit[1] = 7;
-    cr_assert_not(memo_fetch(MEMO_CONSTRUCT_V, &q, &again));
+    cr_assert_not(zbi_memo_fetch(MEMO_CONSTRUCT_V, &q, &again));
     zb_generator_forget();
-    cr_assert_not(memo_fetch(MEMO_CONSTRUCT_V, &p, &again), "forgotten");
+    cr_assert_not(zbi_memo_fetch(MEMO_CONSTRUCT_V, &p, &again), "forgotten");
     zb_schedule_release(&built);
     zb_schedule_release(&again);
     zb_profile_release(&p);

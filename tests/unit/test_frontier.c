@@ -220,7 +220,7 @@ Test(frontier, leaves_out_a_family_outclassed_at_its_memory)
 
         make_profile(&sh, &prof);
         zb_options_init(&opt);
-        best_candidates_collect(&prof, &opt, &c);
+        zbi_best_candidates_collect(&prof, &opt, &c);
         pick(&prof, false, &pk);
         for (int i = 0; zb_generators[i]; i++) {
             const struct zb_generator *g = zb_generators[i];
@@ -236,7 +236,7 @@ Test(frontier, leaves_out_a_family_outclassed_at_its_memory)
             }
             zb_schedule_release(&alone);
         }
-        best_candidates_release(&c);
+        zbi_best_candidates_release(&c);
         zb_schedule_release(&pk.sched);
         zb_profile_release(&prof);
     }

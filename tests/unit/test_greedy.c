@@ -4,7 +4,7 @@
 #include "helpers.h"
 #include "build/families.h"
 
-/* The cost of greedy_schedule() under policy q (INFINITY if it stalls or
+/* The cost of zbi_greedy_schedule() under policy q (INFINITY if it stalls or
  * does not fit). */
 static double policy_cost(const struct zb_profile *p, int q)
 {
@@ -12,7 +12,7 @@ static double policy_cost(const struct zb_profile *p, int q)
     double cost = INFINITY;
 
     zb_schedule_init(&s, "list-scheduler", p);
-    if (greedy_schedule(p, &greedy_policies[q], &s, NULL) == 0 &&
+    if (zbi_greedy_schedule(p, &zbi_greedy_policies[q], &s, NULL) == 0 &&
         zb_sim_run(&s, NULL) == 0 && s.predicted.fits_memory)
         cost = s.predicted.cost;
     zb_schedule_release(&s);
@@ -35,7 +35,7 @@ Test(greedy, forwards_first_wins_under_interleaved_with_few_microbatches)
     make_profile(&sh, &p);
     for (int q = 0; q < GREEDY_POLICIES; q++) {
         double c = policy_cost(&p, q);
-        if (greedy_policies[q].b_patience > 0)
+        if (zbi_greedy_policies[q].b_patience > 0)
             forwards_first = fmin(forwards_first, c);
         else
             ready_first = fmin(ready_first, c);

@@ -23,7 +23,7 @@ static int capped_rc(const struct zb_profile *p)
     int rc;
 
     zb_schedule_init(&s, "capped-list", p);
-    rc = greedy_capped(p, &s, NULL);
+    rc = zbi_greedy_capped(p, &s, NULL);
     zb_schedule_release(&s);
     return rc;
 }
@@ -75,7 +75,7 @@ static void assert_capped_order(const struct zb_profile *prof, int k,
     struct zb_error err;
 
     zb_schedule_init(&capped, "capped-list", prof);
-    cr_assert_eq(greedy_capped(prof, &capped, &err), 0, "case %d: %s", k,
+    cr_assert_eq(zbi_greedy_capped(prof, &capped, &err), 0, "case %d: %s", k,
                  err.msg);
     cr_assert_eq(zb_sim_run(&capped, &err), 0, "case %d: %s", k, err.msg);
     cr_assert(capped.predicted.fits_memory, "case %d", k);
@@ -99,11 +99,11 @@ static double least_uncapped(const struct zb_profile *p)
 
     zb_schedule_init(&list, "list-scheduler", p);
     for (int q = 0; q < 2 * GREEDY_V_POLICIES; q++) {
-        struct greedy_policy pol = greedy_policies[q / 2];
+        struct greedy_policy pol = zbi_greedy_policies[q / 2];
         pol.b_patience = q % 2;
         for (int r = 0; r < p->pp; r++)
             list.ranks[r].n = 0;
-        if (greedy_schedule(p, &pol, &list, NULL) == 0 &&
+        if (zbi_greedy_schedule(p, &pol, &list, NULL) == 0 &&
             zb_sim_run(&list, NULL) == 0)
             least = fmin(least, list.predicted.cost);
     }
@@ -152,7 +152,7 @@ Test(greedy_caps, fills_the_gap_between_v_half_and_1f1b_memory)
 
         v_profile(8, 24, 18522, 18086, 9337, 601, 0.3664, lim, &p);
         zb_schedule_init(&capped, "capped-list", &p);
-        cr_assert_eq(greedy_capped(&p, &capped, NULL), 0, "limit %g", lim);
+        cr_assert_eq(zbi_greedy_capped(&p, &capped, NULL), 0, "limit %g", lim);
         cr_assert_eq(zb_sim_run(&capped, NULL), 0);
         gen("v-half", &p, &vhalf);
         cr_assert_lt(capped.predicted.cost, vhalf.predicted.cost,
@@ -175,8 +175,8 @@ Test(greedy_caps, a_huge_limit_on_one_rank)
     p.mem_limit[0] = 1e12;
     zb_schedule_init(&capped, "capped-list", &p);
     zb_schedule_init(&list, "list-scheduler", &p);
-    cr_assert_eq(greedy_capped(&p, &capped, NULL), 0);
-    cr_assert_eq(greedy_best(&p, &list, NULL), 0);
+    cr_assert_eq(zbi_greedy_capped(&p, &capped, NULL), 0);
+    cr_assert_eq(zbi_greedy_best(&p, &list, NULL), 0);
     cr_assert_eq(zb_sim_run(&capped, NULL), 0);
     cr_assert_eq(zb_sim_run(&list, NULL), 0);
     cr_assert(capped.predicted.fits_memory);
@@ -187,8 +187,8 @@ Test(greedy_caps, a_huge_limit_on_one_rank)
 }
 
 /* The list scheduler's cost on p with every limit lowered to 1F1B's
- * peak (INFINITY where it stalls), built here from greedy_best(), not
- * through greedy_best_1f1b(). */
+ * peak (INFINITY where it stalls), built here from zbi_greedy_best(), not
+ * through zbi_greedy_best_1f1b(). */
 static double list_at_1f1b_memory(const struct zb_profile *p)
 {
     struct zb_profile lean;
@@ -199,7 +199,7 @@ static double list_at_1f1b_memory(const struct zb_profile *p)
     for (int r = 0; r < p->pp; r++)
         lean.mem_limit[r] = fmin(lean.mem_limit[r], zb_profile_1f1b_peak(p));
     zb_schedule_init(&list, "list-scheduler", &lean);
-    if (greedy_best(&lean, &list, NULL) == 0 && zb_sim_run(&list, NULL) == 0)
+    if (zbi_greedy_best(&lean, &list, NULL) == 0 && zb_sim_run(&list, NULL) == 0)
         cost = list.predicted.cost;
     zb_schedule_release(&list);
     zb_profile_release(&lean);
@@ -246,8 +246,8 @@ Test(greedy_caps, interleaved_beats_the_plain_list_scheduler)
     interleaved_profile(8, 2, 26, 0.05, 0.5, 32, &prof);
     zb_schedule_init(&list, "list-scheduler", &prof);
     zb_schedule_init(&capped, "capped-list", &prof);
-    cr_assert_eq(greedy_best(&prof, &list, NULL), 0);
-    cr_assert_eq(greedy_capped(&prof, &capped, NULL), 0);
+    cr_assert_eq(zbi_greedy_best(&prof, &list, NULL), 0);
+    cr_assert_eq(zbi_greedy_capped(&prof, &capped, NULL), 0);
     cr_assert_eq(zb_sim_run(&list, NULL), 0);
     cr_assert_eq(zb_sim_run(&capped, NULL), 0);
     cr_assert_lt(capped.predicted.cost, 0.99 * list.predicted.cost,

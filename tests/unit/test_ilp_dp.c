@@ -146,17 +146,17 @@ Test(ilp_dp, the_search_step_term_is_the_simulated_step)
         gen(cases[i].family, &p, &s);
         zb_schedule_strip_comm(&s);
         zb_zero_strip(&s);
-        cr_assert_eq(improve_state_init(&st, &p, &s, &err), 0, "%s",
+        cr_assert_eq(zbi_improve_state_init(&st, &p, &s, &err), 0, "%s",
                      err.msg);
-        improve_step_init(&x, &st);
+        zbi_improve_step_init(&x, &st);
         cr_assert(x.on);
         step = placed_step(&p, &s);
-        cr_assert(fabs(improve_step_end(&x, &st) - step) < 1e-9,
+        cr_assert(fabs(zbi_improve_step_end(&x, &st) - step) < 1e-9,
                   "%s vpp %d: search %.17g, simulated %.17g",
-                  cases[i].family, cases[i].vpp, improve_step_end(&x, &st),
+                  cases[i].family, cases[i].vpp, zbi_improve_step_end(&x, &st),
                   step);
-        improve_step_release(&x);
-        improve_state_release(&st);
+        zbi_improve_step_release(&x);
+        zbi_improve_state_release(&st);
         zb_schedule_release(&s);
         zb_profile_release(&p);
     }

@@ -34,7 +34,7 @@ static void improve(const struct zb_profile *p, struct zb_schedule *s,
     struct improve_opts o = { .effort = effort, .seed = seed,
                               .threads = threads };
     struct zb_error err = { 0 };
-    cr_assert_eq(improve_order(p, s, &o, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(zbi_improve_order(p, s, &o, NULL, &err), 0, "%s", err.msg);
 }
 
 /* Legal by every rule (lowered and validated, memory included), and the
@@ -219,11 +219,11 @@ Test(improve, rejects_bad_options_and_an_order_over_the_limit)
 
     make_profile(&sh, &p);
     start_from("1f1b", &p, &s);
-    cr_assert_eq(improve_order(&p, &s, &o, NULL, &err), ZB_EINVAL);
+    cr_assert_eq(zbi_improve_order(&p, &s, &o, NULL, &err), ZB_EINVAL);
     o.threads = 1;
     for (int r = 0; r < 4; r++)
         p.mem_limit[r] = 2;    /* 1F1B needs p = 4 on rank 0 */
-    cr_assert_eq(improve_order(&p, &s, &o, NULL, &err), ZB_ENOMEM_LIMIT);
+    cr_assert_eq(zbi_improve_order(&p, &s, &o, NULL, &err), ZB_ENOMEM_LIMIT);
     zb_schedule_release(&s);
     zb_profile_release(&p);
 }
@@ -239,7 +239,7 @@ Test(improve, zero_effort_returns_the_input_order_timed)
     make_profile(&sh, &p);
     start_from("zb-h1", &p, &s);
     start_from("zb-h1", &p, &t);
-    cr_assert_eq(improve_order(&p, &s, &o, &st, NULL), 0);
+    cr_assert_eq(zbi_improve_order(&p, &s, &o, &st, NULL), 0);
     cr_assert(same_order(&s, &t));
     cr_assert_eq(st.evals, 0);
     cr_assert_eq(st.skipped, 0);
@@ -264,7 +264,7 @@ Test(improve, an_interrupt_stops_the_search_at_once, .timeout = 60)
     make_profile(&sh, &p);
     start_from("1f1b", &p, &s);
     start_from("1f1b", &p, &t);
-    cr_assert_eq(improve_order(&p, &s, &o, &st, NULL), 0);
+    cr_assert_eq(zbi_improve_order(&p, &s, &o, &st, NULL), 0);
     cr_assert(same_order(&s, &t));
     cr_assert_eq(st.evals, 0);
     assert_legal(&s);
@@ -303,7 +303,7 @@ Test(improve, more_effort_than_the_default_is_never_worse)
     double e;
 
     paper_profile(&p, 4, 10);
-    e = improve_default_effort(&p);
+    e = zbi_improve_default_effort(&p);
     start_from("zb-h1", &p, &a);
     start_from("zb-h1", &p, &b);
     improve(&p, &a, e, 5, 1);
@@ -331,32 +331,32 @@ Test(improve, compound_moves_retime_like_a_full_pass_and_undo_exactly)
 
     paper_profile(&p, 6, 12);
     start_from("zb-h1", &p, &s);
-    cr_assert_eq(improve_state_init(&st, &p, &s, &err), 0, "%s", err.msg);
+    cr_assert_eq(zbi_improve_state_init(&st, &p, &s, &err), 0, "%s", err.msg);
     for (int k = 3; k + 1 < st.len[0] && tried < 20; k++) {
         struct improve_move mv[3];
         size_t size = sizeof(double) * (size_t)st.nops;
         double cost = st.cost, *t = malloc(size), *t0 = malloc(size);
         int n = 0;
         for (int r = 0; r < 3; r++)
-            if (improve_check(&st, r, k, k + 1))
+            if (zbi_improve_check(&st, r, k, k + 1))
                 mv[n++] = (struct improve_move){ r, k, k + 1 };
         memcpy(t0, st.start, size);
-        if (n >= 2 && improve_try_n(&st, n, mv) == 0) {
+        if (n >= 2 && zbi_improve_try_n(&st, n, mv) == 0) {
             tried++;
             memcpy(t, st.start, size);
-            improve_undo(&st);
+            zbi_improve_undo(&st);
             cr_assert_eq(st.cost, cost);
             cr_assert_eq(memcmp(t0, st.start, size), 0, "undo at %d", k);
-            cr_assert_eq(improve_try_n(&st, n, mv), 0);
-            improve_commit(&st);
-            improve_retime(&st);
+            cr_assert_eq(zbi_improve_try_n(&st, n, mv), 0);
+            zbi_improve_commit(&st);
+            zbi_improve_retime(&st);
             cr_assert_eq(memcmp(t, st.start, size), 0, "times at %d", k);
         }
         free(t);
         free(t0);
     }
     cr_assert_gt(tried, 0);
-    improve_state_release(&st);
+    zbi_improve_state_release(&st);
     zb_schedule_release(&s);
     zb_profile_release(&p);
 }
@@ -374,11 +374,11 @@ Test(improve, tails_bound_every_op_and_the_critical_path_meets_the_cost)
 
     paper_profile(&p, 6, 12);
     start_from("zb-h1", &p, &s);
-    cr_assert_eq(improve_state_init(&st, &p, &s, &err), 0, "%s", err.msg);
-    while (k + 1 < st.len[0] && !improve_check(&st, 0, k, k + 1))
+    cr_assert_eq(zbi_improve_state_init(&st, &p, &s, &err), 0, "%s", err.msg);
+    while (k + 1 < st.len[0] && !zbi_improve_check(&st, 0, k, k + 1))
         k++;
     cr_assert_lt(k + 1, st.len[0]);
-    improve_estimate(&st, 1, &(struct improve_move){ 0, k, k + 1 });
+    zbi_improve_estimate(&st, 1, &(struct improve_move){ 0, k, k + 1 });
     cr_assert(st.tails_valid);
     for (int id = 0; id < st.nops; id++) {
         cr_assert_leq(st.end[id] + st.tail[id], st.cost * (1 + 1e-12),
@@ -386,7 +386,7 @@ Test(improve, tails_bound_every_op_and_the_critical_path_meets_the_cost)
         most = fmax(most, st.end[id] + st.tail[id]);
     }
     cr_assert(fabs(most - st.cost) <= 1e-12 * st.cost);
-    improve_state_release(&st);
+    zbi_improve_state_release(&st);
     zb_schedule_release(&s);
     zb_profile_release(&p);
 }
@@ -405,7 +405,7 @@ Test(improve, most_rejected_moves_are_never_re_timed)
     paper_profile(&p, 6, 12);
     start_from("zb-h1", &p, &s);
     before = s.predicted.cost;
-    cr_assert_eq(improve_order(&p, &s, &o, &st, NULL), 0);
+    cr_assert_eq(zbi_improve_order(&p, &s, &o, &st, NULL), 0);
     cr_assert_gt(st.skipped, st.evals - st.accepted, "skipped %ld, "
                  "re-timed and rejected %ld", st.skipped,
                  st.evals - st.accepted);
@@ -447,20 +447,20 @@ Test(improve, the_estimate_is_exact_where_the_windows_feed_nothing)
     for (int s0 = 0; s0 < 8; s0++)     /* uneven, so no ties hide a slip */
         p.stage[s0].w *= 1 + 0.1 * s0;
     start_from("zb-v", &p, &s);
-    cr_assert_eq(improve_state_init(&st, &p, &s, &err), 0, "%s", err.msg);
+    cr_assert_eq(zbi_improve_state_init(&st, &p, &s, &err), 0, "%s", err.msg);
     for (int r = 0; r < st.pp; r++)
         for (int a = trailing_ws(&st, r); a < st.len[r]; a++)
             for (int b = trailing_ws(&st, r); b < st.len[r]; b++) {
                 struct improve_move mv[2] = { { r, a, b } };
                 double est;
-                if (!improve_check(&st, r, a, b))
+                if (!zbi_improve_check(&st, r, a, b))
                     continue;
-                est = improve_estimate(&st, 1, mv);
-                cr_assert_eq(improve_try(&st, r, a, b), 0);
+                est = zbi_improve_estimate(&st, 1, mv);
+                cr_assert_eq(zbi_improve_try(&st, r, a, b), 0);
                 cr_assert(fabs(est - st.span[r]) <= 1e-9 * st.span[r],
                           "rank %d %d -> %d: %g against %g", r, a, b, est,
                           st.span[r]);
-                improve_undo(&st);
+                zbi_improve_undo(&st);
                 tried++;
                 /* With the next rank's first two trailing W's
                  * swapped. */
@@ -469,21 +469,21 @@ Test(improve, the_estimate_is_exact_where_the_windows_feed_nothing)
                 mv[1].rank = r + 1;
                 mv[1].from = trailing_ws(&st, r + 1);
                 mv[1].to = mv[1].from + 1;
-                if (!improve_check(&st, r, a, b) ||
-                    !improve_check(&st, r + 1, mv[1].from, mv[1].to))
+                if (!zbi_improve_check(&st, r, a, b) ||
+                    !zbi_improve_check(&st, r + 1, mv[1].from, mv[1].to))
                     continue;
-                est = improve_estimate(&st, 2, mv);
-                cr_assert_eq(improve_try_n(&st, 2, mv), 0);
+                est = zbi_improve_estimate(&st, 2, mv);
+                cr_assert_eq(zbi_improve_try_n(&st, 2, mv), 0);
                 cr_assert(fabs(est - fmax(st.span[r], st.span[r + 1])) <=
                               1e-9 * est, "ranks %d and %d: %g against "
                           "%g, %g", r, r + 1, est, st.span[r],
                           st.span[r + 1]);
-                improve_undo(&st);
+                zbi_improve_undo(&st);
                 pairs++;
             }
     cr_assert_gt(tried, 0);
     cr_assert_gt(pairs, 0);
-    improve_state_release(&st);
+    zbi_improve_state_release(&st);
     zb_schedule_release(&s);
     zb_profile_release(&p);
 }
@@ -514,14 +514,14 @@ Test(improve, zb_is_never_worse_than_searching_its_best_candidate)
                                                   uniform(&seed, 1.0, 1.3),
                                                   uniform(&seed, 0.5, 0.9) };
         zb_options_init(&o);
-        best_candidates_collect(&p, &o, &c);
-        best_init(&b);
+        zbi_best_candidates_collect(&p, &o, &c);
+        zbi_best_init(&b);
         for (int i = 0; i < c.n; i++)
-            best_consider(&b, &c.s[i]);
-        cr_assert_eq(best_result(&b, &p, &err), 0, "%s", err.msg);
+            zbi_best_consider(&b, &c.s[i]);
+        cr_assert_eq(zbi_best_result(&b, &p, &err), 0, "%s", err.msg);
         zb_schedule_init(&s, "best", &p);
         zb_schedule_copy_order(&s, b.sched);
-        improve(&p, &s, improve_default_effort(&p), (unsigned)o.seed, 1);
+        improve(&p, &s, zbi_improve_default_effort(&p), (unsigned)o.seed, 1);
         cr_assert_eq(zb_generator_run(zb_generator_find("zb"), &p, &o, &z,
                                       &err), 0, "%s", err.msg);
         cr_assert_leq(z.predicted.cost, s.predicted.cost * (1 + 1e-9),
@@ -529,7 +529,7 @@ Test(improve, zb_is_never_worse_than_searching_its_best_candidate)
                       iter, z.predicted.cost, s.predicted.cost);
         zb_schedule_release(&s);
         zb_schedule_release(&z);
-        best_candidates_release(&c);
+        zbi_best_candidates_release(&c);
         zb_profile_release(&p);
     }
 }
@@ -564,7 +564,7 @@ Test(improve, zb_at_a_larger_effort_is_never_worse_than_at_the_default)
         zb_options_init(&o);
         cr_assert_eq(zb_generator_run(zb_generator_find("zb"), &p, &o, &a,
                                       &err), 0, "%s", err.msg);
-        o.effort = 2.5 * improve_default_effort(&p);
+        o.effort = 2.5 * zbi_improve_default_effort(&p);
         cr_assert_eq(zb_generator_run(zb_generator_find("zb"), &p, &o, &b,
                                       &err), 0, "%s", err.msg);
         cr_assert(b.predicted.cost < a.predicted.cost ||

@@ -1,4 +1,4 @@
-/* test_interleaved.c - order_interleaved() picks the smallest extra
+/* test_interleaved.c - zbi_order_interleaved() picks the smallest extra
  * warm-up whose order runs by a timing-free check; here the reference is
  * the search it replaced (every extra from 0, each order simulated), and
  * the two must agree op for op. Runnability is not monotone in the extra
@@ -11,7 +11,7 @@
 static int reference_order(const struct zb_profile *p, struct zb_schedule *s)
 {
     for (int extra = 0;; extra++) {
-        order_interleaved_warmup(p, s, extra);
+        zbi_order_interleaved_warmup(p, s, extra);
         if (p->microbatches % p->pp == 0 || zb_sim_run(s, NULL) == 0)
             return extra;
     }
@@ -53,7 +53,7 @@ Test(interleaved, same_order_as_the_linear_search)
                 make_profile(&sh, &p);
                 cr_assert_eq(zb_schedule_init(&fast, "fast", &p), 0);
                 cr_assert_eq(zb_schedule_init(&ref, "ref", &p), 0);
-                order_interleaved(&p, &fast);
+                zbi_order_interleaved(&p, &fast);
                 extra = reference_order(&p, &ref);
                 assert_same_order(&fast, &ref, pp, vpp, m, extra);
                 cr_assert_eq(zb_sim_run(&fast, NULL), 0);
@@ -78,11 +78,11 @@ Test(interleaved, non_monotone_case)
     sh.vpp = 5;
     make_profile(&sh, &p);
     cr_assert_eq(zb_schedule_init(&s, "x", &p), 0);
-    order_interleaved_warmup(&p, &s, 4);
+    zbi_order_interleaved_warmup(&p, &s, 4);
     cr_assert_neq(zb_sim_run(&s, NULL), 0);
-    order_interleaved_warmup(&p, &s, 2);
+    zbi_order_interleaved_warmup(&p, &s, 2);
     cr_assert_neq(zb_sim_run(&s, NULL), 0);
-    order_interleaved(&p, &s);
+    zbi_order_interleaved(&p, &s);
     cr_assert_eq(zb_sim_run(&s, NULL), 0);
     cr_assert_eq(zb_measures_max_peak(&s.predicted, p.pp), 56);
     zb_schedule_release(&s);

@@ -55,26 +55,26 @@ Test(json, schedules_round_trip_exactly)
     zb_profile_release(&p);
 }
 
-/* The writers' own integer spelling (sb_add_int()) is printf's "%d". */
+/* The writers' own integer spelling (zbi_sb_add_int()) is printf's "%d". */
 Test(json, integers_are_spelled_as_printf_spells_them)
 {
     const int vals[] = { 0, 7, -7, 10, -10, 123456789, INT_MAX, INT_MIN };
     struct strbuf sb;
     char want[256] = "";
 
-    sb_init(&sb);
+    zbi_sb_init(&sb);
     for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
-        sb_add_int(&sb, vals[i]);
-        sb_add(&sb, " ");
+        zbi_sb_add_int(&sb, vals[i]);
+        zbi_sb_add(&sb, " ");
         snprintf(want + strlen(want), sizeof(want) - strlen(want), "%d ",
                  vals[i]);
     }
     cr_assert_str_eq(sb.buf, want);
     cr_assert_eq(sb.len, strlen(want));
-    sb_release(&sb);
+    zbi_sb_release(&sb);
 }
 
-/* Times (sb_add_num()): whole numbers below 1e15 as "%.15g" spells them
+/* Times (zbi_sb_add_num()): whole numbers below 1e15 as "%.15g" spells them
  * (the fast path), the rest by "%.15g" or, where that does not read back
  * to the same double, "%.17g"; -0 as 0. */
 Test(json, numbers_are_spelled_as_printf_spells_them)
@@ -86,12 +86,12 @@ Test(json, numbers_are_spelled_as_printf_spells_them)
     struct strbuf sb;
     char want[1024] = "";
 
-    sb_init(&sb);
+    zbi_sb_init(&sb);
     for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
         char tmp[32];
         double v = vals[i] == 0 ? 0 : vals[i];
-        sb_add_num(&sb, vals[i]);
-        sb_add(&sb, " ");
+        zbi_sb_add_num(&sb, vals[i]);
+        zbi_sb_add(&sb, " ");
         snprintf(tmp, sizeof(tmp), "%.15g", v);
         if (strtod(tmp, NULL) != v)
             snprintf(tmp, sizeof(tmp), "%.17g", v);
@@ -99,7 +99,7 @@ Test(json, numbers_are_spelled_as_printf_spells_them)
                  tmp);
     }
     cr_assert_str_eq(sb.buf, want);
-    sb_release(&sb);
+    zbi_sb_release(&sb);
 }
 
 static void assert_refused(const char *text, const char *expect)

@@ -150,13 +150,13 @@ Test(sim, measures_a_builders_times_as_it_simulates_them)
         struct zb_schedule s;
         random_profile(&seed, &rr, &p);
         for (int k = 0; k < 3; k++) {
-            static const char *const who[] = { "greedy_best", "construct_v",
-                                               "warm_depth_loop" };
+            static const char *const who[] = { "zbi_greedy_best", "zbi_construct_v",
+                                               "zbi_warm_depth_loop" };
             int rc;
             zb_schedule_init(&s, who[k], &p);
-            rc = k == 0 ? greedy_best(&p, &s, NULL)
-               : k == 1 ? construct_v(&p, CONSTRUCT_V_PAPER, &s, NULL)
-                        : warm_depth_loop(&p, &s, NULL);
+            rc = k == 0 ? zbi_greedy_best(&p, &s, NULL)
+               : k == 1 ? zbi_construct_v(&p, CONSTRUCT_V_PAPER, &s, NULL)
+                        : zbi_warm_depth_loop(&p, &s, NULL);
             if (rc == 0) {
                 assert_measured_as_simulated(&s, who[k], i);
                 checked[k]++;

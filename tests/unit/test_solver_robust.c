@@ -46,14 +46,14 @@ Test(solver_robust, catches_a_glpk_failure_and_recovers)
     char msg[ILP_GLPK_MSG_MAX] = "";
     double obj = 0;
 
-    ilp_glpk_quiet();
-    cr_assert_eq(ilp_glpk_run(bad_call, NULL, msg, sizeof(msg)), ZB_ESOLVER);
+    zbi_ilp_glpk_quiet();
+    cr_assert_eq(zbi_ilp_glpk_run(bad_call, NULL, msg, sizeof(msg)), ZB_ESOLVER);
     cr_assert(strstr(msg, "GLPK failed: ") == msg, "message '%s'", msg);
     cr_assert_gt(strlen(msg), strlen("GLPK failed: "), "no reason given");
     /* The environment was freed and GLPK works again in this thread. */
-    cr_assert_eq(ilp_glpk_run(tiny_lp, &obj, msg, sizeof(msg)), 0);
+    cr_assert_eq(zbi_ilp_glpk_run(tiny_lp, &obj, msg, sizeof(msg)), 0);
     cr_assert_float_eq(obj, 2.5, 1e-12);
-    ilp_glpk_done();
+    zbi_ilp_glpk_done();
 }
 
 /* Microsecond-scale times (1e3..5e4), per-stage times, limits 1p..3p,

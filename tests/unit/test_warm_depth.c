@@ -40,7 +40,7 @@ Test(warm_depth, fits_and_validates_on_random_unequal_profiles)
         snprintf(what, sizeof(what), "iter %d (p %d m %d)", iter, p.pp,
                  p.microbatches);
         zb_schedule_init(&s, "zb", &p);
-        cr_assert_eq(warm_depth_loop(&p, &s, &err), 0, "%s: %s", what,
+        cr_assert_eq(zbi_warm_depth_loop(&p, &s, &err), 0, "%s: %s", what,
                      err.msg);
         cr_assert(s.predicted.fits_memory, "%s: over the limit (measured "
                   "from its own times)", what);
@@ -72,7 +72,7 @@ Test(warm_depth, refuses_v_placement_and_several_chunks)
     sh.placement = ZB_PLACEMENT_V;
     make_profile(&sh, &p);
     zb_schedule_init(&s, "zb", &p);
-    cr_assert_eq(warm_depth_loop(&p, &s, &err), ZB_EUNSUPPORTED);
+    cr_assert_eq(zbi_warm_depth_loop(&p, &s, &err), ZB_EUNSUPPORTED);
     cr_assert(strstr(err.msg, "loop") != NULL, "message: %s", err.msg);
     zb_schedule_release(&s);
     zb_profile_release(&p);

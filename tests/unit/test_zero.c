@@ -225,7 +225,7 @@ Test(zero, zb_keeps_the_shortest_step_among_its_candidates)
         zero7b_profile(&p, vpp);
         gen("zb", &p, &s);
         zb_options_init(&opt);
-        best_candidates_collect(&p, &opt, &c);
+        zbi_best_candidates_collect(&p, &opt, &c);
         for (int i = 0; i < c.n; i++) {
             struct zb_schedule x;
             bool grouped;
@@ -246,7 +246,7 @@ Test(zero, zb_keeps_the_shortest_step_among_its_candidates)
         cr_assert_lt(fabs(s.predicted.step_time -
                           (vpp == 1 ? 2055.62 : 1960.42)), 1e-6,
                      "vpp %d: step %.17g", vpp, s.predicted.step_time);
-        best_candidates_release(&c);
+        zbi_best_candidates_release(&c);
         zb_schedule_release(&s);
         zb_profile_release(&p);
     }
