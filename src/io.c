@@ -5,8 +5,11 @@
  * error instead of an exhausted memory. The temporary file is created with
  * O_EXCL under an unpredictable name (mkstemp) in the target's folder, so
  * the rename stays on one file system and no other user can plant a link
- * there first; SIGINT, SIGTERM and SIGHUP while it exists remove it. */
+ * there first; SIGINT, SIGTERM and SIGHUP while it exists remove it. An
+ * output path that is a symbolic link is written through to its target
+ * (the link stays a link), and a file that exists keeps its mode. */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -102,9 +105,50 @@ static void guard_end(void)
         sigaction(cleanup_signals[i], &saved[i], NULL);
 }
 
+/* Data goes to the file in pieces of this size, so a signal's handler
+ * (which the kernel runs only between system calls) acts within one
+ * piece's write, not after the whole output. */
+#define WRITE_PIECE (4 << 20)
+
+/* Follow path's symbolic links (a chain, or one whose target does not
+ * exist yet) to the file a write should replace, into out. A name that
+ * is not a link is itself. */
+static int resolve_links(const char *path, char out[PATH_MAX],
+                         struct zb_error *err)
+{
+    char link[PATH_MAX];
+    struct stat st;
+
+    if (snprintf(out, PATH_MAX, "%s", path) >= PATH_MAX)
+        return zb_error_set(err, ZB_EIO, "cannot write '%s': path too long",
+                            path);
+    for (int depth = 0; lstat(out, &st) == 0 && S_ISLNK(st.st_mode);
+         depth++) {
+        ssize_t n = readlink(out, link, sizeof(link) - 1);
+        const char *slash = strrchr(out, '/');
+        int dir_len = slash && link[0] != '/' ? (int)(slash - out + 1) : 0;
+
+        if (depth == 40 || n < 0)
+            return zb_error_set(err, ZB_EIO, "cannot write '%s': %s", path,
+                                depth == 40 ? strerror(ELOOP)
+                                            : strerror(errno));
+        link[n] = '\0';
+        if (n > 0 && link[0] == '/')
+            dir_len = 0;
+        char next[PATH_MAX];
+        if (snprintf(next, sizeof(next), "%.*s%s", dir_len, out, link) >=
+            (int)sizeof(next))
+            return zb_error_set(err, ZB_EIO,
+                                "cannot write '%s': path too long", path);
+        memcpy(out, next, sizeof(next));
+    }
+    return 0;
+}
+
 /* "DIR/.NAME.XXXXXX" beside path, created and opened: returns the fd. */
 static int temp_create(const char *path, struct zb_error *err)
 {
+    struct stat old;
     const char *slash = strrchr(path, '/');
     int dir_len = slash ? (int)(slash - path + 1) : 0;
     int fd;
@@ -121,10 +165,15 @@ static int temp_create(const char *path, struct zb_error *err)
                             strerror(e));
     }
     have_pending = 1;       /* only now does the name hold our file */
-    /* mkstemp makes it 0600; an output file gets the usual mode. */
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(fd, 0666 & ~mask);
+    /* mkstemp makes it 0600; a new output file gets the usual mode, one
+     * that is replaced keeps its own (a private file stays private). */
+    if (stat(path, &old) == 0) {
+        fchmod(fd, old.st_mode & 07777);
+    } else {
+        mode_t mask = umask(0);
+        umask(mask);
+        fchmod(fd, 0666 & ~mask);
+    }
     return fd;
 }
 
@@ -162,20 +211,38 @@ static bool in_place(const char *path)
     return stat(path, &st) == 0 && !S_ISREG(st.st_mode);
 }
 
-int zb_io_write_file(const char *path, const char *data, size_t len,
+/* All of data to fd, WRITE_PIECE at a time; false with errno set. */
+static bool write_pieces(int fd, const char *data, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, data, len < WRITE_PIECE ? len : WRITE_PIECE);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        data += n;
+        len -= (size_t)n;
+    }
+    return true;
+}
+
+int zb_io_write_file(const char *given, const char *data, size_t len,
                      struct zb_error *err)
 {
+    char path[PATH_MAX];
     FILE *f;
-    int fd, e = 0;
+    int fd, rc, e = 0;
     bool ok;
 
-    if (!strcmp(path, "-"))
+    if (!strcmp(given, "-"))
         return write_stream(stdout, "stdout", data, len, err);
+    if ((rc = resolve_links(given, path, err)) < 0)
+        return rc;
     if (in_place(path)) {
         if (!(f = fopen(path, "wb")))
             return zb_error_set(err, ZB_EIO, "cannot open '%s': %s", path,
                                 strerror(errno));
-        int rc = write_stream(f, path, data, len, err);
+        rc = write_stream(f, path, data, len, err);
         return fclose(f) != 0 && rc == 0
             ? zb_error_set(err, ZB_EIO, "cannot write '%s': %s", path,
                            strerror(errno))
@@ -183,28 +250,26 @@ int zb_io_write_file(const char *path, const char *data, size_t len,
     }
     if ((fd = temp_create(path, err)) < 0)
         return fd;
-    if (!(f = fdopen(fd, "wb"))) {
-        e = errno;
-        close(fd);
-        return temp_finish(path, false, e, err);
-    }
-    ok = fwrite(data, 1, len, f) == len && fflush(f) == 0;
+    ok = write_pieces(fd, data, len);
     if (!ok)
-        e = errno;
-    if (fclose(f) != 0 && ok) {
+        e = errno ? errno : EIO;
+    if (close(fd) != 0 && ok) {
         ok = false;
         e = errno;
     }
     return temp_finish(path, ok, e, err);
 }
 
-int zb_io_write_with(const char *path,
+int zb_io_write_with(const char *given,
                      int (*write)(const char *tmp, void *ctx,
                                   struct zb_error *err),
                      void *ctx, struct zb_error *err)
 {
+    char path[PATH_MAX];
     int fd, rc;
 
+    if ((rc = resolve_links(given, path, err)) < 0)
+        return rc;
     if (in_place(path))
         return write(path, ctx, err);
     if ((fd = temp_create(path, err)) < 0)

@@ -68,6 +68,26 @@ run "$ZBSCHED" generate --pp 2 --mb 2 --schedule ilp --time-limit 1 -q \
 expect_status 0 "export-lp"
 grep -q '^Minimize' "$TMP/m.lp" || fail "export-lp wrote no LP model"
 ls -A "$TMP" | grep -q '^\.m\.lp\.' && fail "export-lp left its temp file"
+# A link keeps being a link: the write goes through to its target (which
+# need not exist yet), and a replaced file keeps its mode.
+echo old >"$TMP/real.json" && ln -s real.json "$TMP/link.json"
+run "$ZBSCHED" generate --pp 2 --mb 2 -q -o "$TMP/link.json"
+expect_status 0 "-o through a symbolic link"
+[ -L "$TMP/link.json" ] || fail "the link was replaced by a file"
+grep -q zbsched-schedule "$TMP/real.json" || fail "the link's target is stale"
+ln -s sub/new.json "$TMP/dangling.json" && mkdir "$TMP/sub"
+run "$ZBSCHED" generate --pp 2 --mb 2 -q -o "$TMP/dangling.json"
+expect_status 0 "-o through a link whose target does not exist yet"
+grep -q zbsched-schedule "$TMP/sub/new.json" || fail "no file at the target"
+chmod 600 "$TMP/real.json"
+run "$ZBSCHED" generate --pp 2 --mb 2 -q -o "$TMP/real.json"
+expect_status 0 "rewriting a private file"
+[ "$(stat -c %a "$TMP/real.json")" = 600 ] ||
+    fail "mode $(stat -c %a "$TMP/real.json") after rewriting a 0600 file"
+ln -s loop-b "$TMP/loop-a" && ln -s loop-a "$TMP/loop-b"
+run "$ZBSCHED" generate --pp 2 --mb 2 -q -o "$TMP/loop-a"
+expect_status 1 "a loop of links"
+expect_err "Too many levels of symbolic links"
 mkdir "$TMP/ro" && chmod 555 "$TMP/ro"
 if [ "$(id -u)" -ne 0 ]; then
     run "$ZBSCHED" generate --pp 4 --mb 8 -q -o "$TMP/ro/x.json"
