@@ -125,6 +125,10 @@ static int get_num(double v, double dflt, bool positive, bool inf_ok,
     if (v < 0 || (positive && v == 0) || (!inf_ok && !isfinite(v)))
         return zb_error_set(err, ZB_EINVAL, "%s must be a finite number %s "
                             "0, got %g", key, positive ? ">" : ">=", v);
+    /* The profile's range for every number (profile.h says why). */
+    if (isfinite(v) && v != 0 && (v < ZB_VALUE_MIN || v > ZB_VALUE_MAX))
+        return zb_error_set(err, ZB_EINVAL, "%s = %g is out of range (0 or "
+                            "%g to %g)", key, v, ZB_VALUE_MIN, ZB_VALUE_MAX);
     *out = v;
     return 0;
 }
@@ -138,7 +142,9 @@ int zb_dp_build(const struct zb_dp_draft *d, int nstages, struct zb_dp *out,
 
     if ((rc = get_int(d->degree, 1, 1, 1 << 20, "dp", &dp.degree, err)) < 0 ||
         (rc = get_int(d->zero, 0, 0, 3, "zero", &dp.zero, err)) < 0 ||
-        (rc = get_int(d->prefetch, 1, 0, 1 << 20, "data_parallel.prefetch",
+        /* 1: a stage's gather runs beside the pass before it; at 0 it
+         * would have no pass to overlap and be placed after its own. */
+        (rc = get_int(d->prefetch, 1, 1, 1 << 20, "data_parallel.prefetch",
                       &dp.prefetch, err)) < 0 ||
         (rc = get_num(d->bandwidth, INFINITY, true, true,
                       "data_parallel.bandwidth", &dp.bandwidth, err)) < 0 ||

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "zbsched/op.h"
 #include "zbsched/profile.h"
 #include "zbsched/xalloc.h"
 
@@ -314,6 +315,48 @@ static int build_memory(const struct zb_profile_draft *d, struct zb_profile *p,
     return 0;
 }
 
+/* Every duration of the step, passes, transfers and collectives (the
+ * collectives derived from parameters, bandwidth and latency), within
+ * ZB_TIME_SPAN of each other and at most ZB_VALUE_MAX: beyond that a
+ * pass vanishes in the sums of start times (a cost of 0 that looks
+ * optimal) instead of being timed. */
+static int check_time_span(const struct zb_profile *p, struct zb_error *err)
+{
+    static const int collective[] = { ZB_OP_UNSHARD, ZB_OP_REDUCE_GRAD };
+    double lo = INFINITY, hi = 0;
+    const char *hi_name = "";
+
+    for (int s = 0; s < zb_profile_stages(p); s++) {
+        const struct zb_stage_times *t = &p->stage[s];
+        double v[3] = { t->f, t->b, t->w };
+        for (int k = 0; k < 3; k++)
+            if (v[k] > 0) {
+                lo = fmin(lo, v[k]);
+                if (v[k] > hi)
+                    hi = v[k], hi_name = "a pass";
+            }
+        for (int k = 0; k < 2 && zb_dp_active(p); k++) {
+            double c = zb_dp_op_time(p, collective[k], s);
+            if (!(c <= ZB_VALUE_MAX))
+                return zb_error_set(err, ZB_EINVAL, "stage %d's %s takes "
+                                    "%g, over %g: check data_parallel's "
+                                    "params, bandwidth and latency", s,
+                                    k ? "gradient reduction" : "gather", c,
+                                    ZB_VALUE_MAX);
+            if (c > hi)
+                hi = c, hi_name = "a collective";
+        }
+    }
+    if (p->comm > hi)
+        hi = p->comm, hi_name = "comm";
+    if (hi > 0 && lo < INFINITY && hi / lo > ZB_TIME_SPAN)
+        return zb_error_set(err, ZB_EINVAL, "times span more than %g: %s "
+                            "takes %g, the shortest pass %g (is one of them "
+                            "in another unit?)", ZB_TIME_SPAN, hi_name, hi,
+                            lo);
+    return 0;
+}
+
 int zb_profile_build(const struct zb_profile_draft *d, struct zb_profile *out,
                      struct zb_error *err)
 {
@@ -344,7 +387,8 @@ int zb_profile_build(const struct zb_profile_draft *d, struct zb_profile *out,
     }
     if ((rc = build_times(d, &p, err)) < 0 ||
         (rc = build_memory(d, &p, err)) < 0 ||
-        (rc = zb_dp_build(&d->dp, zb_profile_stages(&p), &p.dp, err)) < 0)
+        (rc = zb_dp_build(&d->dp, zb_profile_stages(&p), &p.dp, err)) < 0 ||
+        (rc = check_time_span(&p, err)) < 0)
         goto fail;
     *out = p;
     return 0;

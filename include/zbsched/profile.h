@@ -24,6 +24,11 @@
 #define ZB_VALUE_MIN 1e-9
 #define ZB_VALUE_MAX 1e12
 
+/* The longest duration of a step (pass, transfer or collective) is at
+ * most this many times its shortest pass: a double's 53 bits then still
+ * hold every pass in a sum of start times. */
+#define ZB_TIME_SPAN 1e12
+
 enum zb_placement {
     ZB_PLACEMENT_LOOP,  /* stage s on rank s % p (Megatron interleaving) */
     ZB_PLACEMENT_V      /* chunk 0 of rank r is stage r, chunk 1 is 2p-1-r */

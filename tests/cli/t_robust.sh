@@ -21,6 +21,30 @@ run t "$ZBSCHED" generate --pp 4 --mb 8 --m-b 1e300
 expect_status 1 "memory out of range"
 expect_err "memory.M_B = 1e+300 is out of range"
 
+# Durations the step cannot time (a pass vanishing in the sums of start
+# times gave cost 0, "optimal"): every number in range, collectives too.
+run t "$ZBSCHED" generate --pp 4 --mb 8 --f 1e-9 --b 1e-9 --w 1e-9 --dp 2 \
+    --zero 3 --params 1 --latency 1e12 -q
+expect_status 1 "collective 1e21 times a pass"
+expect_err "times span more than 1e+12: a collective takes 1e+12"
+expect_err_lines 1
+run t "$ZBSCHED" generate --pp 4 --mb 8 --dp 2 --zero 3 --params 1 \
+    --latency 1e17 -q
+expect_status 1 "latency out of range"
+expect_err "data_parallel.latency = 1e+17 is out of range"
+run t "$ZBSCHED" generate --pp 4 --mb 8 --dp 2 --zero 3 --params 1e6 \
+    --bandwidth 5e-324 -q
+expect_status 1 "denormal bandwidth"
+expect_err "data_parallel.bandwidth = 4.94066e-324 is out of range"
+run t "$ZBSCHED" generate --pp 4 --mb 8 --dp 2 --zero 3 --params 1e11 \
+    --bandwidth 1e-9 -q
+expect_status 1 "a gather longer than any time"
+expect_err "stage 0's gather takes 1e+20, over 1e+12"
+run t "$ZBSCHED" generate --pp 4 --mb 8 --dp 2 --zero 3 --params 1e6 \
+    --prefetch 0 -q
+expect_status 1 "prefetch 0 (no pass to overlap the first gather)"
+expect_err "data_parallel.prefetch must be an integer from 1 to 1048576"
+
 run t "$ZBSCHED" generate --pp 512 --mb 32000 -q
 expect_status 1 "pass cap"
 expect_err "pp*vpp*microbatches = 16384000 is too large (at most 333333,"
