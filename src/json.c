@@ -15,25 +15,71 @@
 
 /* ---- Parsing helpers -------------------------------------------------- */
 
-static cJSON *parse_text(const char *text, struct zb_error *err)
+/* A key that appears twice in one object: cJSON keeps both and every
+ * lookup finds the first, so a file could say two things and mean one.
+ * Quadratic in an object's keys, which stay few (an op has at most 8). */
+static int check_repeated_keys(const cJSON *node, struct zb_error *err)
+{
+    for (const cJSON *a = node ? node->child : NULL; a; a = a->next) {
+        if (cJSON_IsObject(node))
+            for (const cJSON *b = node->child; b != a; b = b->next)
+                if (!strcmp(a->string, b->string))
+                    return zb_error_set(err, ZB_EPARSE,
+                                        "key '%s' appears twice in one "
+                                        "object", a->string);
+        int rc = check_repeated_keys(a, err);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Where the text stopped parsing, as "line L, column C", and whether it
+ * stopped because it nests deeper than cJSON allows. */
+static int report_malformed(const char *text, const char *end,
+                            struct zb_error *err)
+{
+    int line = 1, col = 1, depth = 0, deepest = 0;
+    bool in_string = false;
+
+    for (const char *c = text; c < end && *c; c++) {
+        if (in_string && *c == '\\' && c[1]) {
+            c++;
+            col += 2;
+            continue;
+        }
+        if (*c == '"')
+            in_string = !in_string;
+        else if (!in_string && (*c == '[' || *c == '{'))
+            deepest = ++depth > deepest ? depth : deepest;
+        else if (!in_string && (*c == ']' || *c == '}'))
+            depth--;
+        if (*c == '\n') {
+            line++;
+            col = 1;
+        } else {
+            col++;
+        }
+    }
+    if (deepest >= CJSON_NESTING_LIMIT)
+        return zb_error_set(err, ZB_EPARSE, "JSON nested deeper than %d "
+                            "levels (line %d)", CJSON_NESTING_LIMIT, line);
+    return zb_error_set(err, ZB_EPARSE, "malformed JSON at line %d, column %d",
+                        line, col);
+}
+
+cJSON *zbi_json_parse(const char *text, struct zb_error *err)
 {
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
 
     if (!root) {
-        int line = 1, col = 1;
-        if (!end)
-            end = text;
-        for (const char *c = text; c < end && *c; c++) {
-            if (*c == '\n') {
-                line++;
-                col = 1;
-            } else {
-                col++;
-            }
-        }
-        zb_error_set(err, ZB_EPARSE, "malformed JSON at line %d, column %d",
-                     line, col);
+        report_malformed(text, end ? end : text, err);
+        return NULL;
+    }
+    if (check_repeated_keys(root, err) < 0) {
+        cJSON_Delete(root);
+        return NULL;
     }
     return root;
 }
@@ -325,13 +371,14 @@ static const struct key_rule profile_rules[] = {
     { "dp", p_dp },
     { "zero", p_zero },
     { "data_parallel", p_data_parallel },
+    { "measured", NULL },   /* zbsched profile's spread: profile_import.h */
     { NULL, NULL },
 };
 
 int zb_json_parse_profile(const char *text, struct zb_profile_draft *d,
                           struct zb_error *err)
 {
-    cJSON *root = parse_text(text, err);
+    cJSON *root = zbi_json_parse(text, err);
     int rc;
 
     if (!root)
@@ -457,12 +504,59 @@ static void parse_solver(const cJSON *so, struct zb_solver_info *info)
         snprintf(info->warning, sizeof(info->warning), "%s", x->valuestring);
 }
 
+/* The schedule's own copies of its shape (pp, vpp, microbatches,
+ * placement, stage_rank), where present, typed and equal to its
+ * profile's: a reader that skipped a mistyped one would run a file that
+ * contradicts itself. */
+static int check_shape(const cJSON *root, const struct zb_profile *prof,
+                       struct zb_error *err)
+{
+    static const char *const counts[] = { "pp", "vpp", "microbatches" };
+    const int want[] = { prof->pp, prof->vpp, prof->microbatches };
+    const cJSON *x;
+    int v, i = 0;
+
+    for (int k = 0; k < 3; k++) {
+        if (!cJSON_HasObjectItem(root, counts[k]))
+            continue;
+        if (json_get_int(root, counts[k], &v) < 0)
+            return zb_error_set(err, ZB_EPARSE, "\"%s\" must be an integer",
+                                counts[k]);
+        if (v != want[k])
+            return zb_error_set(err, ZB_EPARSE, "\"%s\" is %d, the "
+                                "profile's %d", counts[k], v, want[k]);
+    }
+    if ((x = cJSON_GetObjectItemCaseSensitive(root, "schedule")) &&
+        !cJSON_IsString(x))
+        return zb_error_set(err, ZB_EPARSE, "\"schedule\" must be a string");
+    if ((x = cJSON_GetObjectItemCaseSensitive(root, "placement")) &&
+        (!cJSON_IsString(x) ||
+         strcmp(x->valuestring, zb_placement_name(prof->placement))))
+        return zb_error_set(err, ZB_EPARSE, "\"placement\" must be the "
+                            "profile's, \"%s\"",
+                            zb_placement_name(prof->placement));
+    if (!(x = cJSON_GetObjectItemCaseSensitive(root, "stage_rank")))
+        return 0;
+    if (!cJSON_IsArray(x) || cJSON_GetArraySize(x) != zb_profile_stages(prof))
+        return zb_error_set(err, ZB_EPARSE, "\"stage_rank\" must be an "
+                            "array of pp*vpp = %d entries",
+                            zb_profile_stages(prof));
+    for (const cJSON *e = x->child; e; e = e->next, i++)
+        if (!cJSON_IsNumber(e) ||
+            e->valuedouble != zb_profile_stage_rank(prof, i))
+            return zb_error_set(err, ZB_EPARSE, "\"stage_rank\"[%d] must be "
+                                "%d under placement %s", i,
+                                zb_profile_stage_rank(prof, i),
+                                zb_placement_name(prof->placement));
+    return 0;
+}
+
 int zb_json_parse_schedule(const char *text, struct zb_schedule *out,
                            struct zb_error *err)
 {
     struct zb_profile_draft d;
     struct zb_profile prof = { 0 };
-    cJSON *root = parse_text(text, err);
+    cJSON *root = zbi_json_parse(text, err);
     const cJSON *x, *name;
     int rc, v;
 
@@ -496,13 +590,8 @@ int zb_json_parse_schedule(const char *text, struct zb_schedule *out,
     name = cJSON_GetObjectItemCaseSensitive(root, "schedule");
     zb_schedule_init(out, cJSON_IsString(name) ? name->valuestring : "custom",
                      &prof);
-    if ((json_get_int(root, "pp", &v) == 0 && v != prof.pp) ||
-        (json_get_int(root, "vpp", &v) == 0 && v != prof.vpp) ||
-        (json_get_int(root, "microbatches", &v) == 0 && v != prof.microbatches)) {
-        rc = zb_error_set(err, ZB_EPARSE,
-                          "pp, vpp or microbatches differ from the profile's");
+    if ((rc = check_shape(root, &prof, err)) < 0)
         goto out;
-    }
     if ((rc = parse_ranks(cJSON_GetObjectItemCaseSensitive(root, "ranks"), out,
                           err)) < 0)
         goto out;

@@ -223,16 +223,14 @@ int zb_timeline_parse(const char *text, const struct zb_profile *p,
                       struct zb_error *err)
 {
     struct reader rd = { .p = p, .err = err };
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+    cJSON *root = zbi_json_parse(text, err);
     const cJSON *events = root, *ranks = NULL;
     int rc = 0;
 
     out->pp = p->pp;
     out->ranks = zb_xcalloc((size_t)p->pp, sizeof(*out->ranks));
     if (!root)
-        return zb_error_set(err, ZB_EPARSE, "malformed JSON near byte %ld",
-                            (long)((end ? end : text) - text));
+        return ZB_EPARSE;
     if (cJSON_IsObject(root)) {
         events = cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
         ranks = cJSON_GetObjectItemCaseSensitive(root, "ranks");

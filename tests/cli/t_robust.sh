@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Robustness (issue 13): hostile or runaway input gets one clear line and a
+# Robustness (docs/robustness.md): hostile or runaway input gets one clear line and a
 # non-zero exit before it exhausts time or memory; outputs are atomic and a
 # failed stdout is an error; JSON, terminal text and SVG stay valid.
 . "$(dirname "$0")/../lib/tap.sh"
@@ -159,14 +159,44 @@ run "$ZBSCHED" compare --pp 4 --mb 8 --time-limit 0 --json
 expect_status 0 "compare --json"
 jq -e -s 'length > 3' "$OUT" >/dev/null || fail "compare --json parses"
 
-# A repeated key: the last one counts (and the first is freed: memcheck).
+# A repeated key is an error at any depth: a file that says two things
+# means neither (cJSON would find the first, a person reads the last).
 printf '{"pp": 2, "stages": [{"F": 1, "B": 1, "W": 1}], "stages": [{"F": 2,
- "B": 2, "W": 1}, {"F": 2, "B": 2, "W": 1}], "memory": {"limit": [9],
- "limit": [8, 8]}}' >"$TMP/dup.json"
+ "B": 2, "W": 1}, {"F": 2, "B": 2, "W": 1}]}' >"$TMP/dup.json"
 run "$ZBSCHED" generate --profile "$TMP/dup.json" --mb 4 -q
-expect_status 0 "repeated profile keys"
-jq -e '.profile.time.F == 2 and .profile.memory.limit == 8' "$OUT" \
-    >/dev/null || fail "the last repeated key counts"
+expect_status 1 "repeated profile keys"
+expect_err "key 'stages' appears twice in one object"
+expect_err_lines 1
+printf '{"pp": 2, "memory": {"limit": [9], "limit": [8, 8]}}' \
+    >"$TMP/dup2.json"
+run "$ZBSCHED" generate --profile "$TMP/dup2.json" --mb 4 -q
+expect_status 1 "a repeated nested key"
+expect_err "key 'limit' appears twice in one object"
+"$ZBSCHED" generate --pp 2 --mb 2 -q -o "$TMP/s2.json"
+sed 's/"ranks": \[/"ranks": [], "ranks": [/' "$TMP/s2.json" >"$TMP/dup3.json"
+run "$ZBSCHED" eval "$TMP/dup3.json"
+expect_status 1 "a schedule with two \"ranks\""
+expect_err "key 'ranks' appears twice in one object"
+
+# A schedule's own shape fields are typed and agree with its profile.
+jq '.pp = "two"' "$TMP/s2.json" >"$TMP/pp-string.json"
+run "$ZBSCHED" eval "$TMP/pp-string.json"
+expect_status 1 "\"pp\": \"two\""
+expect_err '"pp" must be an integer'
+jq '.stage_rank = [0, 0]' "$TMP/s2.json" >"$TMP/stage-rank.json"
+run "$ZBSCHED" validate "$TMP/stage-rank.json"
+expect_status 1 "a wrong stage_rank"
+expect_err '"stage_rank"[1] must be 1 under placement loop'
+jq '.placement = "v"' "$TMP/s2.json" >"$TMP/placement.json"
+run "$ZBSCHED" eval "$TMP/placement.json"
+expect_status 1 "a placement that is not the profile's"
+expect_err '"placement" must be the profile'"'"'s, "loop"'
+
+# Nesting past cJSON's limit says so instead of naming a column.
+python3 -c "print('[' * 1200 + ']' * 1200)" >"$TMP/deep.json"
+run "$ZBSCHED" eval "$TMP/deep.json"
+expect_status 1 "JSON nested 1200 deep"
+expect_err "JSON nested deeper than 1000 levels"
 
 # ---- Realized traces checked on read ------------------------------------
 "$ZBSCHED" generate --pp 4 --mb 8 --schedule zb-h1 -q -o "$TMP/h1.json"

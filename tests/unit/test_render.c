@@ -396,7 +396,9 @@ Test(render, timeline_rejects_what_the_schedule_cannot_have)
         { "{\"traceEvents\": []}", "no compute ops (F, B, W, BW) found" },
         { "{\"schedule\": 1}", "neither a trace (\"traceEvents\") nor a "
           "report (\"ranks\")" },
-        { "[{", "malformed JSON near byte 2" },
+        { "[{", "malformed JSON at line 1, column 3" },
+        { "[{\"ts\": 1, \"ts\": 2}]", "key 'ts' appears twice in one "
+          "object" },
         { "[{\"ph\": \"X\", \"pid\": 0, \"tid\": 0, \"ts\": 1e308,"
           " \"dur\": 1e308, \"args\": {\"op\": \"F\", \"stage\": 0,"
           " \"mb\": 0}}]", "event 0: its end is not a finite number" },
