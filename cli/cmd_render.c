@@ -61,6 +61,14 @@ static int unit_scale(const struct cli_args *a, double *out)
     return CLI_USAGE;
 }
 
+/* The largest --width or --iter. */
+#define MAX_OPTION 1000000
+
+/* An ASCII picture is a grid of ranks x columns held in memory at once:
+ * at most this many cells (64 MiB), so a wide picture of a deep pipeline
+ * is refused instead of exhausting memory. */
+#define MAX_ASCII_CELLS (64 << 20)
+
 static int int_option(const struct cli_args *a, const char *name, int dflt,
                       int min, int *out)
 {
@@ -69,9 +77,9 @@ static int int_option(const struct cli_args *a, const char *name, int dflt,
 
     if (rc != CLI_OK)
         return rc;
-    if (v != floor(v) || v < min || v > 1e6) {
-        cli_error("render: --%s: expected an integer >= %d, got '%s'", name,
-                  min, cli_get(a, name));
+    if (v != floor(v) || v < min || v > MAX_OPTION) {
+        cli_error("render: --%s: expected an integer from %d to %d, got "
+                  "'%s'", name, min, MAX_OPTION, cli_get(a, name));
         return CLI_USAGE;
     }
     *out = (int)v;
@@ -146,6 +154,18 @@ static int draw(const struct cli_args *a, struct render *v, int width)
         return CLI_OK;
     if (zb_render_check(v->panels, v->npanels, &err) < 0)
         return cli_fail(&err);
+    if (ascii) {
+        double rows = 0;
+        for (int k = 0; k < v->npanels; k++)
+            rows += v->panels[k].s->profile.pp;
+        if (rows * width > MAX_ASCII_CELLS) {
+            cli_error("render: --ascii --width %d over %.0f ranks is more "
+                      "than %d MiB of text; at most --width %.0f here", width,
+                      rows, MAX_ASCII_CELLS >> 20,
+                      floor(MAX_ASCII_CELLS / rows));
+            return CLI_FAIL;
+        }
+    }
     return write_text(out ? out : "-",
                       ascii ? zb_render_ascii(v->panels, v->npanels, width)
                             : zb_render_svg(v->panels, v->npanels, width));

@@ -43,6 +43,26 @@ static void add_line(struct strbuf *sb, int room, const char *fmt, ...)
     free(text);
 }
 
+/* text as lines of at most room columns, broken at spaces (a word longer
+ * than room is cut): the legend must stay whole at any width. */
+static void add_wrapped(struct strbuf *sb, int room, const char *text)
+{
+    while (*text) {
+        int len = (int)strlen(text), cut = len;
+        if (len > room) {
+            cut = room;
+            while (cut > 0 && text[cut] != ' ')
+                cut--;
+            if (cut == 0)
+                cut = room;
+        }
+        zbi_sb_addf(sb, "%.*s\n", cut, text);
+        text += cut;
+        while (*text == ' ')
+            text++;
+    }
+}
+
 struct cell {
     double busy;    /* time covered by any op */
     double best;    /* largest cover by one op */
@@ -164,9 +184,11 @@ char *zb_render_ascii(const struct zb_panel *panels, int n, int width)
         }
     }
     add_line(&sb, width, "%*s0%*.6g", label_w + 3, "", cols - 1, tmax);
-    add_line(&sb, width, "F forward, B input grad, W weight grad, X fused "
-             "B+W, O overlapped F+B, lower case: odd chunk (of the F in O), "
-             ". idle; 1 column = %.4g", dt);
+    char legend[256];
+    snprintf(legend, sizeof(legend), "F forward, B input grad, W weight "
+             "grad, X fused B+W, O overlapped F+B, lower case: odd chunk (of "
+             "the F in O), . idle; 1 column = %.4g", dt);
+    add_wrapped(&sb, width, legend);
     free(cells);
     free(line);
     return zbi_sb_detach(&sb);

@@ -53,7 +53,10 @@ for w in 40 80 160; do
     expect_status 0 "ascii $w"
     awk -v w="$w" 'length($0) > w { bad = 1 } END { exit bad }' "$OUT" ||
         fail "a line is wider than $w"
-    [ "$(wc -l <"$OUT")" -eq 7 ] || fail "want 7 lines at width $w"
+    [ "$(grep -c '^r[0-9]' "$OUT")" -eq 4 ] || fail "want 4 ranks at $w"
+    # The legend wraps instead of being cut at the width.
+    tr '\n' ' ' <"$OUT" | grep -q '(of the F in O), \. idle; 1 column = ' ||
+        fail "the legend is cut at width $w"
 done
 COLUMNS=64 run "$ZBSCHED" render "$TMP/h1.json" --ascii
 awk 'length($0) > 64 { bad = 1 } END { exit bad }' "$OUT" ||

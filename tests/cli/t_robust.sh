@@ -8,6 +8,15 @@
 t() { timeout 60 "$@"; }
 
 # ---- Limits -------------------------------------------------------------
+# An ASCII picture is held in memory: ranks x width is capped, and the
+# width's range is in its message.
+"$ZBSCHED" generate --pp 512 --mb 2 -q -o "$TMP/p512.json"
+run t "$ZBSCHED" render "$TMP/p512.json" --ascii --width 1000000 -o /dev/null
+expect_status 1 "ascii ranks x width over 64 MiB"
+expect_err "is more than 64 MiB of text; at most --width 131072 here"
+run t "$ZBSCHED" render "$TMP/p512.json" --ascii --width 100000000
+expect_status 2 "width over its range"
+expect_err "expected an integer from 40 to 1000000, got '100000000'"
 run t "$ZBSCHED" generate --pp 4 --mb 8 --f 5e-324 --b 5e-324 --w 0
 expect_status 1 "denormal time"
 expect_err "time.F = 4.94066e-324 is out of range (0 or 1e-09 to 1e+12)"
