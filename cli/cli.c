@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "zbsched/bound.h"
 #include "zbsched/generator.h"
 #include "zbsched/io.h"
 #include "zbsched/json.h"
@@ -98,21 +99,10 @@ const struct cli_opt cli_profile_opts[] = {
 };
 
 const struct cli_opt cli_search_opts[] = {
-    { "effort", 0, "SECONDS", "zb (and ilp's warm start): seconds of local\n"
-      "search on the chosen order (half as long again from\n"
-      "the runner-up, or on the chosen order when the\n"
-      "runner-up starts more than twice as far above it\n"
-      "as it is above the lower bound; as long again from\n"
-      "the extra start where it starts better: the warm-\n"
-      "up-depth order (loop), ZB-V making room with a B (V;\n"
-      "then no runner-up and a quarter as long on the\n"
-      "choice); as long again from the list scheduler with\n"
-      "searched in-flight caps (V below 1F1B's memory,\n"
-      "interleaved) where that starts better), converted\n"
-      "into a fixed amount of work, so results do not\n"
-      "depend on machine speed or load; 0: the default\n"
-      "budget (0.2 s at p 8, m 32, any placement, at most\n"
-      "0.5 s), < 0: none" },
+    { "effort", 0, "SECONDS", "how long zb (and ilp's warm start) searches,\n"
+      "counted in work, not time: one seed gives one schedule\n"
+      "on any machine; 0: the default (0.2 s at p 8, m 32,\n"
+      "at most 0.5 s), < 0: no search" },
     { "time-limit", 0, "S",
       "ilp: seconds of search (generate 60, compare 10)" },
     { "gap", 0, "G", "ilp: stop once cost/bound - 1 <= G (0)" },
@@ -192,6 +182,12 @@ static int parse_opt(const struct cli_command *cmd, int argc, char **argv,
         cli_error("%s: too many arguments", cmd->name);
         return CLI_USAGE;
     }
+    /* Twice is a mistake (which -o did the user mean?), not an override. */
+    for (int k = 0; k < out->n; k++)
+        if (out->names[k] == o->name) {
+            cli_error("%s: option '--%s' given twice", cmd->name, o->name);
+            return CLI_USAGE;
+        }
     out->names[out->n] = o->name;
     out->values[out->n++] = value ? value : "";
     return CLI_OK;
@@ -415,5 +411,6 @@ int cli_load_schedule(const char *path, struct zb_schedule *out)
         zb_schedule_release(out);
         return cli_fail(&err);
     }
+    zb_bound_set(out);
     return CLI_OK;
 }

@@ -56,7 +56,7 @@ struct cli_args {
     int npos;
 };
 
-/* Shared option lists: the profile flags (DESIGN.md) and the search
+/* Shared option lists: the profile flags (docs/formats.md) and the search
  * options of generate and compare. */
 extern const struct cli_opt cli_profile_opts[];
 extern const struct cli_opt cli_search_opts[];
@@ -77,7 +77,7 @@ void cli_command_usage(const struct cli_command *cmd, FILE *out);
 /* Usage text of the whole tool (`zbsched --help`): the commands. */
 void cli_usage(FILE *out);
 
-/* Value of an option (last one wins), or NULL. */
+/* Value of an option (each is given at most once), or NULL. */
 const char *cli_get(const struct cli_args *a, const char *name);
 bool cli_has(const struct cli_args *a, const char *name);
 

@@ -8,6 +8,12 @@
 t() { timeout 60 "$@"; }
 
 # ---- Limits -------------------------------------------------------------
+# An option given twice is a usage error, not a silent override.
+run "$ZBSCHED" generate --pp 2 --mb 2 -q -o "$TMP/a.json" -o "$TMP/b.json"
+expect_status 2 "-o twice"
+expect_err "generate: option '--output' given twice"
+[ -e "$TMP/a.json" ] || [ -e "$TMP/b.json" ] && fail "wrote a file anyway"
+
 # An ASCII picture is held in memory: ranks x width is capped, and the
 # width's range is in its message.
 "$ZBSCHED" generate --pp 512 --mb 2 -q -o "$TMP/p512.json"
