@@ -9,6 +9,8 @@
 #   make bench      generation, solver and schedule-quality benchmarks
 #                   -> docs/bench*.md, then the solver's slow test grids,
 #                   whole (tools/bench_solver_check.c)
+#   make check-quality  the quality gate: the building blocks' margins on
+#                   the unit tests' profiles (tools/check_quality.c)
 #   make regen      rewrite the golden files under tests/data
 #   make memcheck   valgrind memcheck over the CLI's main paths
 #   make fuzz       libFuzzer targets (clang) for FUZZ_SECONDS each
@@ -115,6 +117,17 @@ $(SOLVER_CHECK): $(BUILD)/tools/bench_solver_check.o $(LIB)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 
+# The quality gate (tools/check_quality.c): the margins the unit tests'
+# orderings leave out, measured; run on purpose, not by `make test`.
+CHECK_QUALITY := $(BUILD)/tools/check_quality
+$(CHECK_QUALITY): $(BUILD)/tools/check_quality.o $(LIB)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+
+.PHONY: check-quality
+check-quality: $(CHECK_QUALITY)
+	$(Q)$(CHECK_QUALITY)
+
 bench: $(BENCH) $(BENCH_QUALITY) $(SOLVER_CHECK) $(ZBSCHED)
 	$(Q)bash tools/bench.sh $(BENCH) docs/bench.md
 	$(Q)BUILD=$(BUILD) bash tools/bench_ilp.sh 60 2
@@ -159,7 +172,7 @@ clean:
 SHELL := /bin/bash
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(CLI_OBJ:.o=.d) \
          $(BUILD)/tools/bench.d $(BUILD)/tools/bench_quality.d \
-         $(BUILD)/tools/bench_solver_check.d
+         $(BUILD)/tools/bench_solver_check.d $(BUILD)/tools/check_quality.d
 
 # ---- zbexec (zbexec/) ----
 # The executor, `mpirun -np P $(BUILD)/zbexec SCHEDULE.json`: MPI (mpicc) and
@@ -185,6 +198,7 @@ EXEC_SHARED := $(patsubst zbexec/%.c,$(BUILD)/zbexec-obj/%.o,\
                  $(filter-out zbexec/backends.c,$(wildcard zbexec/*.c)))
 EXEC_OBJ := $(EXEC_SHARED) $(BUILD)/zbexec-obj/backends.o
 EXEC_CUDA_OBJ := $(EXEC_SHARED) $(BUILD)/zbexec-cuda-obj/backends.o \
+                 $(BUILD)/zbexec-cuda-obj/cuda_host.o \
                  $(BUILD)/zbexec-cuda-obj/cuda.o
 EXEC_CFLAGS := $(CFLAGS_ALL) -pthread
 EXEC_LIBS := -lopenblas -pthread
@@ -238,11 +252,15 @@ test-mpi: $(EXEC_PROGRAMS) $(ZBSCHED)
 
 # A run gets NCCL when each of its ranks has a GPU of its own, else the
 # host-staged transport (--transport mpi): one GPU runs every test that
-# way (tests/exec/lib.sh decides).
+# way (tests/exec/lib.sh decides). Then every family's predicted vs
+# realized bubble and memory -> $(BUILD)/gpu-report.md (tests/exec/
+# gpu_report.sh; docs/zbexec-bench.md keeps the last one from a GPU).
 ifeq ($(CUDA),1)
 test-gpu: $(ZBEXEC_CUDA) $(ZBSCHED)
 	$(Q)ZBEXEC=$(ZBEXEC_CUDA) ZBSCHED=$(ZBSCHED) BACKEND=cuda \
-	    bash tests/lib/prove.sh exec tests/exec
+	    bash tests/lib/prove.sh exec tests/exec; s=$$?; \
+	    bash tests/exec/gpu_report.sh $(ZBSCHED) $(ZBEXEC_CUDA) \
+	        $(BUILD)/gpu-report.md && exit $$s
 else
 test-gpu:
 	@echo "make test-gpu: needs zbexec-cuda, which needs $(NVCC)" >&2
@@ -252,4 +270,41 @@ endif
 bench-zbexec: $(ZBEXEC) $(ZBSCHED)
 	$(Q)bash tools/zbexec-bench.sh $(ZBSCHED) $(ZBEXEC) docs/zbexec-bench.md
 
--include $(EXEC_OBJ:.o=.d) $(EXEC_CUDA_OBJ:.o=.d)
+# ---- zbexec emulation (tests/emu/) ----
+# $(BUILD)/zbexec-emu: the cuda backend's host side (zbexec/cuda_host.cu,
+# the very source zbexec-cuda compiles with nvcc) built by the host C++
+# compiler against a fake of the CUDA runtime, cuBLAS and NCCL
+# (tests/emu/fake_cuda.cc: streams with random lags, events, lazy NCCL
+# connection with rendezvous semantics, groups), so its transport runs
+# under MPI in CI without a GPU or a CUDA installation.
+#   make test-emu      every family on p 2-8 (and dp 2) under a watchdog
+ZBEXEC_EMU := $(BUILD)/zbexec-emu
+EMU_CXX ?= $(CXX)
+EMU_CXXFLAGS := -std=c++17 $(OPT) -g -DZB_CUDA_EMU -Iinclude -Izbexec \
+                -Itests/emu $(MPI_CFLAGS) -Wall -Wextra
+EMU_OBJ := $(EXEC_SHARED) $(BUILD)/zbexec-cuda-obj/backends.o \
+           $(BUILD)/zbexec-emu-obj/cuda_host.o \
+           $(BUILD)/zbexec-emu-obj/kernels.o \
+           $(BUILD)/zbexec-emu-obj/fake_cuda.o
+.PHONY: test-emu
+
+$(BUILD)/zbexec-emu-obj/cuda_host.o: zbexec/cuda_host.cu \
+                                     $(BUILD)/zbexec-obj/flags
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CXX     $< (emulation)")
+	$(Q)$(EMU_CXX) $(EMU_CXXFLAGS) -x c++ -MMD -MP -c $< -o $@
+
+$(BUILD)/zbexec-emu-obj/%.o: tests/emu/%.cc $(BUILD)/zbexec-obj/flags
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CXX     $<")
+	$(Q)$(EMU_CXX) $(EMU_CXXFLAGS) -MMD -MP -c $< -o $@
+
+$(ZBEXEC_EMU): $(EMU_OBJ) $(LIB)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(MPICC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS) $(EXEC_LIBS) -lstdc++
+
+test-emu: $(ZBEXEC_EMU) $(ZBSCHED)
+	$(Q)ZBEXEC=$(ZBEXEC_EMU) ZBSCHED=$(ZBSCHED) \
+	    bash tests/lib/prove.sh emu tests/emu
+
+-include $(EXEC_OBJ:.o=.d) $(EXEC_CUDA_OBJ:.o=.d) $(EMU_OBJ:.o=.d)

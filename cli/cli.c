@@ -13,6 +13,8 @@
 #include "zbsched/json.h"
 #include "zbsched/schedule.h"
 #include "zbsched/sim.h"
+#include "zbsched/suggest.h"
+#include "zbsched/units.h"
 #include "zbsched/validate.h"
 
 /* One line on stderr: "zbsched: " prefix message. Messages quote file
@@ -80,18 +82,24 @@ const struct cli_opt cli_profile_opts[] = {
     { "fb", 0, "T", "an overlapped F+B op (dualpipev's FB); default\n"
                     "its F plus its B" },
     { "comm", 0, "T", "transfer time between ranks" },
-    { "m-b", 0, "M", "activation memory of one F" },
+    { "time-unit", 0, "us|ms|s", "the unit of every time (none: unitless);"
+                                 "\nsummaries print times in it" },
+    { "m-b", 0, "M", "activation memory of one F: a number, or a\n"
+                     "size (1.9GiB; then every memory is one)" },
     { "m-w", 0, "M", "the part of it that W frees (default M_B)" },
-    { "mem-limit", 0, "M|Np", "per-rank memory limit in M_B's unit, or Np: "
-                              "N\ntimes 1F1B's activation peak (p times a "
-                              "rank's M_B)" },
+    { "mem-limit", 0, "M|Np", "per-rank memory limit in M_B's unit (80GiB"
+                              "\nwith sizes), or Np: N times 1F1B's "
+                              "activation\npeak (p times a rank's M_B)" },
     { "dp", 0, "D", "data-parallel replicas of each rank (1: none;\n"
                     "docs/zero.md)" },
     { "zero", 0, "0-3", "ZeRO stage with dp >= 2 (0)" },
     { "params", 0, "N", "parameters of every stage (dp >= 2)" },
-    { "bandwidth", 0, "BYTES/T", "collective link bandwidth (unlimited)" },
+    { "bandwidth", 0, "BYTES/T", "collective link bandwidth (unlimited);"
+                                 "\n50GB/s with --time-unit" },
     { "latency", 0, "T", "collective latency per ring step (0)" },
     { "prefetch", 0, "N", "ZeRO-3: UNSHARD N passes ahead (1)" },
+    { "fsdp-units", 0, "K", "FSDP units per stage (1): ZeRO-3 gathers each"
+                            "\nper pass, per microbatch reduces each" },
     { "reduce", 0, "step|microbatch", "reduce the gradients once per stage "
                                       "after its\nlast W (step), or after "
                                       "every W (microbatch;\nzero >= 2)" },
@@ -100,9 +108,9 @@ const struct cli_opt cli_profile_opts[] = {
 
 const struct cli_opt cli_search_opts[] = {
     { "effort", 0, "SECONDS", "how long zb (and ilp's warm start) searches,\n"
-      "counted in work, not time: one seed gives one schedule\n"
-      "on any machine; 0: the default (0.2 s at p 8, m 32,\n"
-      "at most 0.5 s), < 0: no search" },
+      "counted in work, not time: the same input gives the\n"
+      "same schedule on any machine; 0: the default (0.2 s at\n"
+      "p 8, m 32, at most 0.5 s), < 0: no search" },
     { "time-limit", 0, "S",
       "ilp: seconds of search (generate 60, compare 10)" },
     { "gap", 0, "G", "ilp: stop once cost/bound - 1 <= G (0)" },
@@ -121,6 +129,35 @@ static const struct cli_opt *find_opt(const struct cli_command *cmd,
             if (letter ? o->letter == letter : !strcmp(o->name, name))
                 return o;
     return NULL;
+}
+
+/* The long option of cmd closest to a mistyped name, or NULL. */
+static const char *near_option(const struct cli_command *cmd,
+                               const char *name)
+{
+    const char *names[CLI_MAX_GROUPS * 40 + 1];
+    size_t n = 0;
+
+    names[n++] = "help";
+    for (int g = 0; g < CLI_MAX_GROUPS && cmd->groups[g].opts; g++)
+        for (const struct cli_opt *o = cmd->groups[g].opts;
+             o->name && n < sizeof(names) / sizeof(names[0]); o++)
+            names[n++] = o->name;
+    return zb_suggest(name, names, n);
+}
+
+void cli_unknown_command(const char *name)
+{
+    const char *names[32];
+    const char *near;
+    size_t n = 0;
+
+    for (int i = 0; cli_commands[i] && n < 32; i++)
+        names[n++] = cli_commands[i]->name;
+    if ((near = zb_suggest(name, names, n)))
+        cli_error("'%s' is not a command (did you mean '%s'?)", name, near);
+    else
+        cli_error("'%s' is not a command (see 'zbsched --help')", name);
 }
 
 /* The count of positional arguments against the row's range. */
@@ -160,8 +197,13 @@ static int parse_opt(const struct cli_command *cmd, int argc, char **argv,
         o = arg[2] ? NULL : find_opt(cmd, NULL, arg[1]);
     }
     if (!o) {
-        cli_error("%s: unknown option '%s' (see 'zbsched %s --help')",
-                  cmd->name, arg, cmd->name);
+        const char *near = is_long ? near_option(cmd, name) : NULL;
+        if (near)
+            cli_error("%s: unknown option '%s' (did you mean '--%s'?)",
+                      cmd->name, arg, near);
+        else
+            cli_error("%s: unknown option '%s' (see 'zbsched %s --help')",
+                      cmd->name, arg, cmd->name);
         return CLI_USAGE;
     }
     if (o->arg) {
@@ -270,11 +312,16 @@ void cli_command_usage(const struct cli_command *cmd, FILE *out)
 
 void cli_usage(FILE *out)
 {
+    int w = 0;
+
     fputs("usage: zbsched <command> [options]\n\n"
           "Pipeline-parallel schedules: generate, simulate, validate, "
           "compare.\n\ncommands:\n", out);
     for (int i = 0; cli_commands[i]; i++)
-        fprintf(out, "  %-10s %s\n", cli_commands[i]->name,
+        if ((int)strlen(cli_commands[i]->name) > w)
+            w = (int)strlen(cli_commands[i]->name);
+    for (int i = 0; cli_commands[i]; i++)
+        fprintf(out, "  %-*s  %s\n", w, cli_commands[i]->name,
                 cli_commands[i]->summary);
     fputs("\n'zbsched <command> --help' (or -h) prints a command's options.\n"
           "exit status: 0 ok, 1 failure, 2 usage error\n", out);
@@ -299,14 +346,12 @@ int cli_number(const struct cli_args *a, const char *name, double dflt,
                double *out)
 {
     const char *v = cli_get(a, name);
-    char *end;
 
     if (!v) {
         *out = dflt;
         return CLI_OK;
     }
-    *out = strtod(v, &end);
-    if (!*v || *end) {
+    if (zb_units_parse_number(v, out) < 0) {
         cli_error("%s: --%s: '%s' is not a number", a->cmd->name, name, v);
         return CLI_USAGE;
     }
@@ -342,10 +387,16 @@ int cli_load_draft(const struct cli_args *a, const struct cli_shape *shape,
     if (rc == 0 && shape)
         zb_profile_draft_set_shape(out, shape->pp, shape->vpp,
                                    shape->microbatches, shape->placement);
-    /* Flags override the file, in the order given. */
+    /* Flags override the file, in the order given. A flag's text that is
+     * not a value of its kind is a usage error (exit 2), as cli_number's. */
     for (int i = 0; i < a->n && rc == 0; i++)
-        if (is_profile_flag(a->names[i]))
-            rc = zb_profile_draft_set(out, a->names[i], a->values[i], &err);
+        if (is_profile_flag(a->names[i]) &&
+            (rc = zb_profile_draft_set(out, a->names[i], a->values[i],
+                                       &err)) < 0) {
+            zb_profile_draft_release(out);
+            cli_fail(&err);
+            return CLI_USAGE;
+        }
     if (rc < 0) {
         zb_profile_draft_release(out);
         return cli_fail(&err);

@@ -74,6 +74,9 @@ int cli_parse(const struct cli_command *cmd, int argc, char **argv,
 /* One command's usage: synopsis, summary, options by group, notes. */
 void cli_command_usage(const struct cli_command *cmd, FILE *out);
 
+/* "'genrate' is not a command (did you mean 'generate'?)" on stderr. */
+void cli_unknown_command(const char *name);
+
 /* Usage text of the whole tool (`zbsched --help`): the commands. */
 void cli_usage(FILE *out);
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
+#include "report.h"
 #include "zbsched/dp.h"
 #include "zbsched/schedule.h"
 #include "zbsched/options.h"
@@ -97,11 +98,13 @@ void cli_search_summary(const struct zb_options *opt,
         fprintf(stderr, "zbsched: warning: %s (the search went on without "
                 "that model)\n", si->warning);
     if (si->present && opt->progress)
-        fprintf(stderr, "zbsched: ilp: %s, %s %.6g, bound %.6g, gap %.2f%%, "
+        fprintf(stderr, "zbsched: ilp: %s, %s %s, bound %s, gap %.2f%%, "
                 "%.1f s, %ld nodes\n", si->status,
                 zb_dp_active(&s->profile) ? "step"
                 : opt->objective == ZB_OBJECTIVE_MAKESPAN ? "makespan"
                                                           : "cost",
-                si->objective, si->bound, 100 * si->gap, si->seconds,
-                si->nodes);
+                report_time(&s->profile, si->objective).s,
+                report_time(&s->profile,
+                            report_bound_of(si->objective, si->bound)).s,
+                si->gap > 0 ? 100 * si->gap : 0, si->seconds, si->nodes);
 }

@@ -42,7 +42,8 @@ static void make_row(struct row *row, const struct zb_generator *g,
 static void print_row(const struct row *row, double bound, bool json)
 {
     const struct zb_measures *m = &row->s.predicted;
-    double gap = bound > 0 ? m->cost / bound - 1 : 0;
+    double b = report_bound_of(m->cost, bound);
+    double gap = b > 0 ? m->cost / b - 1 : 0;
 
     if (!row->ok) {
         if (json)
@@ -55,9 +56,12 @@ static void print_row(const struct row *row, double bound, bool json)
         report_measures_json(stdout, &row->s);
         return;
     }
-    printf("%-15s %8.4f %8.4f %12.6g %12.6g %10.6g %6.2fx ", row->g->name,
-           m->bubble_ratio, m->sync_bubble_ratio, m->cost, m->makespan,
-           report_max_peak(&row->s), report_peak_vs_1f1b(&row->s));
+    printf("%-15s %8.4f %8.4f %12s %12s %10s %6.2fx ", row->g->name,
+           m->bubble_ratio, m->sync_bubble_ratio,
+           report_time(&row->s.profile, m->cost).s,
+           report_time(&row->s.profile, m->makespan).s,
+           report_memory(&row->s.profile, report_max_peak(&row->s)).s,
+           report_peak_vs_1f1b(&row->s));
     /* The bound holds within the limit: no gap for a schedule over it. */
     if (m->fits_memory)
         printf("%7.2f%%   yes", 100 * gap);
@@ -99,8 +103,13 @@ static void print_footer(const struct row *rows, int n,
     if (!mixed) {
         for (int i = 0; i < n; i++)
             if (rows[i].ok) {
+                double b = shape_bound(rows, n, i);
+                /* As the rows print it: never above a cost that fits. */
+                for (int k = 0; k < n; k++)
+                    if (rows[k].ok && rows[k].s.predicted.fits_memory)
+                        b = report_bound_of(rows[k].s.predicted.cost, b);
                 printf("gap: cost over the best proven lower bound, "
-                       "%.6g\n", shape_bound(rows, n, i));
+                       "%s\n", report_time(prof, b).s);
                 break;
             }
     } else {
@@ -120,8 +129,8 @@ static void print_footer(const struct row *rows, int n,
         printf("; the rest %s %d\n", zb_placement_name(prof->placement),
                prof->vpp);
     }
-    printf("x1f1b: peak memory over 1F1B's activation peak (1p = %.6g)\n",
-           zb_profile_1f1b_peak(prof));
+    printf("x1f1b: peak memory over 1F1B's activation peak (1p = %s)\n",
+           report_memory(prof, zb_profile_1f1b_peak(prof)).s);
 }
 
 static int compare(const struct zb_profile_draft *d,
@@ -320,7 +329,7 @@ static const struct cli_opt opts[] = {
     { "quiet", 'q', NULL, "no progress lines (compare prints none "
                           "anyway)" },
     { "zero-all", 0, NULL, "with --dp >= 2: rows for ZeRO 0, 1, 2, 2mb "
-                          "(ZeRO-2\nreducing per microbatch) and 3" },
+                          "(ZeRO-2\nreducing per microbatch), 3 and 3u2, 3u4, 3mbu2,\n3mbu4 (FSDP units)" },
     { NULL, 0, NULL, NULL },
 };
 

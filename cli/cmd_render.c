@@ -8,6 +8,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 #include "cli.h"
+#include "zbsched/units.h"
 #include "commands.h"
 #include "zbsched/io.h"
 #include "zbsched/render.h"
@@ -44,21 +45,28 @@ static int load_realized(const char *path, const struct zb_schedule *s,
     return CLI_OK;
 }
 
-/* The profile's time unit in microseconds (trace timestamps are us). */
-static int unit_scale(const struct cli_args *a, double *out)
+/* The profile's time unit in microseconds (trace timestamps are us):
+ * its own time_unit, else --time-unit, else ms. */
+static int unit_scale(const struct cli_args *a, const struct zb_profile *p,
+                      double *out)
 {
-    static const struct { const char *name; double us; } units[] = {
-        { "us", 1 }, { "ms", 1e3 }, { "s", 1e6 },
-    };
-    const char *u = cli_get(a, "unit") ? cli_get(a, "unit") : "ms";
+    const char *u = cli_get(a, "time-unit");
+    enum zb_time_unit unit = ZB_TIME_MS;
+    struct zb_error err = { 0 };
 
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-        if (!strcmp(u, units[i].name)) {
-            *out = units[i].us;
-            return CLI_OK;
-        }
-    cli_error("render: --unit: '%s' is not one of us, ms, s", u);
-    return CLI_USAGE;
+    if (u && zb_time_unit_parse("--time-unit", u, &unit, &err) < 0) {
+        cli_error("render: %s", err.msg);
+        return CLI_USAGE;
+    }
+    if (u && p->has_time_unit && unit != p->time_unit) {
+        cli_error("render: --time-unit %s, but the schedule's profile says "
+                  "time_unit %s", u, zb_time_unit_name(p->time_unit));
+        return CLI_USAGE;
+    }
+    if (p->has_time_unit)
+        unit = p->time_unit;
+    *out = 1e6 * zb_time_unit_seconds(unit);
+    return CLI_OK;
 }
 
 /* The largest --width or --iter. */
@@ -180,7 +188,6 @@ static int run(const struct cli_args *a)
 
     ascii = cli_has(a, "ascii");
     if ((rc = check_usage(a)) != CLI_OK ||
-        (rc = unit_scale(a, &us_per_unit)) != CLI_OK ||
         (rc = int_option(a, "width", ascii ? terminal_width() : 1200,
                          ascii ? ZB_ASCII_MIN_WIDTH : ZB_SVG_MIN_WIDTH,
                          &width)) != CLI_OK ||
@@ -190,6 +197,8 @@ static int run(const struct cli_args *a)
     for (; v->n < a->npos; v->n++)
         if ((rc = cli_load_schedule(a->pos[v->n], &v->sched[v->n])) != CLI_OK)
             goto out;
+    if ((rc = unit_scale(a, &v->sched[0].profile, &us_per_unit)) != CLI_OK)
+        goto out;
     if (cli_has(a, "realized")) {
         if ((rc = load_realized(cli_get(a, "realized"), &v->sched[0],
                                 us_per_unit, iter, v)) != CLI_OK)
@@ -222,7 +231,8 @@ static const struct cli_opt opts[] = {
                        "columns\n(the terminal's)" },
     { "trace", 0, "OUT.json", "also write the predicted Chrome trace "
                               "(Perfetto);\nalone, draws no picture" },
-    { "unit", 0, "us|ms|s", "the profile's time unit, for traces (ms)" },
+    { "time-unit", 0, "us|ms|s", "the profile's time unit, for traces "
+                                 "(its\ntime_unit, else ms)" },
     { "compare", 0, NULL, "several schedules, one time axis" },
     { "realized", 0, "FILE", "a zbexec trace or report, drawn above the\n"
                              "prediction" },

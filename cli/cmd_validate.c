@@ -26,7 +26,6 @@ static int run(const struct cli_args *a)
 
 const struct cli_command cmd_validate = {
     .name = "validate", .run = run,
-    .summary = "check that a schedule file is legal (every rule, memory "
-               "included)",
+    .summary = "check that a schedule file is legal, memory included",
     .args = "FILE", .min_args = 1, .max_args = 1,
 };

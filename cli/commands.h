@@ -14,5 +14,7 @@ extern const struct cli_command cmd_list;
 extern const struct cli_command cmd_render;
 extern const struct cli_command cmd_export;
 extern const struct cli_command cmd_import;
+extern const struct cli_command cmd_plan;
+extern const struct cli_command cmd_profile, cmd_check_profile;
 
 #endif

@@ -7,6 +7,7 @@
  * left out: one time-limited search per ZeRO stage (generate runs it). */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include "cli.h"
 #include "compare_dp.h"
 #include "report.h"
@@ -47,14 +48,17 @@ static int measure(const struct zb_generator *g, const struct zb_profile *prof,
 struct dp_variant {
     int zero;
     enum zb_dp_reduce reduce;
+    int units;              /* FSDP units per stage */
 };
 
-/* "2", or "2mb" reducing per microbatch. */
+/* "2", "2mb" reducing per microbatch, "3u4" with 4 units a stage. */
 static const char *variant_label(const struct dp_variant *v, char *buf,
                                  size_t size)
 {
     snprintf(buf, size, "%d%s", v->zero,
              v->reduce == ZB_DP_REDUCE_MICROBATCH ? "mb" : "");
+    if (v->units > 1)
+        snprintf(buf + strlen(buf), size - strlen(buf), "u%d", v->units);
     return buf;
 }
 
@@ -75,6 +79,8 @@ static void print_row(const char *name, const struct dp_variant *v,
     printf(", \"zero\": %d, ", v->zero);
     if (v->reduce != ZB_DP_REDUCE_STEP)
         printf("\"reduce\": \"%s\", ", zb_dp_reduce_name(v->reduce));
+    if (v->units > 1)
+        printf("\"units\": %d, ", v->units);
     fputs("\"cost\": ", stdout);
     zb_json_fput_num(stdout, row->cost);
     fputs(", \"step_time\": ", stdout);
@@ -93,11 +99,15 @@ int compare_dp(const struct zb_profile *prof, const struct zb_options *opt,
 {
     /* --zero-all: every stage, and ZeRO-2 both ways; else the profile's. */
     static const struct dp_variant all[] = {
-        { 0, ZB_DP_REDUCE_STEP }, { 1, ZB_DP_REDUCE_STEP },
-        { 2, ZB_DP_REDUCE_STEP }, { 2, ZB_DP_REDUCE_MICROBATCH },
-        { 3, ZB_DP_REDUCE_STEP },
+        { 0, ZB_DP_REDUCE_STEP, 1 }, { 1, ZB_DP_REDUCE_STEP, 1 },
+        { 2, ZB_DP_REDUCE_STEP, 1 }, { 2, ZB_DP_REDUCE_MICROBATCH, 1 },
+        { 3, ZB_DP_REDUCE_STEP, 1 },
+        /* FSDP units inside a stage (docs/zero.md, "Units"). */
+        { 3, ZB_DP_REDUCE_STEP, 2 }, { 3, ZB_DP_REDUCE_STEP, 4 },
+        { 3, ZB_DP_REDUCE_MICROBATCH, 2 }, { 3, ZB_DP_REDUCE_MICROBATCH, 4 },
     };
-    const struct dp_variant own = { prof->dp.zero, prof->dp.reduce };
+    const struct dp_variant own = { prof->dp.zero, prof->dp.reduce,
+                                    prof->dp.units };
     const struct dp_variant *vs = all_zero ? all : &own;
     const int nv = all_zero ? (int)(sizeof(all) / sizeof(all[0])) : 1;
     struct zb_profile p;
@@ -115,6 +125,7 @@ int compare_dp(const struct zb_profile *prof, const struct zb_options *opt,
     for (int v = 0; v < nv; v++) {
         p.dp.zero = vs[v].zero;
         p.dp.reduce = vs[v].reduce;
+        p.dp.units = vs[v].units;
         for (int i = 0; zb_generators[i]; i++) {
             const struct zb_generator *g = zb_generators[i];
             struct zb_error err = { 0 };
@@ -146,10 +157,11 @@ int compare_dp(const struct zb_profile *prof, const struct zb_options *opt,
     }
     zb_profile_release(&p);
     if (!json && best_name)
-        printf("fastest that fits: %s with zero %s, step %.6g, memory "
-               "%.6g\n", best_name,
+        printf("fastest that fits: %s with zero %s, step %s, memory "
+               "%s\n", best_name,
                variant_label(&best_v, label, sizeof(label)),
-               fmin(best.step, best.step_grouped), best.memory);
+               report_time(prof, fmin(best.step, best.step_grouped)).s,
+               report_memory(prof, best.memory).s);
     if (!rows_ok) {
         cli_error("compare: no family serves this profile");
         return CLI_FAIL;

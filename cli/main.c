@@ -9,9 +9,12 @@
 #include <string.h>
 #include "cli.h"
 #include "commands.h"
+#include "zbsched/version.h"
 
 const struct cli_command *const cli_commands[] = {
     &cmd_generate, &cmd_eval, &cmd_validate, &cmd_compare, &cmd_frontier,
+    &cmd_profile, &cmd_check_profile,
+    &cmd_plan,
     &cmd_list, &cmd_render, &cmd_export, &cmd_import, NULL,
 };
 
@@ -33,7 +36,7 @@ static int help(int argc, char **argv)
         return CLI_OK;
     }
     if (!(cmd = find_command(argv[2]))) {
-        cli_error("'%s' is not a command (see 'zbsched --help')", argv[2]);
+        cli_unknown_command(argv[2]);
         return CLI_USAGE;
     }
     cli_command_usage(cmd, stdout);
@@ -65,11 +68,13 @@ static int run(int argc, char **argv)
         cli_usage(stderr);
         return CLI_USAGE;
     }
+    if (!strcmp(argv[1], "--version"))
+        return puts("zbsched " ZB_VERSION) < 0 ? CLI_FAIL : CLI_OK;
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
         !strcmp(argv[1], "help"))
         return help(argc, argv);
     if (!(cmd = find_command(argv[1]))) {
-        cli_error("'%s' is not a command (see 'zbsched --help')", argv[1]);
+        cli_unknown_command(argv[1]);
         return CLI_USAGE;
     }
     rc = cli_parse(cmd, argc - 1, argv + 1, &a);

@@ -3,6 +3,39 @@
 #include "cli.h"
 #include "report.h"
 #include "zbsched/json.h"
+#include "zbsched/units.h"
+
+struct report_text report_time(const struct zb_profile *p, double t)
+{
+    struct report_text r;
+
+    if (p->has_time_unit && isfinite(t))
+        zb_units_format_time(t, p->time_unit, r.s, sizeof(r.s));
+    else
+        snprintf(r.s, sizeof(r.s), "%.6g", t);
+    return r;
+}
+
+struct report_text report_memory(const struct zb_profile *p, double m)
+{
+    struct report_text r;
+
+    if (p->mem_gib && isfinite(m))
+        zb_units_format_size(m * 1073741824.0, r.s, sizeof(r.s));
+    else
+        snprintf(r.s, sizeof(r.s), "%.6g", m);
+    return r;
+}
+
+double report_bound_of(double cost, double bound)
+{
+    return bound > cost && bound - cost <= 1e-9 * cost ? cost : bound;
+}
+
+double report_bound(const struct zb_measures *m)
+{
+    return report_bound_of(m->cost, m->lower_bound);
+}
 
 double report_max_peak(const struct zb_schedule *s)
 {
@@ -33,7 +66,9 @@ double report_max_total_memory(const struct zb_schedule *s)
 
 double report_gap(const struct zb_measures *m)
 {
-    return m->lower_bound > 0 ? m->cost / m->lower_bound - 1 : 0;
+    double b = report_bound(m);
+
+    return b > 0 ? m->cost / b - 1 : 0;
 }
 
 /* " reduce microbatch" after "zero Z" when the gradients are reduced per
@@ -45,18 +80,20 @@ static const char *reduce_note(const struct zb_profile *p)
 
 void report_summary(FILE *out, const struct zb_schedule *s)
 {
+    const struct zb_profile *p = &s->profile;
     const struct zb_measures *m = &s->predicted;
     double gap = report_gap(m);
 
-    fprintf(out, "%s: cost %.6g, bubble_ratio %.4f, makespan %.6g, peak "
-            "memory %.6g = %.2fx 1F1B, ", s->name, m->cost, m->bubble_ratio,
-            m->makespan, report_max_peak(s), report_peak_vs_1f1b(s));
-    if (zb_dp_active(&s->profile))
-        fprintf(out, "step time %.6g and memory %.6g with dp %d zero %d%s, ",
-                m->step_time, report_max_total_memory(s),
-                s->profile.dp.degree, s->profile.dp.zero,
-                reduce_note(&s->profile));
-    fprintf(out, "lower bound %.6g (", m->lower_bound);
+    fprintf(out, "%s: cost %s, bubble_ratio %.4f, makespan %s, peak "
+            "memory %s = %.2fx 1F1B, ", s->name, report_time(p, m->cost).s,
+            m->bubble_ratio, report_time(p, m->makespan).s,
+            report_memory(p, report_max_peak(s)).s, report_peak_vs_1f1b(s));
+    if (zb_dp_active(p))
+        fprintf(out, "step time %s and memory %s with dp %d zero %d%s, ",
+                report_time(p, m->step_time).s,
+                report_memory(p, report_max_total_memory(s)).s,
+                p->dp.degree, p->dp.zero, reduce_note(p));
+    fprintf(out, "lower bound %s (", report_time(p, report_bound(m)).s);
     if (gap < 1e-9)
         fprintf(out, "optimal)");
     else
@@ -72,24 +109,31 @@ void report_measures(FILE *out, const struct zb_schedule *s)
     fprintf(out, "schedule %s: pp %d, vpp %d, %d microbatches, placement "
             "%s\n", s->name, p->pp, p->vpp, p->microbatches,
             zb_placement_name(p->placement));
-    fprintf(out, "cost %.6g  makespan %.6g  bubble_ratio %.4f  "
-            "sync_bubble_ratio %.4f\n", m->cost, m->makespan,
-            m->bubble_ratio, m->sync_bubble_ratio);
-    fprintf(out, "lower_bound %.6g  gap %.2f%%  makespan_lower_bound %.6g  "
-            "fits_memory %s\n", m->lower_bound, 100 * report_gap(m),
-            m->makespan_bound, m->fits_memory ? "yes" : "no");
+    fprintf(out, "cost %s  makespan %s  bubble_ratio %.4f  "
+            "sync_bubble_ratio %.4f\n", report_time(p, m->cost).s,
+            report_time(p, m->makespan).s, m->bubble_ratio,
+            m->sync_bubble_ratio);
+    fprintf(out, "lower_bound %s  gap %.2f%%  makespan_lower_bound %s  "
+            "fits_memory %s\n", report_time(p, report_bound(m)).s,
+            100 * report_gap(m),
+            report_time(p, report_bound_of(m->makespan, m->makespan_bound)).s,
+            m->fits_memory ? "yes" : "no");
     if (dp)
-        fprintf(out, "step_time %.6g  dp %d  zero %d%s (collectives "
-                "included; total_memory adds model state)\n", m->step_time,
-                p->dp.degree, p->dp.zero, reduce_note(p));
+        fprintf(out, "step_time %s  dp %d  zero %d%s (collectives "
+                "included; total_memory adds model state)\n",
+                report_time(p, m->step_time).s, p->dp.degree, p->dp.zero,
+                reduce_note(p));
     fprintf(out, "%4s %12s %12s %12s %12s%s\n", "rank", "busy", "span",
             "peak_memory", "limit", dp ? "  total_memory" : "");
     for (int r = 0; r < p->pp; r++) {
-        fprintf(out, "%4d %12.6g %12.6g %12.6g %12.6g", r,
-                m->ranks[r].busy, m->ranks[r].span, m->ranks[r].peak_memory,
-                p->mem_limit[r]);
+        fprintf(out, "%4d %12s %12s %12s %12s", r,
+                report_time(p, m->ranks[r].busy).s,
+                report_time(p, m->ranks[r].span).s,
+                report_memory(p, m->ranks[r].peak_memory).s,
+                report_memory(p, p->mem_limit[r]).s);
         if (dp)
-            fprintf(out, " %13.6g", m->ranks[r].total_memory);
+            fprintf(out, " %13s",
+                    report_memory(p, m->ranks[r].total_memory).s);
         fputc('\n', out);
     }
 }

@@ -2,6 +2,7 @@
  * generate (compute order) -> simulate -> lower -> place the data-parallel
  * collectives (re-simulated) -> validate; and the shape (placement, vpp) a
  * family's profile is built in. */
+#include "zbsched/bound.h"
 #include "zbsched/dp.h"
 #include "zbsched/generator.h"
 #include "zbsched/lower.h"
@@ -73,7 +74,7 @@ int zb_generator_profile(const struct zb_generator *g,
 }
 
 /* One bound everywhere: what a search proved (s->solver.bound, for the
- * objective it optimised) joins the simulator's closed-form bound, so the
+ * objective it optimised) joins the closed-form bound (bound.h), so the
  * schedule's `lower_bound`, the summary line, `compare` and the solver
  * block say the same. With data parallelism the search minimised the
  * step, which ends after the compute: its bound is no bound on cost or
@@ -111,7 +112,7 @@ int zb_generator_time(const struct zb_generator *g,
         zb_schedule_release(out);
         return rc;
     }
-    return zb_generator_timed(g, out, err);
+    return g->simulated ? 0 : zb_generator_timed(g, out, err);
 }
 
 int zb_generator_timed(const struct zb_generator *g, struct zb_schedule *s,
@@ -139,6 +140,7 @@ int zb_generator_finish(const struct zb_generator *g,
      * (comm ops take no compute time), so there is nothing to re-time. */
     if ((rc = zb_lower_run(s, err)) < 0 || (rc = zb_zero_place(s, err)) < 0)
         goto fail;
+    zb_bound_set(s);
     join_solver_bound(s, opt);
     /* Whether a fixed family fits the limit is a property of the choice,
      * reported as fits_memory; for a row that reads the limit, fitting is

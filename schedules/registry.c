@@ -7,7 +7,9 @@
  *  2. list zb_gen_foo below, in the order `zbsched list` should show;
  *  3. add its cases to tests/unit/test_generators.c (the random-profile test
  *     picks it up from this table by itself) and run `make regen` for its
- *     golden file. */
+ *     golden file.
+ * A fixed family joins `zb`'s candidates by itself; an order only `zb`
+ * weighs is a row of schedules/plan/candidates.c instead. */
 #include <string.h>
 #include "zbsched/generator.h"
 

@@ -3,11 +3,11 @@
  * empties some start window, no schedule reaches H, so the optimum lies
  * above H. Bisection between the closed-form bound and the incumbent.
  *
- * Each probe is the same propagation the models are built with (tens of
- * milliseconds at p 8, m 32), and it sees what the closed form cannot:
- * the head and tail idle of every rank at once, the round trips through
- * busy ranks, memory-forced orders. Refutations are proofs whatever the
- * probe order; bisection just assumes they are monotone in H to aim. */
+ * Each probe is the same propagation the models are built with (cheap:
+ * docs/tuning.md, "ILP size limits"), and it sees what the closed form
+ * cannot: the head and tail idle of every rank at once, the round trips
+ * through busy ranks, memory-forced orders. Refutations are proofs whatever
+ * the probe order; bisection just assumes they are monotone in H to aim. */
 #include <math.h>
 #include "ilp.h"
 
@@ -19,7 +19,7 @@ struct limit {
 static bool stop(void *arg)
 {
     const struct limit *l = arg;
-    return ilp_now() >= l->deadline || (l->interrupt && *l->interrupt);
+    return zb_clock_now() >= l->deadline || (l->interrupt && *l->interrupt);
 }
 
 /* A cancelled probe refutes nothing. */
@@ -38,8 +38,8 @@ static bool refuted(const struct ilp_inst *in, double h, struct limit *l)
 }
 
 double zbi_ilp_bound_strong(const struct ilp_inst *in, double lo, double hi,
-                        double deadline,
-                        const volatile sig_atomic_t *interrupt)
+                            double deadline,
+                            const volatile sig_atomic_t *interrupt)
 {
     /* Probes closer than the proofs' slack prove nothing new. */
     const double tol = 2 * ILP_TOL * fmax(1, hi);

@@ -11,8 +11,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <time.h>
+#include "zbsched/clock.h"
 #include "zbsched/solver.h"
+#include "zbsched/timing.h"
 
 /* Relative slack of every proof and comparison: objectives this close
  * count as equal (float sums of durations differ by far less), as GLPK's
@@ -21,14 +22,6 @@
 
 /* Longest GLPK failure message kept (zbi_ilp_glpk_run). */
 #define ILP_GLPK_MSG_MAX 160
-
-/* Monotonic seconds: the clock of every deadline. */
-static inline double ilp_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Whether obj is proven optimal by bound. */
 static inline bool ilp_meets(double obj, double bound)
@@ -72,12 +65,21 @@ struct ilp_inst {
 };
 
 void zbi_ilp_inst_init(struct ilp_inst *in, const struct zb_profile *p,
-                   enum zb_objective obj);
+                       enum zb_objective obj);
+
+/* What the arc from pass `from` to pass `to` adds to from's duration:
+ * timing.h's lag, 0 on one rank, else the edge's comm (pass ids are
+ * zb_pass_index(), so a pass's stage is id / m % S). */
+static inline double ilp_lag(const struct ilp_inst *in, int from, int to)
+{
+    return zb_timing_lag(in->p, from / in->m % in->S, to / in->m % in->S,
+                         in->rank[to]);
+}
 
 /* Whether the instance is small enough to search: one propagation costs
- * O(passes^2 / 64 + rank passes^2) and takes seconds beyond these (32
- * ranks x 128 microbatches: 4 s), which neither a time limit nor Ctrl-C
- * could interrupt. */
+ * O(passes^2 / 64 + rank passes^2) and takes seconds beyond these, which
+ * neither a time limit nor Ctrl-C could interrupt (docs/tuning.md, "ILP
+ * size limits"). */
 #define ILP_MAX_PASSES 8192
 #define ILP_MAX_RANK_PASSES 512
 bool zbi_ilp_inst_searchable(const struct ilp_inst *in);
@@ -86,7 +88,8 @@ void zbi_ilp_inst_release(struct ilp_inst *in);
 /* A copy of p in the model's units (ilp_scale.c): durations and comm
  * divided by the mean pass duration, which is returned (multiply
  * objectives and bounds by it to get back to p's units), memory by M_B. */
-double zbi_ilp_scale_profile(const struct zb_profile *p, struct zb_profile *out);
+double zbi_ilp_scale_profile(const struct zb_profile *p,
+                             struct zb_profile *out);
 
 /* ---- Orders (ilp_order.c) -------------------------------------------- */
 
@@ -98,7 +101,7 @@ struct ilp_order {
 void zbi_ilp_order_init(struct ilp_order *o, const struct ilp_inst *in);
 void zbi_ilp_order_release(struct ilp_order *o, const struct ilp_inst *in);
 void zbi_ilp_order_copy(struct ilp_order *dst, const struct ilp_order *src,
-                    const struct ilp_inst *in);
+                        const struct ilp_inst *in);
 
 /* A timed order: cost, makespan and objective from the simulator, and
  * every pass's start time. */
@@ -110,22 +113,24 @@ struct ilp_eval {
 
 /* Simulate o; 0 if legal and within the memory limits, else <0. */
 int zbi_ilp_order_eval(const struct ilp_inst *in, const struct ilp_order *o,
-                   struct ilp_eval *ev);
+                       struct ilp_eval *ev);
 
 /* Take a generated schedule's compute order (BW split into B then W)
  * with same-kind passes renumbered in start-time order, which keeps it
  * legal and its times (docs/ilp.md). */
-void zbi_ilp_order_from_schedule(struct ilp_order *o, const struct ilp_inst *in,
-                             const struct zb_schedule *s);
+void zbi_ilp_order_from_schedule(struct ilp_order *o,
+                                 const struct ilp_inst *in,
+                                 const struct zb_schedule *s);
 
 void zbi_ilp_order_to_schedule(const struct ilp_order *o,
-                           const struct ilp_inst *in, struct zb_schedule *s);
+                               const struct ilp_inst *in,
+                               struct zb_schedule *s);
 
 /* Each rank's passes sorted by t (pass id breaks ties): an LP solution's
  * start times keep every dependency, so this order is legal, if not
  * always within the memory limits. */
 void zbi_ilp_order_by_times(struct ilp_order *o, const struct ilp_inst *in,
-                        const double *t);
+                            const double *t);
 
 /* One microbatch at a time through the whole pipeline: legal whenever
  * every limit is at least zb_ilp_min_limit(). */
@@ -180,7 +185,7 @@ void zbi_ilp_rel_fix_memory(struct ilp_rel *rel);
 /* Fix each rank's order to o's except for the passes marked in `open`,
  * which float between their nearest fixed neighbours in o. */
 void zbi_ilp_rel_fix_order(struct ilp_rel *rel, const struct ilp_order *o,
-                       const bool *open);
+                           const bool *open);
 
 /* Close the relation, derive start windows for objective <= horizon and
  * fix every order those windows forbid, until nothing changes; then list
@@ -198,8 +203,8 @@ static inline bool ilp_rel_before(const struct ilp_rel *rel, int a, int b)
  * optimum lies above it), or lo; stops probing at the deadline or when
  * *interrupt (may be NULL) is set (bound_strong.c). */
 double zbi_ilp_bound_strong(const struct ilp_inst *in, double lo, double hi,
-                        double deadline,
-                        const volatile sig_atomic_t *interrupt);
+                            double deadline,
+                            const volatile sig_atomic_t *interrupt);
 
 /* ---- GLPK model (ilp_model.c) ---------------------------------------- */
 
@@ -215,11 +220,11 @@ void zbi_ilp_model_lost(struct ilp_model *md);
 
 /* Column values of an order timed by ev (the incumbent for GLPK). */
 void zbi_ilp_model_point(const struct ilp_model *md, const struct ilp_order *o,
-                     const struct ilp_eval *ev, double *x);
+                         const struct ilp_eval *ev, double *x);
 
 /* Order encoded by column values x (1-based, as GLPK holds them). */
 void zbi_ilp_model_order(const struct ilp_model *md, const double *x,
-                     struct ilp_order *o);
+                         struct ilp_order *o);
 
 /* The GLPK problem object, its relation and its columns. */
 struct glp_prob *zbi_ilp_model_prob(struct ilp_model *md);
@@ -231,10 +236,11 @@ int zbi_ilp_model_col_y(const struct ilp_model *md);    /* first binary */
 /* Whether the orders fixed at the current node of P (column bounds of
  * the binaries) leave no schedule with objective <= horizon (ilp_node.c). */
 bool zbi_ilp_node_refuted(const struct ilp_model *md, struct glp_prob *P,
-                      double horizon);
+                          double horizon);
 
 /* Write the model in CPLEX LP format; its name says the time unit. */
-int zbi_ilp_model_write_lp(struct ilp_model *md, const char *path, double unit);
+int zbi_ilp_model_write_lp(struct ilp_model *md, const char *path,
+                           double unit);
 
 /* ---- GLPK environment (ilp_glpk.c) ------------------------------------ */
 

@@ -1,6 +1,6 @@
 /* ilp_band.c - window search for instances too large for the relation
  * (zb_ilp_searchable() false: its bitsets alone would take hundreds of
- * megabytes at p 32, m 512). A window is a time band of the best order on
+ * megabytes). A window is a time band of the best order on
  * a few adjacent ranks; on each of them the passes starting inside the
  * band are a contiguous piece of the rank's list. Only those passes enter
  * a small integer program; everything else stays at its time in the best

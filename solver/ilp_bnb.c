@@ -4,8 +4,8 @@
 #include "ilp_workers.h"
 
 /* Above this many binaries after propagation the root LP alone takes
- * tens of seconds (30-45 s with 7 500-8 200 at p 8, m 32; docs/ilp.md)
- * and only reaches the closed-form bound: windows pay better. */
+ * tens of seconds and only reaches the closed-form bound: windows pay
+ * better (docs/tuning.md, "ILP size limits"). */
 #define ILP_BNB_MAX_FREE 4000
 
 bool zbi_ilp_bnb_prepare(struct ilp_shared *sh, struct ilp_rel *rel)
@@ -28,8 +28,8 @@ void zbi_ilp_bnb_run(struct ilp_shared *sh, struct ilp_rel *rel)
 
     rel->obj_lb = sh->independent ? 0 : zbi_ilp_shared_lower(sh);
     md = zbi_ilp_model_build(rel, false);
-    if (zbi_ilp_mip_solve(md, sh, true, sh->deadline - ilp_now(), &res) == 0 &&
-        res.proven)
+    if (zbi_ilp_mip_solve(md, sh, true, sh->deadline - zb_clock_now(),
+                          &res) == 0 && res.proven)
         /* Nothing under GLPK's final incumbent, and every incumbent GLPK
          * held was offered to the shared best: that best is optimal. */
         zbi_ilp_shared_bound(sh, res.bound);

@@ -14,9 +14,7 @@ static const enum zb_op_kind pass_op[ZB_PASS_COUNT] = {
 
 static void add_pred(struct ilp_inst *in, int to, int from)
 {
-    double w = in->dur[from];
-    if (in->rank[from] != in->rank[to])
-        w += in->p->comm;
+    double w = in->dur[from] + ilp_lag(in, from, to);
     in->pred[to][in->npred[to]++] = (struct ilp_arc){ from, w };
 }
 
@@ -58,7 +56,7 @@ static double least_reduce(const struct ilp_inst *in, int r)
 }
 
 void zbi_ilp_inst_init(struct ilp_inst *in, const struct zb_profile *p,
-                   enum zb_objective obj)
+                       enum zb_objective obj)
 {
     const int S = zb_profile_stages(p), m = p->microbatches;
 
@@ -129,9 +127,8 @@ void zbi_ilp_inst_init(struct ilp_inst *in, const struct zb_profile *p,
         for (int s = 0; s < lo; s++) {
             if (in->step)
                 t = fmax(t, in->gathered[s]);
-            t = t + p->stage[s].f;
-            if (zb_profile_stage_rank(p, s) != zb_profile_stage_rank(p, s + 1))
-                t = t + p->comm;
+            t = zb_timing_arrival(p, s, s + 1, zb_profile_stage_rank(p, s + 1),
+                                  t + p->stage[s].f);
         }
         if (in->step)
             t = fmax(t, in->gathered[lo]);

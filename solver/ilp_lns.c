@@ -134,7 +134,7 @@ void zbi_ilp_lns_run(struct ilp_shared *sh, int lane, int lanes)
             /* The whole problem is one small window: solve it once. */
             struct window all = { 0, p->pp, -1, INFINITY };
             if (lane == 0)
-                solve_window(&ls, &all, sh->deadline - ilp_now());
+                solve_window(&ls, &all, sh->deadline - zb_clock_now());
             break;
         }
         if (total == 0) {

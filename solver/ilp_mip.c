@@ -92,7 +92,7 @@ static void callback(glp_tree *T, void *info)
     struct mip *c = info;
     int best, total;
 
-    if (zbi_ilp_shared_done(c->sh) || ilp_now() >= c->deadline) {
+    if (zbi_ilp_shared_done(c->sh) || zb_clock_now() >= c->deadline) {
         glp_ios_terminate(T);
         return;
     }
@@ -133,7 +133,7 @@ static int root_lp(glp_prob *P, struct ilp_shared *sh, double deadline)
     smcp.msg_lev = GLP_MSG_OFF;
     smcp.meth = GLP_DUALP;
     for (;;) {
-        double left = deadline - ilp_now();
+        double left = deadline - zb_clock_now();
         if (left <= 0 || zbi_ilp_shared_done(sh))
             return GLP_ETMLIM;
         smcp.tm_lim = zbi_ilp_glpk_ms(fmin(0.25, left));
@@ -167,7 +167,7 @@ static int run_glpk(void *arg)
     iocp.presolve = GLP_OFF;
     iocp.cb_func = callback;
     iocp.cb_info = c;
-    iocp.tm_lim = zbi_ilp_glpk_ms(c->deadline - ilp_now());
+    iocp.tm_lim = zbi_ilp_glpk_ms(c->deadline - zb_clock_now());
     st = glp_intopt(P, &iocp);
     c->res->nodes = c->nodes;
     c->res->bound = c->bound;
@@ -187,12 +187,12 @@ static int run_glpk(void *arg)
 }
 
 int zbi_ilp_mip_solve(struct ilp_model *md, struct ilp_shared *sh, bool global,
-                  double seconds, struct ilp_mip_result *res)
+                      double seconds, struct ilp_mip_result *res)
 {
     const struct ilp_inst *in = sh->in;
     struct mip c = { .md = md, .sh = sh, .in = in, .global = global,
                      .res = res,
-                     .deadline = fmin(sh->deadline, ilp_now() + seconds),
+                     .deadline = fmin(sh->deadline, zb_clock_now() + seconds),
                      .version = -1, .held = INFINITY, .bound = -INFINITY };
     char msg[ILP_GLPK_MSG_MAX] = "";
     int rc;

@@ -378,7 +378,7 @@ int zbi_ilp_model_col_y(const struct ilp_model *md)
 }
 
 void zbi_ilp_model_point(const struct ilp_model *md, const struct ilp_order *o,
-                     const struct ilp_eval *ev, double *x)
+                         const struct ilp_eval *ev, double *x)
 {
     const struct ilp_rel *rel = md->rel;
     const struct ilp_inst *in = rel->in;
@@ -412,7 +412,7 @@ static int ranked_cmp(const void *x, const void *y)
 }
 
 void zbi_ilp_model_order(const struct ilp_model *md, const double *x,
-                     struct ilp_order *o)
+                         struct ilp_order *o)
 {
     const struct ilp_rel *rel = md->rel;
     const struct ilp_inst *in = rel->in;

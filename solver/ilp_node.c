@@ -8,7 +8,7 @@
 #include "ilp.h"
 
 bool zbi_ilp_node_refuted(const struct ilp_model *md, glp_prob *P,
-                      double horizon)
+                          double horizon)
 {
     const struct ilp_rel *base = zbi_ilp_model_rel(md);
     const int col_y = zbi_ilp_model_col_y(md);

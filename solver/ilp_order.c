@@ -30,14 +30,15 @@ void zbi_ilp_order_release(struct ilp_order *o, const struct ilp_inst *in)
 }
 
 void zbi_ilp_order_copy(struct ilp_order *dst, const struct ilp_order *src,
-                    const struct ilp_inst *in)
+                        const struct ilp_inst *in)
 {
     for (int r = 0; r < in->p->pp; r++)
         memcpy(dst->seq[r], src->seq[r], (size_t)in->rank_n[r] * sizeof(int));
 }
 
 void zbi_ilp_order_to_schedule(const struct ilp_order *o,
-                           const struct ilp_inst *in, struct zb_schedule *s)
+                               const struct ilp_inst *in,
+                               struct zb_schedule *s)
 {
     const int per_kind = in->S * in->m;
 
@@ -52,7 +53,7 @@ void zbi_ilp_order_to_schedule(const struct ilp_order *o,
 }
 
 int zbi_ilp_order_eval(const struct ilp_inst *in, const struct ilp_order *o,
-                   struct ilp_eval *ev)
+                       struct ilp_eval *ev)
 {
     struct zb_schedule s;
     int rc;
@@ -103,8 +104,9 @@ static int timed_cmp(const void *x, const void *y)
     return a->id - b->id;
 }
 
-void zbi_ilp_order_from_schedule(struct ilp_order *o, const struct ilp_inst *in,
-                             const struct zb_schedule *s)
+void zbi_ilp_order_from_schedule(struct ilp_order *o,
+                                 const struct ilp_inst *in,
+                                 const struct zb_schedule *s)
 {
     const struct zb_profile *p = in->p;
     int *label = zb_xmalloc((size_t)in->n * sizeof(int));
@@ -153,7 +155,7 @@ void zbi_ilp_order_from_schedule(struct ilp_order *o, const struct ilp_inst *in,
 }
 
 void zbi_ilp_order_by_times(struct ilp_order *o, const struct ilp_inst *in,
-                        const double *t)
+                            const double *t)
 {
     struct timed *tm = NULL;
     int cap = 0;

@@ -80,7 +80,8 @@ void zbi_ilp_rel_fix_memory(struct ilp_rel *rel)
             int nb = (int)ceil(need / p->m_b - 1e-9);
             if (nb > j)
                 nb = j;     /* infeasible; the rows will say so */
-            zbi_ilp_rel_add(rel, (int)zb_pass_index(p, ZB_PASS_B, s, nb - 1), f);
+            zbi_ilp_rel_add(rel,
+                            (int)zb_pass_index(p, ZB_PASS_B, s, nb - 1), f);
             if (fw > 0) {
                 /* With fb < 0 (M_W > M_B) B's free nothing alone: each W
                  * with its B frees M_B. */
@@ -97,7 +98,7 @@ void zbi_ilp_rel_fix_memory(struct ilp_rel *rel)
 }
 
 void zbi_ilp_rel_fix_order(struct ilp_rel *rel, const struct ilp_order *o,
-                       const bool *open)
+                           const bool *open)
 {
     const struct ilp_inst *in = rel->in;
 
@@ -315,9 +316,7 @@ static bool windows(struct ilp_rel *rel, const struct graph *g, double tol)
          * same-rank and covered by rank_tail. */
         for (int k = g->sbeg[a]; k < g->sbeg[a + 1]; k++) {
             int b = g->succ[k];
-            double w = in->dur[a];
-            if (in->rank[b] != r)
-                w += in->p->comm;
+            double w = in->dur[a] + ilp_lag(in, a, b);
             t = fmin(t, rel->ub[b] - w);
         }
         if (a == in->first[r])

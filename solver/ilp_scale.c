@@ -8,7 +8,8 @@
 #include <math.h>
 #include "ilp.h"
 
-double zbi_ilp_scale_profile(const struct zb_profile *p, struct zb_profile *out)
+double zbi_ilp_scale_profile(const struct zb_profile *p,
+                             struct zb_profile *out)
 {
     const int S = zb_profile_stages(p);
     double sum = 0, unit;

@@ -47,11 +47,12 @@ void zbi_ilp_search(struct ilp_shared *sh, const struct zb_options *opt)
     struct worker *w = zb_xcalloc((size_t)nw, sizeof(*w));
     struct ilp_rel full = { .reach = NULL };
     atomic_int running;
-    double last = ilp_now();
+    double last = zb_clock_now();
     int started = 0;
     /* One worker proves when the full model is small enough to pay; the
      * others (all, when it is not) search windows. */
-    bool prove = zbi_ilp_inst_searchable(sh->in) && zbi_ilp_bnb_prepare(sh, &full);
+    bool prove = zbi_ilp_inst_searchable(sh->in) &&
+                 zbi_ilp_bnb_prepare(sh, &full);
 
     atomic_init(&running, 0);
     for (int i = 0; i < nw; i++) {
@@ -78,7 +79,7 @@ void zbi_ilp_search(struct ilp_shared *sh, const struct zb_options *opt)
         struct timespec nap = { 0, 50 * 1000 * 1000 };
         double now;
         nanosleep(&nap, NULL);
-        now = ilp_now();
+        now = zb_clock_now();
         zbi_ilp_shared_done(sh);    /* raises stop on time and interrupt */
         if (opt->progress && now - last >= 1.0) {
             report(sh, opt);

@@ -8,7 +8,7 @@
 #include "ilp_shared.h"
 
 void zbi_ilp_shared_init(struct ilp_shared *sh, const struct ilp_inst *in,
-                     const struct ilp_order *start)
+                         const struct ilp_order *start)
 {
     memset(sh, 0, sizeof(*sh));
     pthread_mutex_init(&sh->lock, NULL);
@@ -18,7 +18,7 @@ void zbi_ilp_shared_init(struct ilp_shared *sh, const struct ilp_inst *in,
     sh->best_ev.t = NULL;
     zbi_ilp_order_eval(in, start, &sh->best_ev);
     atomic_init(&sh->stop, 0);
-    sh->t0 = ilp_now();
+    sh->t0 = zb_clock_now();
     sh->deadline = sh->t0;
     sh->unit = 1;
 }
@@ -86,7 +86,7 @@ void zbi_ilp_shared_fail(struct ilp_shared *sh, const char *msg)
 }
 
 bool zbi_ilp_shared_fetch(struct ilp_shared *sh, struct ilp_order *o,
-                      long *version)
+                          long *version)
 {
     bool changed;
 
@@ -103,7 +103,7 @@ bool zbi_ilp_shared_done(struct ilp_shared *sh)
 {
     if (atomic_load(&sh->stop))
         return true;
-    if (ilp_now() >= sh->deadline || (sh->interrupt && *sh->interrupt)) {
+    if (zb_clock_now() >= sh->deadline || (sh->interrupt && *sh->interrupt)) {
         atomic_store(&sh->stop, 1);
         return true;
     }
@@ -137,7 +137,7 @@ void zbi_ilp_shared_progress(struct ilp_shared *sh, struct zb_progress *pr)
 {
     pthread_mutex_lock(&sh->lock);
     *pr = (struct zb_progress){
-        .elapsed = ilp_now() - sh->t0,
+        .elapsed = zb_clock_now() - sh->t0,
         .objective = sh->best_ev.obj * sh->unit,
         .bound = sh->bound * sh->unit, .nodes = sh->nodes,
         .gap = sh->bound > 0 ? sh->best_ev.obj / sh->bound - 1 : INFINITY,

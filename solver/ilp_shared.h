@@ -34,7 +34,7 @@ struct ilp_shared {
 };
 
 void zbi_ilp_shared_init(struct ilp_shared *sh, const struct ilp_inst *in,
-                     const struct ilp_order *start);
+                         const struct ilp_order *start);
 void zbi_ilp_shared_release(struct ilp_shared *sh);
 
 /* Offer an order; kept if better than the best (or, with tiebreak, as
@@ -47,7 +47,7 @@ void zbi_ilp_shared_add_nodes(struct ilp_shared *sh, long n);
 void zbi_ilp_shared_fail(struct ilp_shared *sh, const char *msg);
 /* Copy the best order if its version differs from *version. */
 bool zbi_ilp_shared_fetch(struct ilp_shared *sh, struct ilp_order *o,
-                      long *version);
+                          long *version);
 /* Stop requested, proven, out of time or interrupted. */
 bool zbi_ilp_shared_done(struct ilp_shared *sh);
 /* The same as a relation's cancel callback (arg: the blackboard). */

@@ -96,7 +96,7 @@ static void fill_info(struct zb_solver_info *info, struct ilp_shared *sh,
         /* With no bound at all (independent and nothing proven) the
          * relative gap is taken as 100 %. */
         .gap = bound > 0 ? fmax(0, obj / bound - 1) : 1,
-        .seconds = ilp_now() - sh->t0, .nodes = sh->nodes,
+        .seconds = zb_clock_now() - sh->t0, .nodes = sh->nodes,
     };
     snprintf(info->status, sizeof(info->status), "%s", status);
     snprintf(info->warning, sizeof(info->warning), "%s", sh->failure);
@@ -113,7 +113,7 @@ static void solve_order(const struct zb_profile *prof,
     struct ilp_inst in;
     struct ilp_order start;
     struct ilp_shared sh;
-    double warm_obj, t0 = ilp_now();
+    double warm_obj, t0 = zb_clock_now();
     double unit = zbi_ilp_scale_profile(prof, &scaled);
 
     zbi_ilp_inst_init(&in, p, opt->objective);
@@ -129,7 +129,7 @@ static void solve_order(const struct zb_profile *prof,
     warm_obj = sh.best_ev.obj;
     /* A bound the heuristic meets proves it: no search at all. Else try
      * to refute better objectives by propagation (a fifth of the time at
-     * most; at p 8, m 32 it takes about a second). */
+     * most). */
     if (!opt->independent)
         zbi_ilp_shared_bound(&sh, closed_bound(p, opt->objective));
     /* Too large for the relation: window search only (ilp_band.c). */

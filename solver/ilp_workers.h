@@ -22,7 +22,7 @@ struct ilp_mip_result {
  * failed inside (zbi_ilp_glpk_run), md is lost (zbi_ilp_model_lost) and the
  * reason goes to sh (zbi_ilp_shared_fail). */
 int zbi_ilp_mip_solve(struct ilp_model *md, struct ilp_shared *sh, bool global,
-                  double seconds, struct ilp_mip_result *res);
+                      double seconds, struct ilp_mip_result *res);
 
 /* ---- Window search and branch and cut (ilp_bnb.c, ilp_lns.c) --------- */
 

@@ -1,5 +1,5 @@
-/* bound.c - closed-form lower bounds on cost and makespan (LB2 of
- * ../shared/notes/ilp.md, generalised to per-stage times, chunks,
+/* bound.c - closed-form lower bounds on cost and makespan (the LB2
+ * bound of the ILP model, generalised to per-stage times, chunks,
  * placements and per-rank limits, plus a round-trip bound).
  *
  * Every argument assumes the passes of one kind on one stage run in
@@ -1001,4 +1001,75 @@ double zb_bound_step(const struct zb_profile *p)
     }
     free(span);
     return lb;
+}
+
+void zb_bound_both(const struct zb_profile *p, double *cost, double *makespan)
+{
+    double *span = malloc(2 * (size_t)p->pp * sizeof *span);
+
+    *cost = *makespan = 0;
+    if (!span || rank_bounds(p, span, span + p->pp) != 0) {
+        free(span);
+        return;
+    }
+    for (int r = 0; r < p->pp; r++) {
+        *cost = fmax(*cost, span[r]);
+        *makespan = fmax(*makespan, span[r] + span[p->pp + r]);
+    }
+    free(span);
+}
+
+/* The closed-form bounds assume every pass takes its own time; an FB op
+ * that runs shorter than its F plus its B breaks that. Then bound a copy
+ * of p whose F and B times are scaled by k, the smallest such ratio: every
+ * op takes at least as long there (an FB as its F then its B), and timing
+ * is monotone in durations, so those bounds hold. */
+static void scaled(const struct zb_profile *p, double k, double *cost,
+                   double *makespan)
+{
+    struct zb_profile q;
+
+    if (k >= 1) {
+        zb_bound_both(p, cost, makespan);
+        return;
+    }
+    zb_profile_copy(&q, p);
+    for (int st = 0; st < zb_profile_stages(p); st++) {
+        q.stage[st].f *= k;
+        q.stage[st].b *= k;
+    }
+    zb_bound_both(&q, cost, makespan);
+    zb_profile_release(&q);
+}
+
+void zb_bound_set(struct zb_schedule *s)
+{
+    const struct zb_profile *p = &s->profile;
+    double k = 1;
+
+    for (int r = 0; r < p->pp; r++)
+        for (int i = 0; i < s->ranks[r].n; i++) {
+            const struct zb_op *op = &s->ranks[r].ops[i];
+            if (op->kind == ZB_OP_FB)
+                k = fmin(k, zb_op_duration(p, op) /
+                                (p->stage[op->stage].f +
+                                 p->stage[op->b_stage].b));
+        }
+    scaled(p, k, &s->predicted.lower_bound, &s->predicted.makespan_bound);
+}
+
+double zb_bound_cost_any(const struct zb_profile *p)
+{
+    double k = 1, cost, makespan;
+
+    /* An FB op runs an F and a B of stages on one rank (its own list). */
+    for (int r = 0; p->fb > 0 && r < p->pp; r++)
+        for (int a = 0; a < p->vpp; a++)
+            for (int b = 0; b < p->vpp; b++) {
+                int sa = zb_profile_rank_stage(p, r, a);
+                int sb = zb_profile_rank_stage(p, r, b);
+                k = fmin(k, p->fb / (p->stage[sa].f + p->stage[sb].b));
+            }
+    scaled(p, k, &cost, &makespan);
+    return cost;
 }

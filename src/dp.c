@@ -8,16 +8,17 @@
 #include "zbsched/dp.h"
 #include "zbsched/op.h"
 #include "zbsched/profile.h"
+#include "zbsched/units.h"
 #include "zbsched/xalloc.h"
 
 void zb_dp_draft_init(struct zb_dp_draft *d)
 {
     memset(d, 0, sizeof(*d));
     d->degree = d->zero = d->bandwidth = d->latency = NAN;
-    d->unit_bytes = d->prefetch = NAN;
+    d->unit_bytes = d->prefetch = d->units = NAN;
     d->bytes_weight = d->bytes_grad = d->bytes_optim = NAN;
     d->all_reduce = d->reduce_scatter = d->all_gather = NAN;
-    d->params = NAN;
+    d->params = d->bandwidth_per_s = NAN;
     d->reduce = -1;
 }
 
@@ -39,6 +40,7 @@ static const struct {
     { "bandwidth", offsetof(struct zb_dp_draft, bandwidth) },
     { "latency", offsetof(struct zb_dp_draft, latency) },
     { "prefetch", offsetof(struct zb_dp_draft, prefetch) },
+    { "fsdp-units", offsetof(struct zb_dp_draft, units) },
 };
 #define NFLAGS (sizeof(flags) / sizeof(flags[0]))
 
@@ -80,14 +82,20 @@ int zb_dp_draft_set(struct zb_dp_draft *d, const char *name,
     if (!strcmp(name, "reduce"))
         return zb_dp_reduce_parse(value, "--reduce", &d->reduce, err);
     for (size_t i = 0; i < NFLAGS; i++) {
-        char *end;
         double v;
         if (strcmp(name, flags[i].flag))
             continue;
-        v = strtod(value, &end);
-        if (!*value || *end || isnan(v))
+        if (!strcmp(name, "bandwidth")) {
+            d->bandwidth_per_s = NAN;       /* the last one given counts */
+            if (zb_units_parse_number(value, &v) < 0) {
+                d->bandwidth = NAN;
+                return zb_units_parse_bandwidth("--bandwidth", value,
+                                                &d->bandwidth_per_s, err);
+            }
+        } else if (zb_units_parse_number(value, &v) < 0) {
             return zb_error_set(err, ZB_EINVAL, "--%s: '%s' is not a number",
                                 name, value);
+        }
         *(double *)((char *)d + flags[i].offset) = v;
         if (!strcmp(name, "params")) {
             free(d->params_list);   /* the flag overrides a per-stage list */
@@ -146,6 +154,8 @@ int zb_dp_build(const struct zb_dp_draft *d, int nstages, struct zb_dp *out,
          * would have no pass to overlap and be placed after its own. */
         (rc = get_int(d->prefetch, 1, 1, 1 << 20, "data_parallel.prefetch",
                       &dp.prefetch, err)) < 0 ||
+        (rc = get_int(d->units, 1, 1, 1 << 10, "data_parallel.units",
+                      &dp.units, err)) < 0 ||
         (rc = get_num(d->bandwidth, INFINITY, true, true,
                       "data_parallel.bandwidth", &dp.bandwidth, err)) < 0 ||
         (rc = get_num(d->latency, 0, false, false, "data_parallel.latency",
@@ -183,6 +193,12 @@ int zb_dp_build(const struct zb_dp_draft *d, int nstages, struct zb_dp *out,
     if (dp.reduce == ZB_DP_REDUCE_MICROBATCH && dp.zero < 2)
         return zb_error_set(err, ZB_EINVAL, "reduce microbatch needs zero "
                             ">= 2 (sharded gradients), got zero %d",
+                            dp.zero);
+    /* Units change what a ZeRO-3 gather or a per-microbatch reduce
+     * acts on; with neither they would name nothing. */
+    if (dp.units > 1 && dp.zero < 3 && dp.reduce != ZB_DP_REDUCE_MICROBATCH)
+        return zb_error_set(err, ZB_EINVAL, "data_parallel.units > 1 needs "
+                            "zero 3 or reduce microbatch, got zero %d",
                             dp.zero);
     if (d->params_list && d->n_params != nstages)
         return zb_error_set(err, ZB_EINVAL, "data_parallel.params has %d "
@@ -241,6 +257,7 @@ bool zb_dp_equal(const struct zb_dp *a, const struct zb_dp *b, int nstages)
            a->bytes_grad == b->bytes_grad &&
            a->bytes_optim == b->bytes_optim &&
            a->unit_bytes == b->unit_bytes && a->prefetch == b->prefetch &&
+           a->units == b->units &&
            a->reduce == b->reduce && same(a->all_reduce, b->all_reduce) &&
            same(a->reduce_scatter, b->reduce_scatter) &&
            same(a->all_gather, b->all_gather);
@@ -254,6 +271,12 @@ bool zb_dp_active(const struct zb_profile *p)
 bool zb_dp_per_mb(const struct zb_profile *p)
 {
     return zb_dp_active(p) && p->dp.reduce == ZB_DP_REDUCE_MICROBATCH;
+}
+
+bool zb_dp_units(const struct zb_profile *p)
+{
+    return zb_dp_active(p) && p->dp.units > 1 &&
+           (p->dp.zero >= 3 || p->dp.reduce == ZB_DP_REDUCE_MICROBATCH);
 }
 
 /* ---- Collectives ------------------------------------------------------ */
@@ -306,6 +329,27 @@ double zb_dp_reduce_time(const struct zb_profile *p, int stage, bool last)
         return zb_dp_op_time(p, ZB_OP_REDUCE_GRAD, stage);
     return given_or(dp->reduce_scatter,
                     zb_dp_ring_half(dp, dp->params[stage] * dp->bytes_grad));
+}
+
+double zb_dp_unit_time(const struct zb_profile *p, int kind, int stage,
+                       bool last)
+{
+    const struct zb_dp *dp = &p->dp;
+    double k = dp->units, grads, gather;
+
+    if (!dp->params)
+        return 0;
+    grads = dp->params[stage] * dp->bytes_grad / k;
+    gather = isnan(dp->all_gather)
+                 ? zb_dp_ring_half(dp, dp->params[stage] * dp->bytes_weight / k)
+                 : dp->all_gather / k;
+    if (kind == ZB_OP_UNSHARD)
+        return gather;
+    if (kind != ZB_OP_REDUCE_GRAD)
+        return 0;
+    return (isnan(dp->reduce_scatter) ? zb_dp_ring_half(dp, grads)
+                                      : dp->reduce_scatter / k) +
+           (last && dp->zero < 3 ? gather : 0);
 }
 
 /* ---- Memory ------------------------------------------------------------ */

@@ -11,7 +11,10 @@
 #include "json_util.h"
 #include "strbuf.h"
 #include "zbsched/json.h"
+#include "zbsched/suggest.h"
+#include "zbsched/units.h"
 #include "zbsched/xalloc.h"
+#include "zbsched/zero_measure.h"
 
 /* ---- Parsing helpers -------------------------------------------------- */
 
@@ -100,26 +103,64 @@ struct key_rule {
                  struct zb_error *err);
 };
 
-/* Unknown keys are a warning, not an error: newer files stay readable. */
+/* A key the reader does not know is an error naming the closest known
+ * one: a typo skipped with a warning ran with a default in its place
+ * ("time.Comm": comm 0; "memory.MB": M_B 1, so a limit of 40 meant 40
+ * microbatches). names[0..n-1]. */
+static int unknown_key(const char *path, const char *key,
+                       const char *const *names, size_t n,
+                       struct zb_error *err)
+{
+    const char *near = zb_suggest(key, names, n);
+
+    const char *dot = *path ? "." : "";
+
+    if (!near)
+        return zb_error_set(err, ZB_EPARSE, "unknown key '%s%s%s'", path,
+                            dot, key);
+    return zb_error_set(err, ZB_EPARSE, "unknown key '%s%s%s' (did you mean "
+                        "'%s%s%s'?)", path, dot, key, path, dot, near);
+}
+
+/* Every key of obj is one of names[0..n-1]. */
+static int check_keys(const cJSON *obj, const char *path,
+                      const char *const *names, size_t n,
+                      struct zb_error *err)
+{
+    const cJSON *item;
+
+    cJSON_ArrayForEach(item, obj) {
+        size_t k = 0;
+        while (k < n && strcmp(names[k], item->string))
+            k++;
+        if (k == n)
+            return unknown_key(path, item->string, names, n, err);
+    }
+    return 0;
+}
+
 static int parse_object(const cJSON *obj, const char *path,
                         const struct key_rule *rules,
                         struct zb_profile_draft *d, struct zb_error *err)
 {
+    const char *names[32];
+    size_t n = 0;
     const cJSON *item;
 
     if (!cJSON_IsObject(obj))
         return zb_error_set(err, ZB_EPARSE, "%s must be an object",
                             *path ? path : "the profile");
+    while (rules[n].key && n < sizeof(names) / sizeof(names[0])) {
+        names[n] = rules[n].key;
+        n++;
+    }
     cJSON_ArrayForEach(item, obj) {
         const struct key_rule *r = rules;
         int rc;
         while (r->key && strcmp(r->key, item->string))
             r++;
-        if (!r->key) {
-            zb_profile_draft_warn(d, "unknown key '%s%s%s' ignored", path,
-                                  *path ? "." : "", item->string);
-            continue;
-        }
+        if (!r->key)
+            return unknown_key(path, item->string, names, n, err);
         if (r->parse && (rc = r->parse(item, d, err)) < 0)
             return rc;
     }
@@ -141,8 +182,49 @@ NUMBER_FIELD(p_b, "time.B", b)
 NUMBER_FIELD(p_w, "time.W", w)
 NUMBER_FIELD(p_comm, "time.comm", comm)
 NUMBER_FIELD(p_fb, "time.FB", fb)
-NUMBER_FIELD(p_mb_mem, "memory.M_B", m_b)
-NUMBER_FIELD(p_mw_mem, "memory.M_W", m_w)
+
+/* A memory as a number or a size ("1.9GiB", held in GiB): set through
+ * the flag of the same meaning, which says which it was. */
+static int want_memory(const cJSON *it, const char *path, const char *flag,
+                       struct zb_profile_draft *d, struct zb_error *err)
+{
+    char num[40];
+
+    if (cJSON_IsNumber(it)) {
+        snprintf(num, sizeof(num), "%.17g", it->valuedouble);
+        return zb_profile_draft_set(d, flag, num, err);
+    }
+    if (!cJSON_IsString(it) || zb_profile_draft_set(d, flag, it->valuestring,
+                                                    err) < 0)
+        return zb_error_set(err, ZB_EPARSE, "%s must be a number or a size "
+                            "(\"1.9GiB\": B, KB, MB, GB, TB, KiB, MiB, GiB, "
+                            "TiB)", path);
+    return 0;
+}
+
+static int p_mb_mem(const cJSON *it, struct zb_profile_draft *d,
+                    struct zb_error *err)
+{
+    return want_memory(it, "memory.M_B", "m-b", d, err);
+}
+
+static int p_mw_mem(const cJSON *it, struct zb_profile_draft *d,
+                    struct zb_error *err)
+{
+    return want_memory(it, "memory.M_W", "m-w", d, err);
+}
+
+static int p_time_unit(const cJSON *it, struct zb_profile_draft *d,
+                       struct zb_error *err)
+{
+    if (!cJSON_IsString(it) ||
+        zb_time_unit_parse("time_unit", it->valuestring, &d->time_unit,
+                           err) < 0)
+        return zb_error_set(err, ZB_EPARSE,
+                            "time_unit must be \"us\", \"ms\" or \"s\"");
+    d->time_unit_set = true;
+    return 0;
+}
 
 static int p_placement(const cJSON *it, struct zb_profile_draft *d,
                        struct zb_error *err)
@@ -204,9 +286,8 @@ static int p_stages(const cJSON *it, struct zb_profile_draft *d,
             while (k < 3 && strcmp(names[k], field->string))
                 k++;
             if (k == 3) {
-                zb_profile_draft_warn(d, "unknown key 'stages[%d].%s' "
-                                      "ignored", i, field->string);
-                continue;
+                snprintf(path, sizeof(path), "stages[%d]", i);
+                return unknown_key(path, field->string, names, 3, err);
             }
             snprintf(path, sizeof(path), "stages[%d].%s", i, names[k]);
             if ((rc = want_number(field, path, dst[k], err)) < 0)
@@ -223,19 +304,22 @@ static int p_limit(const cJSON *it, struct zb_profile_draft *d,
     const cJSON *x;
     int i = 0;
 
+    bool sized = false, plain = false;
+
     if (cJSON_IsNumber(it)) {
         d->limit_kind = ZB_LIMIT_VALUE;
         d->limit = it->valuedouble;
+        d->limit_sized = false;
         return 0;
     }
     if (cJSON_IsString(it)) {
-        /* "2p" as on the command line */
+        /* "2p" or "80GiB" as on the command line */
         struct zb_error e2;
-        if (zb_profile_draft_set(d, "mem-limit", it->valuestring, &e2) < 0 ||
-            d->limit_kind != ZB_LIMIT_TIMES_P)
+        if (zb_profile_draft_set(d, "mem-limit", it->valuestring, &e2) < 0)
             return zb_error_set(err, ZB_EPARSE,
-                                "memory.limit must be a number, an array or "
-                                "\"Np\", got \"%s\"", it->valuestring);
+                                "memory.limit must be a number, a size "
+                                "(\"80GiB\"), an array or \"Np\", got "
+                                "\"%s\"", it->valuestring);
         return 0;
     }
     if (!cJSON_IsArray(it))
@@ -250,12 +334,27 @@ static int p_limit(const cJSON *it, struct zb_profile_draft *d,
             d->limits[i++] = INFINITY;      /* this rank is unlimited */
             continue;
         }
+        if (cJSON_IsString(x)) {
+            char what[32];
+            snprintf(what, sizeof(what), "memory.limit[%d]", i);
+            if (zb_units_parse_size(what, x->valuestring, &d->limits[i],
+                                    err) < 0)
+                return ZB_EPARSE;
+            d->limits[i++] /= 1073741824.0;     /* held in GiB */
+            sized = true;
+            continue;
+        }
         if (!cJSON_IsNumber(x))
             return zb_error_set(err, ZB_EPARSE,
-                                "memory.limit[%d] must be a number or null",
-                                i);
+                                "memory.limit[%d] must be a number, a size "
+                                "or null", i);
         d->limits[i++] = x->valuedouble;
+        plain = true;
     }
+    if (sized && plain)
+        return zb_error_set(err, ZB_EPARSE, "memory.limit mixes sizes and "
+                            "plain numbers: give every entry a unit");
+    d->limit_sized = sized;
     return 0;
 }
 
@@ -289,10 +388,34 @@ static int want_double(const cJSON *item, const char *path, double *out,
 
 DP_FIELD(p_dp, "dp", degree)
 DP_FIELD(p_zero, "zero", zero)
-DP_FIELD(p_dp_bw, "data_parallel.bandwidth", bandwidth)
 DP_FIELD(p_dp_lat, "data_parallel.latency", latency)
-DP_FIELD(p_dp_unit, "data_parallel.bytes_per_unit", unit_bytes)
+
+/* A number (bytes per time unit) or a bandwidth ("50GB/s"). */
+static int p_dp_bw(const cJSON *it, struct zb_profile_draft *d,
+                   struct zb_error *err)
+{
+    if (cJSON_IsString(it))
+        return zb_dp_draft_set(&d->dp, "bandwidth", it->valuestring, err) < 0
+            ? zb_error_set(err, ZB_EPARSE, "data_parallel.bandwidth must be "
+                           "a number or a bandwidth (\"50GB/s\"), got \"%s\"",
+                           it->valuestring)
+            : 0;
+    d->dp.bandwidth_per_s = NAN;
+    return want_double(it, "data_parallel.bandwidth", &d->dp.bandwidth, err);
+}
+
+/* A number of bytes or a size ("1GiB"). */
+static int p_dp_unit(const cJSON *it, struct zb_profile_draft *d,
+                     struct zb_error *err)
+{
+    if (cJSON_IsString(it))
+        return zb_units_parse_size("data_parallel.bytes_per_unit",
+                                   it->valuestring, &d->dp.unit_bytes, err);
+    return want_double(it, "data_parallel.bytes_per_unit", &d->dp.unit_bytes,
+                       err);
+}
 DP_FIELD(p_dp_pre, "data_parallel.prefetch", prefetch)
+DP_FIELD(p_dp_units, "data_parallel.units", units)
 DP_FIELD(p_dp_ar, "data_parallel.all_reduce", all_reduce)
 DP_FIELD(p_dp_rs, "data_parallel.reduce_scatter", reduce_scatter)
 DP_FIELD(p_dp_ag, "data_parallel.all_gather", all_gather)
@@ -354,7 +477,7 @@ static int p_data_parallel(const cJSON *it, struct zb_profile_draft *d,
         { "prefetch", p_dp_pre }, { "bytes", p_dp_bytes },
         { "all_reduce", p_dp_ar }, { "reduce_scatter", p_dp_rs },
         { "all_gather", p_dp_ag }, { "reduce", p_dp_reduce },
-        { NULL, NULL },
+        { "units", p_dp_units }, { NULL, NULL },
     };
     return parse_object(it, "data_parallel", rules, d, err);
 }
@@ -365,6 +488,7 @@ static const struct key_rule profile_rules[] = {
     { "microbatches", p_mb },
     { "placement", p_placement },
     { "per", p_per },
+    { "time_unit", p_time_unit },
     { "time", p_time },
     { "stages", p_stages },
     { "memory", p_memory },
@@ -391,14 +515,26 @@ int zb_json_parse_profile(const char *text, struct zb_profile_draft *d,
 /* ---- Schedule reader ---------------------------------------------------- */
 
 
+static const char *const op_keys[] = {
+    "op", "stage", "mb", "peer", "b_stage", "b_mb", "start", "end",
+    "post_validation", "unit",
+};
+
 static int parse_op(const cJSON *o, int r, int i, struct zb_op *op,
                     struct zb_error *err)
 {
     const cJSON *kind = cJSON_GetObjectItemCaseSensitive(o, "op");
     const cJSON *pv;
+    char path[48];
 
     *op = (struct zb_op){ .stage = -1, .mb = -1, .peer = -1, .seq = -1,
                           .b_stage = -1, .b_mb = -1 };
+    snprintf(path, sizeof(path), "ranks[%d].ops[%d]", r, i);
+    if (!cJSON_IsObject(o))
+        return zb_error_set(err, ZB_EPARSE, "%s must be an object", path);
+    if (check_keys(o, path, op_keys, sizeof(op_keys) / sizeof(op_keys[0]),
+                   err) < 0)
+        return ZB_EPARSE;
     if (!cJSON_IsString(kind))
         return zb_error_set(err, ZB_EPARSE,
                             "rank %d op %d: missing \"op\"", r, i);
@@ -416,6 +552,12 @@ static int parse_op(const cJSON *o, int r, int i, struct zb_op *op,
             return zb_error_set(err, ZB_EPARSE, "rank %d op %d (%s): "
                                 "\"stage\" (and \"mb\" if given) must be "
                                 "integers", r, i, kind->valuestring);
+        /* Its FSDP unit, with data_parallel.units > 1 (docs/zero.md). */
+        if (cJSON_HasObjectItem(o, "unit") &&
+            json_get_int(o, "unit", &op->unit) < 0)
+            return zb_error_set(err, ZB_EPARSE, "rank %d op %d (%s): "
+                                "\"unit\" must be an integer", r, i,
+                                kind->valuestring);
     } else if (json_get_int(o, "stage", &op->stage) < 0 ||
                json_get_int(o, "mb", &op->mb) < 0)
         return zb_error_set(err, ZB_EPARSE,
@@ -431,12 +573,15 @@ static int parse_op(const cJSON *o, int r, int i, struct zb_op *op,
         return zb_error_set(err, ZB_EPARSE,
                             "rank %d op %d (FB): \"b_stage\" and \"b_mb\" "
                             "must be integers", r, i);
-    pv = cJSON_GetObjectItemCaseSensitive(o, "start");
-    if (cJSON_IsNumber(pv))
-        op->start = pv->valuedouble;
-    pv = cJSON_GetObjectItemCaseSensitive(o, "end");
-    if (cJSON_IsNumber(pv))
-        op->end = pv->valuedouble;
+    /* Times are optional (the simulator sets them), numbers when given. */
+    for (int k = 0; k < 2; k++) {
+        pv = cJSON_GetObjectItemCaseSensitive(o, k ? "end" : "start");
+        if (pv && !cJSON_IsNumber(pv))
+            return zb_error_set(err, ZB_EPARSE, "%s: \"%s\" must be a "
+                                "number", path, k ? "end" : "start");
+        if (pv)
+            *(k ? &op->end : &op->start) = pv->valuedouble;
+    }
     return 0;
 }
 
@@ -477,32 +622,50 @@ static int parse_ranks(const cJSON *ranks, struct zb_schedule *s,
     return 0;
 }
 
-static void parse_solver(const cJSON *so, struct zb_solver_info *info)
+/* The solver's record, every key of its type (a mistyped one was
+ * skipped before: a file that says one thing and reads as another). */
+static int parse_solver(const cJSON *so, struct zb_solver_info *info,
+                        struct zb_error *err)
 {
+    static const char *const keys[] = {
+        "status", "objective", "bound", "gap", "seconds", "nodes", "warning",
+    };
+    double *num[] = { NULL, &info->objective, &info->bound, &info->gap,
+                      &info->seconds, NULL, NULL };
     const cJSON *x;
 
+    if (!so)
+        return 0;
     if (!cJSON_IsObject(so))
-        return;
+        return zb_error_set(err, ZB_EPARSE, "\"solver\" must be an object");
+    if (check_keys(so, "solver", keys, 7, err) < 0)
+        return ZB_EPARSE;
     info->present = true;
-    x = cJSON_GetObjectItemCaseSensitive(so, "status");
-    if (cJSON_IsString(x))
-        snprintf(info->status, sizeof(info->status), "%s", x->valuestring);
-#define NUM(name, field)                                                   \
-    x = cJSON_GetObjectItemCaseSensitive(so, name);                        \
-    if (cJSON_IsNumber(x))                                                 \
-        info->field = x->valuedouble;
-    NUM("objective", objective)
-    NUM("bound", bound)
-    NUM("gap", gap)
-    NUM("seconds", seconds)
-#undef NUM
-    x = cJSON_GetObjectItemCaseSensitive(so, "nodes");
-    if (cJSON_IsNumber(x))
-        info->nodes = (long)x->valuedouble;
-    x = cJSON_GetObjectItemCaseSensitive(so, "warning");
-    if (cJSON_IsString(x))
-        snprintf(info->warning, sizeof(info->warning), "%s", x->valuestring);
+    for (int k = 0; k < 7; k++) {
+        bool text = k == 0 || k == 6;
+        if (!(x = cJSON_GetObjectItemCaseSensitive(so, keys[k])))
+            continue;
+        if (text ? !cJSON_IsString(x) : !cJSON_IsNumber(x))
+            return zb_error_set(err, ZB_EPARSE, "solver.%s must be a %s",
+                                keys[k], text ? "string" : "number");
+        if (k == 0)
+            snprintf(info->status, sizeof(info->status), "%s",
+                     x->valuestring);
+        else if (k == 6)
+            snprintf(info->warning, sizeof(info->warning), "%s",
+                     x->valuestring);
+        else if (k == 5)
+            info->nodes = (long)x->valuedouble;
+        else
+            *num[k] = x->valuedouble;
+    }
+    return 0;
 }
+
+static const char *const schedule_keys[] = {
+    "format", "version", "schedule", "pp", "vpp", "microbatches",
+    "placement", "stage_rank", "profile", "predicted", "solver", "ranks",
+};
 
 /* The schedule's own copies of its shape (pp, vpp, microbatches,
  * placement, stage_rank), where present, typed and equal to its
@@ -577,6 +740,10 @@ int zb_json_parse_schedule(const char *text, struct zb_schedule *out,
                           "version 1)");
         goto out;
     }
+    if ((rc = check_keys(root, "", schedule_keys,
+                         sizeof(schedule_keys) / sizeof(schedule_keys[0]),
+                         err)) < 0)
+        goto out;
     x = cJSON_GetObjectItemCaseSensitive(root, "profile");
     if (!x) {
         rc = zb_error_set(err, ZB_EPARSE, "schedule has no \"profile\"");
@@ -595,8 +762,8 @@ int zb_json_parse_schedule(const char *text, struct zb_schedule *out,
     if ((rc = parse_ranks(cJSON_GetObjectItemCaseSensitive(root, "ranks"), out,
                           err)) < 0)
         goto out;
-    parse_solver(cJSON_GetObjectItemCaseSensitive(root, "solver"),
-                 &out->solver);
+    rc = parse_solver(cJSON_GetObjectItemCaseSensitive(root, "solver"),
+                      &out->solver, err);
 out:
     if (rc < 0)
         zb_schedule_release(out);
@@ -667,7 +834,23 @@ static void add_dp(struct strbuf *sb, const struct zb_profile *p,
     }
     if (dp->reduce != ZB_DP_REDUCE_STEP)     /* step: written as before */
         zbi_sb_addf(sb, ", \"reduce\": \"%s\"", zb_dp_reduce_name(dp->reduce));
+    if (dp->units > 1)                       /* 1: written as before */
+        zbi_sb_addf(sb, ", \"units\": %d", dp->units);
     zbi_sb_addf(sb, "}");
+}
+
+/* A memory as it was given: a number, or a size in GiB ("1.9GiB"),
+ * which reads back to the same double (GiB is held as given). */
+static void add_memory(struct strbuf *sb, const struct zb_profile *p,
+                       const char *key, double v)
+{
+    if (key)
+        zbi_sb_addf(sb, "\"%s\": ", key);
+    if (p->mem_gib)
+        zbi_sb_addf(sb, "\"");
+    zbi_sb_add_num(sb, v);
+    if (p->mem_gib)
+        zbi_sb_addf(sb, "GiB\"");
 }
 
 static void add_profile(struct strbuf *sb, const struct zb_profile *p,
@@ -680,8 +863,13 @@ static void add_profile(struct strbuf *sb, const struct zb_profile *p,
         if (memcmp(&p->stage[s], &p->stage[0], sizeof(p->stage[0])))
             uniform = false;
     zbi_sb_addf(sb, "{\n%s  \"pp\": %d, \"vpp\": %d, \"microbatches\": %d, "
-            "\"placement\": \"%s\",\n%s  \"time\": {", indent, p->pp, p->vpp,
-            p->microbatches, zb_placement_name(p->placement), indent);
+            "\"placement\": \"%s\",", indent, p->pp, p->vpp, p->microbatches,
+            zb_placement_name(p->placement));
+    /* Only when given, so that unitless profiles are written as before. */
+    if (p->has_time_unit)
+        zbi_sb_addf(sb, " \"time_unit\": \"%s\",",
+                    zb_time_unit_name(p->time_unit));
+    zbi_sb_addf(sb, "\n%s  \"time\": {", indent);
     add_key_num(sb, "F", p->stage[0].f);
     zbi_sb_addf(sb, ", ");
     add_key_num(sb, "B", p->stage[0].b);
@@ -708,9 +896,9 @@ static void add_profile(struct strbuf *sb, const struct zb_profile *p,
         zbi_sb_addf(sb, "\n%s  ],\n", indent);
     }
     zbi_sb_addf(sb, "%s  \"memory\": {", indent);
-    add_key_num(sb, "M_B", p->m_b);
+    add_memory(sb, p, "M_B", p->m_b);
     zbi_sb_addf(sb, ", ");
-    add_key_num(sb, "M_W", p->m_w);
+    add_memory(sb, p, "M_W", p->m_w);
     if (zb_profile_has_limit(p)) {
         bool same = true;
         for (int r = 1; r < p->pp; r++)
@@ -718,13 +906,13 @@ static void add_profile(struct strbuf *sb, const struct zb_profile *p,
                 same = false;
         zbi_sb_addf(sb, ", \"limit\": ");
         if (same) {
-            zbi_sb_add_num(sb, p->mem_limit[0]);
+            add_memory(sb, p, NULL, p->mem_limit[0]);
         } else {
             zbi_sb_addf(sb, "[");
             for (int r = 0; r < p->pp; r++) {
                 zbi_sb_addf(sb, r ? ", " : "");
                 if (isfinite(p->mem_limit[r]))
-                    zbi_sb_add_num(sb, p->mem_limit[r]);
+                    add_memory(sb, p, NULL, p->mem_limit[r]);
                 else
                     zbi_sb_addf(sb, "null");    /* unlimited rank */
             }
@@ -807,6 +995,10 @@ static void add_op(struct strbuf *sb, const struct zb_schedule *s,
     if (!zb_op_is_collective(op->kind) || op->mb >= 0) {
         zbi_sb_add(sb, ", \"mb\": ");
         zbi_sb_add_int(sb, op->mb);
+    }
+    if (zb_zero_unit_op(&s->profile, op)) {
+        zbi_sb_add(sb, ", \"unit\": ");
+        zbi_sb_add_int(sb, op->unit);
     }
     if (op->kind == ZB_OP_FB) {
         zbi_sb_add(sb, ", \"b_stage\": ");

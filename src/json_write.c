@@ -1,6 +1,7 @@
 /* json_write.c - JSON values for programs that write to a FILE (zbsched's
  * reports, zbexec's report and trace): the same spelling as the library's
- * own writers, which share strbuf.c's zbi_sb_add_str() and zbi_sb_add_num(). */
+ * own writers, which share strbuf.c's zbi_sb_add_str() and
+ * zbi_sb_add_num(). */
 #include <stdlib.h>
 #include "strbuf.h"
 #include "zbsched/json.h"

@@ -2,6 +2,7 @@
  * definition for the simulator's predictions and zbexec's realized runs,
  * and the order in which candidate schedules compare. */
 #include <math.h>
+#include <string.h>
 #include "zbsched/measures.h"
 #include "zbsched/validate.h"
 
@@ -68,6 +69,16 @@ void zb_measures_from_times(const struct zb_profile *p,
         zb_measures_set_rank(p, r, &t, ms);
     }
     zb_measures_finish(ms, p->pp);
+}
+
+void zb_measures_copy(struct zb_measures *dst, const struct zb_measures *src,
+                      int pp)
+{
+    struct zb_rank_measures *ranks = dst->ranks;
+
+    *dst = *src;
+    dst->ranks = ranks;
+    memcpy(ranks, src->ranks, (size_t)pp * sizeof(*ranks));
 }
 
 double zb_measures_max_peak(const struct zb_measures *ms, int pp)

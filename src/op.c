@@ -41,6 +41,12 @@ const char *zb_op_describe(const struct zb_op *op, char *buf, int size)
 {
     if (op->kind == ZB_OP_STEP)
         snprintf(buf, (size_t)size, "STEP");
+    else if (zb_op_is_collective(op->kind) && op->unit > 0 && op->mb >= 0)
+        snprintf(buf, (size_t)size, "%s stage %d mb %d unit %d",
+                 zb_op_kind_name(op->kind), op->stage, op->mb, op->unit);
+    else if (zb_op_is_collective(op->kind) && op->unit > 0)
+        snprintf(buf, (size_t)size, "%s stage %d unit %d",
+                 zb_op_kind_name(op->kind), op->stage, op->unit);
     else if (zb_op_is_collective(op->kind) && op->mb >= 0)
         snprintf(buf, (size_t)size, "%s stage %d mb %d",
                  zb_op_kind_name(op->kind), op->stage, op->mb);

@@ -51,14 +51,25 @@ void zb_profile_draft_warn(struct zb_profile_draft *d, const char *fmt, ...)
     va_end(ap);
 }
 
-static int parse_number(const char *text, double *out)
-{
-    char *end;
+#define GIB 1073741824.0
 
-    if (!*text)
-        return -1;
-    *out = strtod(text, &end);
-    return *end ? -1 : 0;
+/* A memory flag's text: a plain number (M_B's unit), or a size with a
+ * unit, held in GiB. */
+static int parse_memory(const char *flag, const char *text, double *v,
+                        bool *sized, struct zb_error *err)
+{
+    char what[32];
+
+    if (zb_units_parse_number(text, v) == 0) {
+        *sized = false;
+        return 0;
+    }
+    snprintf(what, sizeof(what), "--%s", flag);
+    if (zb_units_parse_size(what, text, v, err) < 0)
+        return ZB_EINVAL;
+    *v /= GIB;
+    *sized = true;
+    return 0;
 }
 
 static void set_opt(struct zb_opt *o, double v)
@@ -93,8 +104,6 @@ int zb_profile_draft_set(struct zb_profile_draft *d, const char *name,
         { "w", offsetof(struct zb_profile_draft, w) },
         { "comm", offsetof(struct zb_profile_draft, comm) },
         { "fb", offsetof(struct zb_profile_draft, fb) },
-        { "m-b", offsetof(struct zb_profile_draft, m_b) },
-        { "m-w", offsetof(struct zb_profile_draft, m_w) },
     };
     double v;
 
@@ -112,29 +121,44 @@ int zb_profile_draft_set(struct zb_profile_draft *d, const char *name,
         d->per_rank = !strcmp(value, "rank");
         return 0;
     }
+    if (!strcmp(name, "time-unit")) {
+        if (zb_time_unit_parse("--time-unit", value, &d->time_unit, err) < 0)
+            return ZB_EINVAL;
+        d->time_unit_set = true;
+        return 0;
+    }
     if (!strcmp(name, "mem-limit")) {
         size_t n = strlen(value);
         if (n > 1 && value[n - 1] == 'p') {
             char *num = zb_xstrdup(value);
             int rc;
             num[n - 1] = '\0';
-            rc = parse_number(num, &v);
+            rc = zb_units_parse_number(num, &v);
             free(num);
             if (rc < 0)
                 goto bad;
             d->limit_kind = ZB_LIMIT_TIMES_P;
+            d->limit_sized = false;
         } else {
-            if (parse_number(value, &v) < 0)
+            if (parse_memory(name, value, &v, &d->limit_sized, err) < 0)
                 goto bad;
             d->limit_kind = ZB_LIMIT_VALUE;
         }
         d->limit = v;
         return 0;
     }
+    if (!strcmp(name, "m-b") || !strcmp(name, "m-w")) {
+        bool m_b = !strcmp(name, "m-b");
+        if (parse_memory(name, value, &v, m_b ? &d->m_b_sized
+                                              : &d->m_w_sized, err) < 0)
+            return ZB_EINVAL;
+        set_opt(m_b ? &d->m_b : &d->m_w, v);
+        return 0;
+    }
     for (size_t i = 0; i < sizeof(numeric) / sizeof(numeric[0]); i++) {
         if (strcmp(name, numeric[i].flag))
             continue;
-        if (parse_number(value, &v) < 0)
+        if (zb_units_parse_number(value, &v) < 0)
             goto bad;
         set_opt((struct zb_opt *)((char *)d + numeric[i].offset), v);
         if (i >= 3 && i <= 5)
@@ -146,8 +170,8 @@ int zb_profile_draft_set(struct zb_profile_draft *d, const char *name,
     return zb_error_set(err, ZB_EINVAL, "unknown profile flag '--%s'", name);
 bad:
     return zb_error_set(err, ZB_EINVAL, "--%s: '%s' is not a number%s",
-                        name, value,
-                        strcmp(name, "mem-limit") ? "" : " (or Np)");
+                        name, value, strcmp(name, "mem-limit") ? ""
+                        : ", a size (80GiB) or Np");
 }
 
 static int get_count(const struct zb_opt *o, const char *field, int dflt,
@@ -256,9 +280,43 @@ static int build_times(const struct zb_profile_draft *d, struct zb_profile *p,
     return 0;
 }
 
+/* Every memory is a size or none is: a plain M_B beside a "40GiB" limit
+ * would make the limit 40 of M_B. 0 and "Np" need no unit. */
+static int check_sizes(const struct zb_profile_draft *d, struct zb_profile *p,
+                       struct zb_error *err)
+{
+    bool numbered = d->limit_kind == ZB_LIMIT_VALUE ||
+                    d->limit_kind == ZB_LIMIT_ARRAY;
+    const char *plain = NULL;
+    double v = 0;
+
+    p->mem_gib = (d->m_b.set && d->m_b_sized) ||
+                 (d->m_w.set && d->m_w_sized) ||
+                 (numbered && d->limit_sized);
+    if (!p->mem_gib)
+        return 0;
+    if (!d->m_b.set)
+        return zb_error_set(err, ZB_EINVAL, "memory is given as sizes: "
+                            "memory.M_B (--m-b) needs one too (1.9GiB)");
+    if (!d->m_b_sized)
+        plain = "memory.M_B", v = d->m_b.value;
+    else if (d->m_w.set && !d->m_w_sized && d->m_w.value != 0)
+        plain = "memory.M_W", v = d->m_w.value;
+    else if (numbered && !d->limit_sized)
+        plain = "memory.limit",
+        v = d->limit_kind == ZB_LIMIT_VALUE ? d->limit : d->limits[0];
+    if (plain)
+        return zb_error_set(err, ZB_EINVAL, "%s = %g has no unit while "
+                            "other memory sizes have one: write it as a "
+                            "size (%gGiB)", plain, v, v);
+    return 0;
+}
+
 static int build_memory(const struct zb_profile_draft *d, struct zb_profile *p,
                         struct zb_error *err)
 {
+    if (check_sizes(d, p, err) < 0)
+        return ZB_EINVAL;
     p->m_b = d->m_b.set ? d->m_b.value : 1.0;
     if (!isfinite(p->m_b) || p->m_b <= 0)
         return zb_error_set(err, ZB_EINVAL,
@@ -357,6 +415,30 @@ static int check_time_span(const struct zb_profile *p, struct zb_error *err)
     return 0;
 }
 
+/* The data-parallel keys in the profile's units: memory given as sizes
+ * counts GiB (bytes_per_unit), a bandwidth per second becomes one per
+ * time unit. */
+static int build_dp(const struct zb_profile_draft *d, struct zb_profile *p,
+                    struct zb_error *err)
+{
+    struct zb_dp_draft dd = d->dp;      /* a view: dp_build only reads */
+
+    if (p->mem_gib && isnan(dd.unit_bytes))
+        dd.unit_bytes = GIB;
+    else if (p->mem_gib && dd.unit_bytes != GIB)
+        return zb_error_set(err, ZB_EINVAL, "data_parallel.bytes_per_unit "
+                            "is a GiB (%.0f) when memory is given as sizes, "
+                            "got %g", GIB, dd.unit_bytes);
+    if (!isnan(dd.bandwidth_per_s)) {
+        if (!p->has_time_unit)
+            return zb_error_set(err, ZB_EINVAL, "data_parallel.bandwidth "
+                                "is per second: give the profile's "
+                                "time_unit (--time-unit us|ms|s)");
+        dd.bandwidth = dd.bandwidth_per_s * zb_time_unit_seconds(p->time_unit);
+    }
+    return zb_dp_build(&dd, zb_profile_stages(p), &p->dp, err);
+}
+
 int zb_profile_build(const struct zb_profile_draft *d, struct zb_profile *out,
                      struct zb_error *err)
 {
@@ -385,9 +467,11 @@ int zb_profile_build(const struct zb_profile_draft *d, struct zb_profile *out,
                           ZB_MAX_PASSES);
         goto fail;
     }
+    p.has_time_unit = d->time_unit_set;
+    p.time_unit = d->time_unit;
     if ((rc = build_times(d, &p, err)) < 0 ||
         (rc = build_memory(d, &p, err)) < 0 ||
-        (rc = zb_dp_build(&d->dp, zb_profile_stages(&p), &p.dp, err)) < 0 ||
+        (rc = build_dp(d, &p, err)) < 0 ||
         (rc = check_time_span(&p, err)) < 0)
         goto fail;
     *out = p;
@@ -429,6 +513,9 @@ bool zb_profile_equal(const struct zb_profile *a, const struct zb_profile *b)
            a->microbatches == b->microbatches &&
            a->placement == b->placement && a->comm == b->comm &&
            a->fb == b->fb && a->m_b == b->m_b && a->m_w == b->m_w &&
+           a->has_time_unit == b->has_time_unit &&
+           (!a->has_time_unit || a->time_unit == b->time_unit) &&
+           a->mem_gib == b->mem_gib &&
            !memcmp(a->stage, b->stage, ns * sizeof(*a->stage)) &&
            !memcmp(a->mem_limit, b->mem_limit,
                    (size_t)a->pp * sizeof(double)) &&

@@ -60,13 +60,15 @@ static void axes(struct plot *pl)
     for (int k = 0; k <= 4; k++) {
         double x = pl->x0 + k * (pl->x1 - pl->x0) / 4;
         double y = pl->y0 + k * (pl->y1 - pl->y0) / 4;
-        zbi_sb_addf(&pl->sb, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">"
-                "%.3g</text>\n", px(pl, x), TOP + pl->h + 16, x);
+        zbi_sb_addf(&pl->sb, "<text x=\"%.1f\" y=\"%.1f\" "
+                "text-anchor=\"middle\">%.3g</text>\n", px(pl, x),
+                TOP + pl->h + 16, x);
         zbi_sb_addf(&pl->sb, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">"
                 "%.5g</text>\n", LEFT - 6, py(pl, y) + 4, y);
     }
-    zbi_sb_addf(&pl->sb, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">peak "
-            "activation memory (1 = 1F1B's peak)</text>\n<text x=\"14\" "
+    zbi_sb_addf(&pl->sb, "<text x=\"%.1f\" y=\"%d\" "
+            "text-anchor=\"middle\">peak activation memory (1 = 1F1B's "
+            "peak)</text>\n<text x=\"14\" "
             "y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 14 "
             "%.1f)\">cost</text>\n</g>\n", LEFT + pl->w / 2, HEIGHT - 14,
             TOP + pl->h / 2, TOP + pl->h / 2);

@@ -141,7 +141,8 @@ static void draw_legend(struct chart *c, int max_vpp, bool overlap)
 {
     double x = LEFT;
 
-    zbi_sb_addf(&c->sb, "<g class=\"legend\" font-size=\"12\" fill=\"#222\">\n");
+    zbi_sb_addf(&c->sb, "<g class=\"legend\" font-size=\"12\" "
+                "fill=\"#222\">\n");
     legend_item(c, &x, kind_colour(ZB_OP_F), "F forward");
     legend_item(c, &x, kind_colour(ZB_OP_B), "B input grad");
     legend_item(c, &x, kind_colour(ZB_OP_W), "W weight grad");
@@ -213,8 +214,9 @@ static void draw_memory(struct chart *c, const struct zb_profile *p, int r,
     double mem = 0, base = y + MEM_H, scale = (MEM_H - 2) / ymax;
     double limit = p->mem_limit[r];
 
-    zbi_sb_addf(&c->sb, "<rect x=\"%d\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" "
-            "fill=\"#fff\" stroke=\"#ccc\" stroke-width=\"0.5\"/>\n"
+    zbi_sb_addf(&c->sb, "<rect x=\"%d\" y=\"%.1f\" width=\"%.2f\" "
+            "height=\"%d\" fill=\"#fff\" stroke=\"#ccc\" "
+            "stroke-width=\"0.5\"/>\n"
             "<path class=\"memory\" fill=\"#9ecae1\" stroke=\"#2171b5\" "
             "stroke-width=\"0.8\" d=\"M%.2f %.2f", LEFT, y, c->plot_w,
             MEM_H, xpos(c, 0), base);
@@ -273,8 +275,9 @@ static void draw_panel(struct chart *c, const struct zb_panel *pn, double y)
             if (zb_op_is_compute(pn->ranks[r].ops[i].kind))
                 draw_op(c, p, &pn->ranks[r].ops[i], yr);
         draw_memory(c, p, r, &pn->ranks[r], ymax, yr + BAR_H + 1);
-        zbi_sb_addf(&c->sb, "<text x=\"%.2f\" y=\"%.1f\" font-size=\"11\">busy "
-                "%.1f%%</text>\n<text x=\"%.2f\" y=\"%.1f\" font-size=\"10\" "
+        zbi_sb_addf(&c->sb, "<text x=\"%.2f\" y=\"%.1f\" "
+                "font-size=\"11\">busy %.1f%%</text>\n<text x=\"%.2f\" "
+                "y=\"%.1f\" font-size=\"10\" "
                 "fill=\"#555\">peak %.6g", xpos(c, c->tmax) + 8, yr + 15,
                 pn->m->cost > 0 ? 100 * rm->busy / pn->m->cost : 0,
                 xpos(c, c->tmax) + 8, yr + BAR_H + 12, rm->peak_memory);

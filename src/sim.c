@@ -1,13 +1,14 @@
 /* sim.c - the simulator: times any schedule's compute ops and derives the
- * measures of DESIGN.md.
+ * measures of docs/design.md ("Measures").
  *
  * Event-driven list simulation: every rank runs its compute ops in list
  * order, one at a time; an op starts when its rank is free and its inputs
- * have arrived (producer end, plus `comm` when the producer sits on another
- * rank). A min-heap of ranks keyed by the ready time of their next op pops
- * ops in nondecreasing start time, so the pop count (`seq`) is a
- * topological order of the whole schedule that follows time; lowering uses
- * it. Communication is assumed to overlap compute and not to contend.
+ * have arrived (producer end, plus comm when the producer sits on another
+ * rank: timing.h, the rule every engine shares). A min-heap of ranks
+ * keyed by the ready time of their next op pops ops in nondecreasing
+ * start time, so the pop count (`seq`) is a topological order of the
+ * whole schedule that follows time; lowering uses it. Communication is
+ * assumed to overlap compute and not to contend.
  *
  * Data-parallel collectives (dp.h) run on one collective stream per rank:
  * in list order, each starts when the rank has reached it (the end of the
@@ -20,12 +21,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "zbsched/bound.h"
 #include "zbsched/pass.h"
 #include "zbsched/sim.h"
+#include "zbsched/timing.h"
 #include "zbsched/validate.h"
 #include "zbsched/xalloc.h"
-#include "zbsched/zero.h"
+#include "zbsched/zero_measure.h"
 
 struct heap_item {
     double t;
@@ -43,6 +44,8 @@ struct sim {
     double *unsharded;        /* per stage: end of its UNSHARD (or 0) */
     double *grad_free;        /* per stage: end of its last REDUCE_GRAD */
     int *reduced;             /* per stage: REDUCE_GRADs timed so far */
+    struct zb_zero_units *units; /* FSDP units > 1 (zero_measure.h): their
+                                    passes and collectives; else NULL */
     struct heap_item *heap;
     int heap_n;
 };
@@ -98,16 +101,21 @@ static struct heap_item heap_pop(struct sim *m)
 }
 
 /* The inputs of an op: both halves' for an FB (it starts when all have
- * arrived). Returns the count. */
+ * arrived), with the stage of the half that takes each (to, may be NULL).
+ * Returns the count. */
 static int op_deps(const struct zb_profile *p, const struct zb_op *op,
-                   struct zb_dep deps[4])
+                   struct zb_dep deps[4], int to[4])
 {
     struct zb_op part[2];
     int np = zb_op_split(op, part), n = 0;
 
-    for (int h = 0; h < np; h++)
-        n += zb_pass_deps(p, part[h].kind, part[h].stage, part[h].mb,
-                          deps + n);
+    for (int h = 0; h < np; h++) {
+        int k = zb_pass_deps(p, part[h].kind, part[h].stage, part[h].mb,
+                             deps + n);
+        for (int i = 0; to && i < k; i++)
+            to[n + i] = part[h].stage;
+        n += k;
+    }
     return n;
 }
 
@@ -139,12 +147,13 @@ static void try_queue(struct sim *m, int r)
     const struct zb_op_list *l = &m->s->ranks[r];
     struct zb_dep deps[4];
     double ready;
-    int n;
+    int n, to[4];
 
     if (m->queued[r])
         return;
     while (m->pos[r] < l->n && !zb_op_is_compute(l->ops[m->pos[r]].kind)) {
-        if (zb_op_is_collective(l->ops[m->pos[r]].kind))
+        if (zb_op_is_collective(l->ops[m->pos[r]].kind) &&
+            !(m->units && zb_zero_unit_op(m->p, &l->ops[m->pos[r]])))
             run_collective(m, r, &l->ops[m->pos[r]]);
         m->pos[r]++;
     }
@@ -156,16 +165,17 @@ static void try_queue(struct sim *m, int r)
         ready = fmax(ready, m->unsharded[op->b_stage]);
     if (zb_dp_per_mb(m->p) && (op->kind == ZB_OP_W || op->kind == ZB_OP_BW))
         ready = fmax(ready, m->grad_free[op->stage]);
-    n = op_deps(m->p, op, deps);
+    n = op_deps(m->p, op, deps, to);
     for (int i = 0; i < n; i++) {
         double e = *end_of(m, deps[i].pass, deps[i].stage, deps[i].mb);
         if (isnan(e))
             return;
-        if (zb_profile_stage_rank(m->p, deps[i].stage) != r)
-            e += m->p->comm;
-        if (e > ready)
-            ready = e;
+        ready = zb_timing_start(ready, zb_timing_arrival(m->p, deps[i].stage,
+                                                         to[i], r, e));
     }
+    if (m->units && zb_zero_unit_pass(m->p, op))
+        ready = zb_zero_units_time(m->units, &m->s->ranks[r], r,
+                                   m->pos[r], ready, &m->coll_free[r]);
     m->queued[r] = true;
     heap_push(m, ready, r);
 }
@@ -180,7 +190,7 @@ static int report_stuck(struct sim *m, struct zb_error *err)
             continue;
         const struct zb_op *op = &l->ops[m->pos[r]];
         struct zb_dep deps[4];
-        int n = op_deps(m->p, op, deps);
+        int n = op_deps(m->p, op, deps, NULL);
         for (int i = 0; i < n; i++)
             if (isnan(*end_of(m, deps[i].pass, deps[i].stage, deps[i].mb)))
                 return zb_error_set(err, ZB_EILLEGAL,
@@ -191,40 +201,6 @@ static int report_stuck(struct sim *m, struct zb_error *err)
                                     deps[i].stage, deps[i].mb);
     }
     return zb_error_set(err, ZB_EILLEGAL, "simulation stalled");
-}
-
-/* The closed-form bounds assume every pass takes its own time; an FB op
- * shorter than its F plus its B breaks that. Then bound a copy of the
- * profile whose F and B times are scaled by the smallest such ratio:
- * every op of s takes at least as long as there (an FB as its F then its
- * B), and timing is monotone in durations, so those bounds hold here. */
-static void set_bounds(struct zb_schedule *s)
-{
-    const struct zb_profile *p = &s->profile;
-    struct zb_profile q;
-    double k = 1;
-
-    for (int r = 0; r < p->pp; r++)
-        for (int i = 0; i < s->ranks[r].n; i++) {
-            const struct zb_op *op = &s->ranks[r].ops[i];
-            if (op->kind == ZB_OP_FB)
-                k = fmin(k, zb_op_duration(p, op) /
-                                (p->stage[op->stage].f +
-                                 p->stage[op->b_stage].b));
-        }
-    if (k >= 1) {
-        s->predicted.lower_bound = zb_bound_cost(p);
-        s->predicted.makespan_bound = zb_bound_makespan(p);
-        return;
-    }
-    zb_profile_copy(&q, p);
-    for (int st = 0; st < zb_profile_stages(p); st++) {
-        q.stage[st].f *= k;
-        q.stage[st].b *= k;
-    }
-    s->predicted.lower_bound = zb_bound_cost(&q);
-    s->predicted.makespan_bound = zb_bound_makespan(&q);
-    zb_profile_release(&q);
 }
 
 int zb_sim_run(struct zb_schedule *s, struct zb_error *err)
@@ -247,6 +223,7 @@ int zb_sim_run(struct zb_schedule *s, struct zb_error *err)
     m.unsharded = zb_xcalloc((size_t)zb_profile_stages(p), sizeof(double));
     m.grad_free = zb_xcalloc((size_t)zb_profile_stages(p), sizeof(double));
     m.reduced = zb_xcalloc((size_t)zb_profile_stages(p), sizeof(int));
+    m.units = zb_dp_units(p) ? zb_zero_units_new(p) : NULL;
 
     for (int r = 0; r < p->pp; r++)
         try_queue(&m, r);
@@ -260,7 +237,8 @@ int zb_sim_run(struct zb_schedule *s, struct zb_error *err)
 
         m.queued[r] = false;
         op->start = it.t;
-        op->end = it.t + d;
+        if (!(m.units && zb_zero_unit_pass(p, op)))  /* else timed so */
+            op->end = it.t + d;
         op->seq = seq++;
         m.clock[r] = op->end;
         m.pos[r]++;
@@ -289,7 +267,6 @@ int zb_sim_run(struct zb_schedule *s, struct zb_error *err)
             goto out;
         }
     zb_measures_from_times(p, s->ranks, &s->predicted);
-    set_bounds(s);
     if (zb_dp_active(p))
         zb_zero_measure(s);
 out:
@@ -302,6 +279,7 @@ out:
     free(m.unsharded);
     free(m.grad_free);
     free(m.reduced);
+    zb_zero_units_free(m.units);
     return rc;
 }
 
@@ -310,6 +288,5 @@ int zb_sim_measure(struct zb_schedule *s, struct zb_error *err)
     if (zb_dp_active(&s->profile))
         return zb_sim_run(s, err);
     zb_measures_from_times(&s->profile, s->ranks, &s->predicted);
-    set_bounds(s);
     return 0;
 }

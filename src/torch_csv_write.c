@@ -15,7 +15,8 @@ static void add_action(struct strbuf *sb, const struct zb_op *op)
         zbi_sb_addf(sb, "(%dF%d;%dI%d)OVERLAP_F_B", op->stage, op->mb,
                 op->b_stage, op->b_mb);
     else
-        zbi_sb_addf(sb, "%d%s%d", op->stage, zbi_torch_type_name(op->kind), op->mb);
+        zbi_sb_addf(sb, "%d%s%d", op->stage, zbi_torch_type_name(op->kind),
+                    op->mb);
 }
 
 struct ref {

@@ -1,6 +1,7 @@
 /* torch_import.c - a parsed PyTorch CSV becomes a schedule by the steps a
  * generator's output takes (generate.c): simulate, lower, simulate,
  * validate; a compute_comms file keeps its own transfers instead. */
+#include "zbsched/bound.h"
 #include "zbsched/lower.h"
 #include "zbsched/sim.h"
 #include "zbsched/torch.h"
@@ -53,6 +54,7 @@ int zb_torch_csv_schedule(const struct zb_torch_csv *c,
         (rc = zb_zero_place(out, err)) < 0 ||
         (rc = zb_validate_order(out, err)) < 0)
         goto fail;
+    zb_bound_set(out);
     return 0;
 fail:
     zb_schedule_release(out);

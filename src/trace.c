@@ -52,8 +52,8 @@ static void transfer_passes(const struct zb_profile *p, const struct zb_op *op,
 
 static void add_metadata(struct strbuf *sb, int r, int lanes)
 {
-    zbi_sb_addf(sb, "  {\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, "
-            "\"tid\": 0, \"args\": {\"name\": \"rank %d\"}},\n"
+    zbi_sb_addf(sb, "  {\"ph\": \"M\", \"name\": \"process_name\", "
+            "\"pid\": %d, \"tid\": 0, \"args\": {\"name\": \"rank %d\"}},\n"
             "  {\"ph\": \"M\", \"name\": \"process_sort_index\", \"pid\": %d, "
             "\"tid\": 0, \"args\": {\"sort_index\": %d}},\n"
             "  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, "
@@ -133,8 +133,9 @@ static void add_transfer(struct strbuf *sb, int r, const struct zb_op *op,
 static void add_flow(struct strbuf *sb, bool start, const struct zb_op *send,
                      long id, int pid, long long ts)
 {
-    zbi_sb_addf(sb, ",\n  {\"ph\": \"%s\", %s\"name\": \"%s s%d mb%d\", \"cat\": "
-            "\"compute\", \"id\": %ld, \"pid\": %d, \"tid\": 0, \"ts\": %lld}",
+    zbi_sb_addf(sb, ",\n  {\"ph\": \"%s\", %s\"name\": \"%s s%d mb%d\", "
+            "\"cat\": \"compute\", \"id\": %ld, \"pid\": %d, \"tid\": 0, "
+            "\"ts\": %lld}",
             start ? "s" : "f", start ? "" : "\"bp\": \"e\", ",
             send->kind == ZB_OP_SEND_F ? "F" : "B", send->stage, send->mb,
             id, pid, ts);

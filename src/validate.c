@@ -11,13 +11,14 @@
  * RECV complete together, each blocks until the other is reached: the
  * strictest NCCL reading, so a pass here holds for any weaker one); the
  * data-parallel collectives well placed (validate_dp.c); memory within
- * each rank's limit. */
+ * each rank's limit (timing.h's tolerance). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "validate_dp.h"
 #include "zbsched/pass.h"
+#include "zbsched/timing.h"
 #include "zbsched/validate.h"
 #include "zbsched/xalloc.h"
 
@@ -71,7 +72,7 @@ static int check_range(const struct zb_profile *p, int r, int i,
 
 bool zb_validate_within_limit(const struct zb_profile *p, int r, double mem)
 {
-    return mem <= p->mem_limit[r] * (1 + ZB_VALIDATE_MEM_TOL);
+    return zb_timing_fits(mem, p->mem_limit[r]);
 }
 
 int zb_validate_ranges(const struct zb_schedule *s, struct zb_error *err)

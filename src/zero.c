@@ -1,6 +1,7 @@
 /* zero.c - the data-parallel collectives in a lowered schedule: where they
- * go, the post-pass that groups the trailing W ops by stage, and the step
- * time and per-rank memory they lead to (zero.h, docs/zero.md). */
+ * go and the post-pass that groups the trailing W ops by stage (zero.h,
+ * docs/zero.md). A pass above the simulator; what the collectives lead
+ * to is measured below it (zero_measure.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,61 @@ static void push_coll(struct zb_op_list *l, enum zb_op_kind kind, int stage,
     struct zb_op op = { .kind = kind, .stage = stage, .mb = mb, .peer = -1,
                         .seq = -1 };
     zb_op_list_push(l, &op);
+}
+
+/* With units: the collectives of compute op op on its units, in the order
+ * of its segments (zero_measure.h): before it (kind UNSHARD) its gathers,
+ * after it its RESHARDs (kind RESHARD) or its reduces (REDUCE_GRAD). */
+static void push_units(const struct zb_profile *p, struct zb_op_list *l,
+                       const struct zb_op *op, enum zb_op_kind kind)
+{
+    struct zb_op part[2];
+    int np = zb_op_split(op, part), k = p->dp.units;
+
+    for (int h = 0; h < np; h++) {
+        const struct zb_op *x = &part[h];
+        bool is_w = x->kind == ZB_OP_W || x->kind == ZB_OP_BW;
+        if (kind == ZB_OP_REDUCE_GRAD ? !(zb_dp_per_mb(p) && is_w)
+                                      : p->dp.zero < 3 || x->kind == ZB_OP_W)
+            continue;
+        for (int j = 0; j < k; j++) {
+            struct zb_op c = {
+                .kind = kind, .stage = x->stage,
+                .mb = kind == ZB_OP_REDUCE_GRAD ? x->mb : -1, .peer = -1,
+                .seq = -1, .unit = x->kind == ZB_OP_F ? j : k - 1 - j };
+            zb_op_list_push(l, &c);
+        }
+    }
+}
+
+/* Rank r's list with the collectives of units (K > 1): each pass's
+ * gathers before it, its RESHARDs and then its reduces after it; the
+ * stage's one REDUCE_GRAD after its last W when reducing per step. */
+static void place_rank_units(struct zb_schedule *s, int r)
+{
+    const struct zb_profile *p = &s->profile;
+    struct zb_op_list *l = &s->ranks[r], out = { 0 };
+    int *last_w = zb_xmalloc((size_t)zb_profile_stages(p) * sizeof(int));
+
+    for (int i = 0; i < l->n; i++)
+        if (l->ops[i].kind == ZB_OP_W || l->ops[i].kind == ZB_OP_BW)
+            last_w[l->ops[i].stage] = i;
+    for (int i = 0; i < l->n; i++) {
+        const struct zb_op *op = &l->ops[i];
+        if (zb_op_is_compute(op->kind))
+            push_units(p, &out, op, ZB_OP_UNSHARD);
+        zb_op_list_push(&out, op);
+        if (!zb_op_is_compute(op->kind))
+            continue;
+        push_units(p, &out, op, ZB_OP_RESHARD);
+        push_units(p, &out, op, ZB_OP_REDUCE_GRAD);
+        if (!zb_dp_per_mb(p) && (op->kind == ZB_OP_W || op->kind == ZB_OP_BW)
+            && last_w[op->stage] == i)
+            push_coll(&out, ZB_OP_REDUCE_GRAD, op->stage, -1);
+    }
+    free(l->ops);
+    *l = out;
+    free(last_w);
 }
 
 /* Rebuild rank r's list with its collectives (none there before). */
@@ -93,12 +149,16 @@ int zb_zero_place(struct zb_schedule *s, struct zb_error *err)
     if (!zb_dp_active(&s->profile))
         return 0;
     zb_zero_strip(s);
-    for (int r = 0; r < s->profile.pp; r++)
-        place_rank(s, r);
+    for (int r = 0; r < s->profile.pp; r++) {
+        if (zb_dp_units(&s->profile))
+            place_rank_units(s, r);
+        else
+            place_rank(s, r);
+    }
     return zb_sim_run(s, err);
 }
 
-/* ---- The W post-pass ----------------------------------------------------- */
+/* ---- The W post-pass -------------------------------------------------- */
 
 /* Index where rank r's trailing W ops begin (STEP is last). */
 static int tail_start(const struct zb_op_list *l)
@@ -144,23 +204,6 @@ static bool next_perm(int *a, int n)
     return true;
 }
 
-/* When rank r's step begins and ends: its first and last compute op or
- * collective (a ZeRO-3 step begins with a gather). */
-static double rank_end(const struct zb_op_list *l, double *begin)
-{
-    double end = 0, first = INFINITY;
-
-    for (int i = 0; i < l->n; i++)
-        if (zb_op_is_compute(l->ops[i].kind) ||
-            zb_op_is_collective(l->ops[i].kind)) {
-            end = fmax(end, l->ops[i].end);
-            first = fmin(first, l->ops[i].start);
-        }
-    if (begin)
-        *begin = first;
-    return end;
-}
-
 int zb_zero_group_tail_w(struct zb_schedule *s, struct zb_error *err)
 {
     const struct zb_profile *p = &s->profile;
@@ -204,7 +247,7 @@ int zb_zero_group_tail_w(struct zb_schedule *s, struct zb_error *err)
         if ((rc = zb_zero_place(s, err)) < 0)
             goto out;
         for (int r = 0; r < p->pp; r++) {
-            double e = rank_end(&s->ranks[r], NULL);
+            double e = zb_zero_rank_end(&s->ranks[r], NULL);
             /* Keep the order as generated unless grouping helps. */
             if (e < best_end[r] - 1e-9 * fmax(1, e)) {
                 best_end[r] = e;
@@ -278,123 +321,4 @@ int zb_zero_best_step(const struct zb_schedule *order, struct zb_schedule *out,
 fail:
     zb_schedule_release(out);
     return rc;
-}
-
-/* ---- Measures ----------------------------------------------------------- */
-
-/* Reducing per microbatch: a gradient buffer until its reduce-scatter
- * ends. */
-struct pending {
-    double end, units;
-};
-
-/* Free the buffers of pend whose reduce-scatter has ended by t; returns
- * their units. */
-static double free_ended(struct pending *pend, int *n, double t)
-{
-    double freed = 0;
-
-    for (int k = 0; k < *n;)
-        if (pend[k].end <= t) {
-            freed += pend[k].units;
-            pend[k] = pend[--*n];
-        } else {
-            k++;
-        }
-    return freed;
-}
-
-/* Peak over rank r's list of its model state plus, with act, its
- * activations. Reducing per step, a stage's full gradient buffer lives
- * from its first W to its REDUCE_GRAD, then its shard. Reducing per
- * microbatch, each W takes a full buffer that its reduce-scatter frees
- * when it ends, a time the list does not show: the buffer counts for
- * every compute op that starts before that end. The simulator makes a
- * stage's next W wait for it, so a stage holds one buffer at a time. Its
- * accumulated shard lives from its first W on. */
-static double rank_memory(const struct zb_schedule *s, int r, bool *seen_w,
-                          bool act)
-{
-    const struct zb_profile *p = &s->profile;
-    const struct zb_op_list *l = &s->ranks[r];
-    const bool per_mb = zb_dp_per_mb(p);
-    struct pending *pend = per_mb ? zb_xmalloc((size_t)(l->n ? l->n : 1) *
-                                               sizeof(*pend))
-                                  : NULL;
-    double mem = 0, peak;
-    int npend = 0;
-
-    for (int c = 0; c < p->vpp; c++)
-        mem += zb_dp_state_memory(p, zb_profile_rank_stage(p, r, c));
-    peak = mem;
-    for (int i = 0; i < l->n; i++) {
-        const struct zb_op *op = &l->ops[i];
-        if (zb_op_is_compute(op->kind))
-            mem -= free_ended(pend, &npend, op->start);
-        switch (op->kind) {
-        case ZB_OP_W:
-        case ZB_OP_BW:
-            if (!seen_w[op->stage])
-                mem += per_mb ? zb_dp_grad_shard(p, op->stage)
-                              : zb_dp_grad_buffer(p, op->stage);
-            if (per_mb)
-                mem += zb_dp_grad_buffer(p, op->stage);
-            seen_w[op->stage] = true;
-            break;
-        case ZB_OP_REDUCE_GRAD:
-            if (per_mb) {
-                pend[npend++] = (struct pending){
-                    op->end, zb_dp_grad_buffer(p, op->stage) };
-            } else {
-                mem += zb_dp_grad_shard(p, op->stage) -
-                       zb_dp_grad_buffer(p, op->stage);
-            }
-            break;
-        case ZB_OP_UNSHARD:
-            mem += zb_dp_gathered(p, op->stage);
-            break;
-        case ZB_OP_RESHARD:
-            mem -= zb_dp_gathered(p, op->stage);
-            break;
-        default:
-            break;
-        }
-        if (act)
-            mem += zb_op_memory_delta(p, op->kind);
-        peak = fmax(peak, mem);
-    }
-    free(pend);
-    return peak;
-}
-
-void zb_zero_measure(struct zb_schedule *s)
-{
-    const struct zb_profile *p = &s->profile;
-    struct zb_measures *m = &s->predicted;
-    bool *seen_w = zb_xmalloc((size_t)zb_profile_stages(p) * sizeof(bool));
-    double first = INFINITY, last = 0;
-
-    for (int r = 0; r < p->pp; r++) {
-        memset(seen_w, 0, (size_t)zb_profile_stages(p) * sizeof(bool));
-        double begin;
-        m->ranks[r].total_memory = rank_memory(s, r, seen_w, true);
-        last = fmax(last, rank_end(&s->ranks[r], &begin));
-        first = fmin(first, begin);
-    }
-    m->step_time = last > first ? last - first : 0;
-    free(seen_w);
-}
-
-double zb_zero_state_peak(const struct zb_schedule *s, int rank)
-{
-    bool *seen_w;
-    double peak;
-
-    if (!zb_dp_active(&s->profile))
-        return 0;
-    seen_w = zb_xcalloc((size_t)zb_profile_stages(&s->profile),
-                        sizeof(bool));
-    peak = rank_memory(s, rank, seen_w, false);
-    free(seen_w);
-    return peak;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench.sh BENCH_BINARY OUT.md - run the generation benchmark and write it
-# with the machine it ran on. Targets (core issue): <= 10 ms at (8, 32) and
+# with the machine it ran on. Targets: <= 10 ms at (8, 32) and
 # <= 1 s at (64, 1024) for every family.
 set -eu
 bin=$1 out=$2
@@ -13,8 +13,8 @@ table=$("$bin")
     echo
     echo "Generation = generate + lower + simulate + validate, what"
     echo "\`zbsched generate\` does before writing JSON; median wall time of"
-    echo "15 runs (5 at (64, 1024)), each built anew (\`zb_generator_forget()\`"
-    echo "first: no order kept from the run before). Profile: F 1, B 1.2, W 0.8 per stage"
+    echo "15 runs (5 at (64, 1024)), each built from scratch (nothing is"
+    echo "kept from the run before). Profile: F 1, B 1.2, W 0.8 per stage"
     echo "(halved per chunk for vpp 2), comm 0.05, M_W = M_B/2, limit 2p chunk"
     echo "activations (\`--mem-limit 2p\` at vpp 1, \`1p\`, 1F1B's memory,"
     echo "at vpp 2)."
@@ -23,7 +23,8 @@ table=$("$bin")
     echo "program's benchmark, [bench-ilp.md](bench-ilp.md))."
     echo
     echo "Machine: $(uname -srm); $(nproc) cores;" \
-         "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //');" \
+         "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 |
+            sed 's/^ //');" \
          "$(date -u +%Y-%m-%d); load average before the run:" \
          "$load (timings are wall clock: other work inflates them)."
     echo

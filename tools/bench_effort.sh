@@ -28,20 +28,24 @@ rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
     echo
     echo "The grid of [bench-quality.md](bench-quality.md) with \`zb\` at"
     echo "\`--effort\` 0 (the default budget: 0.2 s at p 8, m 32, growing"
-    echo "with the passes per chunk set, at most 0.5 s), 1 and 4: seconds of local search on"
-    echo "the chosen order, plus the runner-up's and the extra start's"
-    echo "searches where those run (their shares: README, \`generate"
-    echo "--help\`). The budget is a fixed amount of work, so the"
-    echo "gaps are the same on any machine; the seconds are this machine's."
+    echo "with the passes per chunk set, at most 0.5 s), 1 and 4: seconds"
+    echo "of local search on the chosen order, plus the runner-up's and the"
+    echo "extra start's searches where those run (their shares:"
+    echo "[model.md](model.md), \"\`zb\`\"). The budget is a fixed amount"
+    echo "of work, so the gaps are the same on any machine; the seconds are"
+    echo "this machine's."
     echo "Gaps (%) of \`zb\` to the lower bound over the grid's instances with"
-    echo "m >= 2p, issue 9's targets' measure; *s mean* and *s max*: one"
-    echo "\`zb\` run (generate, simulate, lower, validate) over all 96, wall clock."
+    echo "m >= 2p, the quality targets' measure; *s mean* and *s max*: one"
+    echo "\`zb\` run (generate, simulate, lower, validate) over all 96, wall" \
+         "clock."
     echo
     echo "Reproduce: \`make bench-effort\` (tools/bench_effort.sh)."
     echo "Machine: $(uname -srm); $(nproc) cores; $(date -u +%Y-%m-%d);" \
-         "zbsched $rev; load average $(cut -d' ' -f1-3 /proc/loadavg) at the end."
+         "zbsched $rev; load average $(cut -d' ' -f1-3 /proc/loadavg) at" \
+         "the end."
     echo
-    echo "| seed | effort | instances | optimal | p50 | p90 | p99 | max | mean | s mean | s max |"
+    echo "| seed | effort | instances | optimal | p50 | p90 | p99 | max |" \
+         "mean | s mean | s max |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|"
     printf "%s" "$rows"
 } >"$out.tmp"

@@ -1,4 +1,4 @@
-/* bench_ilp.c - the integer-program benchmark of issue 5: p in {4, 8},
+/* bench_ilp.c - the integer-program benchmark: p in {4, 8},
  * m in {8, 16, 32}, unit and unequal times, limits 1p and 2p; for each,
  * the `zb` heuristic beside the solver (cost, proven bound, gap, status,
  * seconds, nodes). Prints a Markdown table; tools/bench_ilp.sh adds the

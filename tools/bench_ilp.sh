@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench_ilp.sh [SECONDS [THREADS]] - the integer-program benchmark of
-# issue 5 (tools/bench_ilp.c), written to docs/bench-ilp.md with the
+# bench_ilp.sh [SECONDS [THREADS]] - the integer-program benchmark
+# (tools/bench_ilp.c), written to docs/bench-ilp.md with the
 # machine it ran on. Builds the library under $BUILD (default build) and
 # the driver beside it. `make bench` runs it after the generation one.
 set -eu
@@ -9,7 +9,8 @@ secs=${1:-60} threads=${2:-2} build=${BUILD:-build}
 out=docs/bench-ilp.md
 make -s BUILD="$build" "$build/libzbsched.a"
 mkdir -p "$build/tools"
-${CC:-cc} -std=c11 -O2 -Wall -Wextra -Wpedantic -D_POSIX_C_SOURCE=200809L -pthread \
+${CC:-cc} -std=c11 -O2 -Wall -Wextra -Wpedantic -D_POSIX_C_SOURCE=200809L \
+    -pthread \
     -Iinclude tools/bench_ilp.c "$build/libzbsched.a" -lglpk -lcjson -lm \
     -o "$build/tools/bench_ilp"
 start=$(date +%s)

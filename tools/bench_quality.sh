@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench_quality.sh BENCH_QUALITY ZBSCHED OUT.md - the schedule-quality
-# benchmark of issue 9 item 7 (tools/bench_quality.c: random grid and the
+# benchmark (tools/bench_quality.c: random grid and the
 # paper's settings), its m >= 2p row on four more seeds, and whole-process
 # timings of `zbsched generate`, written to OUT.md with the machine, date
 # and load. `make bench` runs it.
@@ -69,7 +69,7 @@ t8p=$(best_of_3 --pp 8 --mb 32 $paper8 --mem-limit 2p)
 t8pv=$(best_of_3 --pp 8 --mb 32 $paper8 --placement v --mem-limit 2p)
 t64p=$(best_of_3 --pp 64 --mb 1024 $paper64 --mem-limit 2p)
 t64pv=$(best_of_3 --pp 64 --mb 1024 $paper64 --placement v --mem-limit 1.5p)
-# The issue's "within 2 s at p 32, m 256" for the default budget, and the
+# The target "within 2 s at p 32, m 256" for the default budget, and the
 # 1.5B times at p 64 under V, where ZB-V's constructions take longest.
 t32p=$(best_of_3 --pp 32 --mb 256 $paper8 --mem-limit 2p)
 t32pv=$(best_of_3 --pp 32 --mb 256 $paper8 --placement v --mem-limit 1.5p)
@@ -91,9 +91,9 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
     echo
     echo "How close \`zb\` (the default schedule) and the other families"
     echo "come to the proven lower bound (\`predicted.lower_bound\`,"
-    echo "DESIGN.md \"Measures\"; gap = cost / bound - 1) on random"
+    echo "docs/design.md, \"Measures\"; gap = cost / bound - 1) on random"
     echo "profiles and on the Zero Bubble paper's own settings, and which of"
-    echo "\`zb\`'s candidates wins (issue 9, item 7 and its targets)."
+    echo "\`zb\`'s candidates wins, against the targets below."
     echo "Costs, bounds and gaps are deterministic for a seed; seconds are"
     echo "wall clock and vary with the machine and its load."
     echo
@@ -140,7 +140,7 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
     echo "take the paper's profiled times (Appendix D: \`--f 18513 --b 18086"
     echo "--w 9331 --comm 626 --m-w 0.3664\` for 1.5B, \`--f 10408 --b 10204"
     echo "--w 7703 --comm 408 --m-w 0.4324\` for 28.3B), on which the search"
-    echo "runs (the two at p 32, m 256 against the issue's 2 s for the"
+    echo "runs (the two at p 32, m 256 against the target of 2 s for the"
     echo "default budget there, held to the whole process), and the last a"
     echo "grid instance's uneven stages cut to p 8, where"
     echo "ZB-V's room start gets a search of its own. \`zb\` stops collecting"
@@ -154,7 +154,8 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
     echo "made are skipped). Above 1F1B's memory \`zb-v\`, V-Half and V-Min"
     echo "are left out where a candidate already costs less than the bound"
     echo "at 1F1B's memory (they never hold more; docs/model.md). Up to"
-    echo "200 000 passes \`zb\` also builds the room start; \`generate\`'s pick"
+    echo "200 000 passes \`zb\` also builds the room start;" \
+         "\`generate\`'s pick"
     echo "takes the other families' orders from \`zb\`'s candidates and"
     echo "lowers and validates only the one it keeps; the JSON at m 1024"
     echo "under V is about 60 MB."

@@ -1,13 +1,15 @@
-/* bench_solver_check.c - the integer program's two slow grids, whole
- * (tests/unit/solver_grids.h; the unit suite runs a slice of each): the
- * closed-form bound never above a proven optimum, and ilp never worse
- * than zb on random uneven profiles. Prints a row an instance and a
- * summary; exits 1, naming the instance, when a check fails. `make bench`
- * runs it:  build/tools/bench_solver_check [SECONDS]  (60 a bound
- * instance; the random grid runs 1 s each, as the unit test did). */
+/* bench_solver_check.c - the slow test grids, whole (the unit suite
+ * runs a slice of each): the closed-form bound never above a proven
+ * optimum nor the best of every order of a tiny instance
+ * (tests/unit/solver_grids.h, bound_grids.h), and ilp never worse than
+ * zb on random uneven profiles. Prints a row an instance and a summary;
+ * exits 1, naming the instance, when a check fails. `make bench` runs
+ * it:  build/tools/bench_solver_check [SECONDS]  (60 a bound instance;
+ * the random grid runs 1 s each, as the unit test did). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include "../tests/unit/bound_grids.h"
 #include "../tests/unit/solver_grids.h"
 
 static double now(void)
@@ -61,6 +63,28 @@ static int bound_check(double seconds)
     return bad;
 }
 
+/* The exhaustive grids: every trial of every family. */
+static int orders_check(void)
+{
+    int bad = 0;
+
+    for (int g = 0; g < ORDER_GRIDS; g++) {
+        struct order_tally t;
+        double t0 = now();
+        bool ok = order_grid_check(&order_grids[g], 1, &t);
+
+        printf("orders %-10s %d instances, the bound tight in %d, %.1f s"
+               "  %s\n", order_grids[g].name, t.cases, t.tight, now() - t0,
+               ok ? "ok" : "VIOLATED");
+        if (!ok) {
+            fprintf(stderr, "bench_solver_check: orders %s: %s\n",
+                    order_grids[g].name, t.violation);
+            bad++;
+        }
+    }
+    return bad;
+}
+
 /* The random grid: 24 profiles from seed 2024, 1 s of search each. */
 static int random_check(void)
 {
@@ -85,7 +109,7 @@ int main(int argc, char **argv)
 
     printf("%-6s %3s  %-40s %-10s %10s %10s %7s  %s\n", "grid", "#",
            "instance", "status", "ilp", "LB2|zb", "seconds", "check");
-    bad = bound_check(seconds) + random_check();
+    bad = orders_check() + bound_check(seconds) + random_check();
     if (bad) {
         fprintf(stderr, "bench_solver_check: %d check(s) FAILED\n", bad);
         return 1;

@@ -8,5 +8,6 @@ set -eu
 cd "$(dirname "$0")/.."
 bash tools/deps.sh
 make -s -j2 test
+make -s -j2 test-emu
 make -s -j2 SAN=1 test
 make -s -j2 fuzz FUZZ_SECONDS=5

@@ -1,5 +1,5 @@
 #!/bin/bash
-# zbexec-bench.sh - the synthetic-mode benchmark of zbexec (issues 3, 12):
+# zbexec-bench.sh - the synthetic-mode benchmark of zbexec:
 # at pp 8, m 32, F = B = W = 10 units and comm COMM units, the realized
 # bubble_ratio of every family (V placement and interleaving included)
 # must lie within 0.02 of the predicted one. Writes a markdown report.
@@ -14,7 +14,8 @@ out=${3:?usage}
 iters=${ITERS:-5}
 comm=${COMM:-1}
 unit=${TIME_UNIT:-1}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OPENBLAS_NUM_THREADS=1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -77,10 +78,11 @@ done
     echo "families, \`--vpp 2 --placement v\` for zb-v), then \`mpirun -np 8"
     echo "zbexec S.json --synthetic --iters"
     echo "$iters\`: every pass sleeps its profiled duration and every message"
-    echo "is usable $comm unit$([ "$comm" = 1 ] || echo s) after its send was posted, as the simulator"
+    echo "is usable $comm unit$([ "$comm" = 1 ] || echo s) after its send" \
+         "was posted, as the simulator"
     echo "assumes (\`--time-unit $unit\`: 1 unit = $unit ms). Realized = mean"
     echo "of iterations 2-$iters. Times in profile units."
-    echo "Target (issues 3 and 12): realized bubble_ratio within 0.02 of"
+    echo "Target: realized bubble_ratio within 0.02 of"
     echo "predicted, comm included."
     echo
     echo "| schedule | cost pred | cost real | makespan pred |" \
@@ -90,8 +92,9 @@ done
     printf '%s' "$rows"
     echo
     echo "A pass ends a little after its deadline (the wake-up latency of a"
-    echo "sleeping process, larger with 8 ranks on few cores), so realized busy"
-    echo "time exceeds the profiled one; the same delay stretches cost, and the"
+    echo "sleeping process, larger with 8 ranks on few cores), so realized"
+    echo "busy time exceeds the profiled one; the same delay stretches cost,"
+    echo "and the"
     echo "bubble ratios stay close. The emulated link takes the larger of"
     echo "comm and the header-only message's real latency."
 } >"$out"

@@ -198,7 +198,7 @@ static int post_reduce_mb(struct exec *x, int i, struct stage_state *st,
         return op_error(x, i, "does not follow its microbatch's W", err);
     if (st->nreduced > 0)
         x->m->axpy(x->dev, st->g + off, 1.0f, st->gshard, n);
-    rc = x->be->coll_post(x, COLL_REDUCE_SCATTER, st->g, st->gshard,
+    rc = x->be->coll_post(x, COLL_REDUCE_SCATTER, i, st->g, st->gshard,
                           &st->reduce_req, err);
     if (rc < 0)
         return rc;
@@ -230,7 +230,7 @@ static int post_reduce(struct exec *x, int i, struct stage_state *st,
         return op_error(x, i, "comes before the stage's last W", err);
     rc = x->be->coll_post(x, sharded_grad(x) ? COLL_REDUCE_SCATTER
                                              : COLL_ALLREDUCE,
-                          st->g, st->gshard, &st->reduce_req, err);
+                          i, st->g, st->gshard, &st->reduce_req, err);
     if (rc < 0)
         return rc;
     st->reduced = true;
@@ -274,7 +274,7 @@ static int post_unshard(struct exec *x, int i, struct stage_state *st,
     if ((rc = wait_req(x, &st->unshard_req, st->unshard_op, err)) < 0)
         return rc;
     move_shard(x, st, true);
-    rc = x->be->coll_post(x, COLL_ALLGATHER, st->w,
+    rc = x->be->coll_post(x, COLL_ALLGATHER, i, st->w,
                           st->w + x->shard_off[x->replica],
                           &st->unshard_req, err);
     if (rc < 0)
@@ -419,7 +419,7 @@ int coll_gather_weights(struct exec *x, struct zb_error *err)
     for (int c = 0; c < x->p->vpp; c++) {
         float *w = x->st[c].w;
         void *req = NULL;
-        int rc = x->be->coll_post(x, COLL_ALLGATHER, w,
+        int rc = x->be->coll_post(x, COLL_ALLGATHER, -1, w,
                                   w + x->shard_off[x->replica], &req, err);
         if (rc < 0 || (rc = wait_req(x, &req, -1, err)) < 0)
             return rc;

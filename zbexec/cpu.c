@@ -181,6 +181,8 @@ static int cpu_post(struct exec *x, struct xmsg *m, struct zb_error *err)
 
     if (!m->send)
         m->buf = zb_math_cpu.alloc(NULL, m->n);
+    else
+        memcpy(m->buf, &m->hdr, sizeof(m->hdr));
     if (m->send)
         rc = MPI_Isend(m->buf, (int)m->n, MPI_FLOAT, m->peer, 0, x->comm,
                        req);
@@ -230,12 +232,14 @@ static int cpu_test(struct exec *x, struct xmsg *m, bool *done,
     return 0;
 }
 
-static int cpu_coll_post(struct exec *x, enum coll_kind k, float *buf,
-                         float *shard, void **req, struct zb_error *err)
+static int cpu_coll_post(struct exec *x, enum coll_kind k, int op,
+                         float *buf, float *shard, void **req,
+                         struct zb_error *err)
 {
     MPI_Request *r = zb_xmalloc(sizeof(*r));
     int rc = coll_mpi_post(x, k, buf, shard, r, err);
 
+    (void)op;
     if (rc < 0) {
         free(r);
         return rc;

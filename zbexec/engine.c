@@ -103,5 +103,7 @@ int exec_iteration(struct exec *x, struct zb_error *err)
         (rc = x->be->marks(x, 3 * x->ops->n + 1, x->marks, err)) < 0)
         return rc;
     resolve_times(x);
+    if (!x->opt.synthetic && x->be->comm_times)
+        x->be->comm_times(x);
     return 0;
 }

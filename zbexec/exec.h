@@ -126,6 +126,7 @@ struct xmsg {
 /* ---- Backend table (backends.c) ------------------------------------------ */
 
 struct exec;
+struct dev_memory;              /* below, with the engine state */
 
 /* A data-parallel collective (coll.c): a sum over the replicas of this
  * pipeline rank (x->dp_comm), on the backend's device buffers; the shards
@@ -146,10 +147,12 @@ struct zb_executor {
     /* Set x->dev; x->sched, x->rank and x->comm are ready. */
     int (*init)(struct exec *x, struct zb_error *err);
     void (*fini)(struct exec *x);
-    /* Post m non-blocking; it may wait for flush() to be issued. A
-     * receive's buffer (m->n floats, freed with the math table's release)
-     * is allocated here, on the transport's own timeline, so the
-     * receive never waits for compute queued before it. */
+    /* Post m non-blocking; it may wait for flush() to be issued. A send
+     * first writes m->hdr into the first MSG_HDR_FLOATS floats of m->buf
+     * (after the pass that made the payload). A receive's buffer (m->n
+     * floats, freed with the math table's release) is allocated here, on
+     * the transport's own timeline, so the receive never waits for
+     * compute queued before it. */
     int (*post)(struct exec *x, struct xmsg *m, struct zb_error *err);
     /* Issue what post() queued (one NCCL group per run of comm ops). */
     int (*flush)(struct exec *x, struct zb_error *err);
@@ -162,8 +165,9 @@ struct zb_executor {
      * flight and test() later checks its header. NULL: the host waits. */
     int (*consume)(struct exec *x, struct xmsg *m, struct zb_error *err);
     /* Post collective k non-blocking, after the compute work queued so
-     * far; *req is the backend's handle until coll_test says done. */
-    int (*coll_post)(struct exec *x, enum coll_kind k, float *buf,
+     * far, for op `op` of the list (-1: none, the step's all-gather);
+     * *req is the backend's handle until coll_test says done. */
+    int (*coll_post)(struct exec *x, enum coll_kind k, int op, float *buf,
                      float *shard, void **req, struct zb_error *err);
     /* *done when req completed; then the backend has released it. */
     int (*coll_test)(struct exec *x, void *req, bool *done,
@@ -176,6 +180,13 @@ struct zb_executor {
     /* Slots 0..n-1 in host-clock ms since x->epoch (waits for the
      * device); also the sticky-error sync point of the math table. */
     int (*marks)(struct exec *x, int n, double *ms, struct zb_error *err);
+    /* Optional, after marks(): the device times of the comm ops (x->t's
+     * start, wait and done), replacing the host's enqueue times. */
+    void (*comm_times)(struct exec *x);
+    /* Optional, after marks(): the iteration's device memory; the
+     * high-water marks restart with the next slot 0. NULL: host memory,
+     * the engine's count is the measure. */
+    void (*memory)(struct exec *x, struct dev_memory *out);
 };
 
 extern const struct zb_executor *const zb_executors[];
@@ -287,6 +298,19 @@ struct rank_sample {            /* one rank in one iteration */
      * profile's memory unit. */
     double step_first, step_last;
     double model_state, total_memory;
+    /* A device backend's memory (backend memory(), bytes; 0 without):
+     * the prediction (the schedule's peak activations plus the model
+     * state), the allocator's used and reserved high-water marks this
+     * iteration, and the device's memory in use (cudaMemGetInfo) when
+     * the backend started and at this iteration's end. */
+    double dev_predicted, dev_used_high, dev_reserved_high;
+    double dev_used_start, dev_used_now;
+};
+
+/* What a device backend measures of its memory after an iteration. */
+struct dev_memory {
+    double used_high, reserved_high;    /* the allocator's, bytes */
+    double used_start, used_now;        /* the device's, bytes */
 };
 
 struct step_info {
@@ -471,6 +495,11 @@ struct realized {
     double *busy, *span, *peak_memory;      /* pp entries */
     double *peak_buffers;                   /* pp entries, model mode */
     double *model_state, *total_memory;     /* pp entries, dp >= 2 */
+    /* A device backend's memory, bytes, per rank (NULL without): its
+     * rank_sample dev_* figures, the worst measured iteration (the
+     * device's use at the end: the last iteration's). */
+    double *dev_predicted, *dev_used_high, *dev_reserved_high;
+    double *dev_used_start, *dev_used_end;
     int first, last;                        /* measured iterations, 0-based */
 };
 

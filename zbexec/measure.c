@@ -64,7 +64,7 @@ void measure_iteration(struct exec *x)
 {
     struct rank_sample *r = &x->samples[x->iter];
 
-    *r = (struct rank_sample){ 0, INFINITY, -INFINITY, 0, 0, 0, 0, 0, 0 };
+    *r = (struct rank_sample){ .first = INFINITY, .last = -INFINITY };
     for (int i = 0; i < x->ops->n; i++) {
         const struct op_time *t = &x->t[i];
         if (!zb_op_is_compute(x->ops->ops[i].kind))
@@ -82,11 +82,48 @@ void measure_iteration(struct exec *x)
     }
     r->peak = x->mem_peak / exec_mem_unit(x) * x->p->m_b;
     r->peak_buffers = x->live_peak / exec_mem_unit(x) * x->p->m_b;
+    if (x->be->memory) {
+        struct dev_memory dm = { 0, 0, 0, 0 };
+        const double act = x->sched.predicted.ranks[x->rank].peak_memory /
+                           x->p->m_b * exec_mem_unit(x);
+        x->be->memory(x, &dm);
+        r->dev_predicted = (act + fmax(x->state, x->state_peak)) *
+                           sizeof(float);
+        r->dev_used_high = dm.used_high;
+        r->dev_reserved_high = dm.reserved_high;
+        r->dev_used_start = dm.used_start;
+        r->dev_used_now = dm.used_now;
+    }
     if (x->dp < 2)
         return;
     step_bounds(x, r);
     r->model_state = x->state_peak * sizeof(float) / x->p->dp.unit_bytes;
     r->total_memory = x->total_peak;
+}
+
+/* The device memory of every rank: the worst measured iteration's
+ * high-water marks, the last one's use, in one allocation. */
+static void device_summary(const struct exec *x,
+                           const struct rank_sample *all,
+                           struct realized *out)
+{
+    const int P = x->p->pp, iters = x->opt.iters;
+    double *a = zb_xcalloc((size_t)P * 5, sizeof(double));
+
+    out->dev_predicted = a;
+    out->dev_used_high = a + P;
+    out->dev_reserved_high = a + 2 * P;
+    out->dev_used_start = a + 3 * P;
+    out->dev_used_end = a + 4 * P;
+    for (int k = 0; k < P; k++)
+        for (int it = iters > 1 ? 1 : 0; it < iters; it++) {
+            const struct rank_sample *s = &all[k * iters + it];
+            a[k] = s->dev_predicted;
+            a[P + k] = fmax(a[P + k], s->dev_used_high);
+            a[2 * P + k] = fmax(a[2 * P + k], s->dev_reserved_high);
+            a[3 * P + k] = s->dev_used_start;
+            a[4 * P + k] = s->dev_used_now;
+        }
 }
 
 /* samples: [rank][iter] gathered on rank 0; each iteration's measures
@@ -211,6 +248,29 @@ static void print_memory(const struct exec *x, const struct realized *r)
     }
 }
 
+/* A device backend: the allocator's high-water mark beside the
+ * prediction of what it holds, the device's memory in use beside it
+ * (the context, NCCL's and cuBLAS's buffers are outside the allocator),
+ * MiB. */
+static void print_device_memory(const struct exec *x,
+                                const struct realized *r)
+{
+    const double mib = 1024.0 * 1024.0;
+
+    printf("device memory, MiB: the allocator's high-water mark (used, "
+           "reserved) vs the prediction (peak activations + model state); "
+           "cudaMemGetInfo's in use at the start and the end\n");
+    printf("%4s %10s %10s %10s %10s %10s %10s\n", "rank", "predicted",
+           "used", "ratio", "reserved", "start", "end");
+    for (int k = 0; k < x->p->pp; k++)
+        printf("%4d %10.4g %10.4g %10.3g %10.4g %10.4g %10.4g\n", k,
+               r->dev_predicted[k] / mib, r->dev_used_high[k] / mib,
+               r->dev_predicted[k] > 0
+                   ? r->dev_used_high[k] / r->dev_predicted[k] : 0,
+               r->dev_reserved_high[k] / mib, r->dev_used_start[k] / mib,
+               r->dev_used_end[k] / mib);
+}
+
 static void print(const struct exec *x, const struct realized *r,
                   const char *check)
 {
@@ -250,6 +310,8 @@ static void print(const struct exec *x, const struct realized *r,
     }
     if (x->dp > 1)
         print_memory(x, r);
+    if (r->dev_predicted)
+        print_device_memory(x, r);
     fflush(stdout);
 }
 
@@ -277,6 +339,8 @@ int measure_report(struct exec *x, const char *check, struct zb_error *err)
     r.peak_buffers = zb_xcalloc((size_t)P, sizeof(double));
     r.model_state = zb_xcalloc((size_t)P, sizeof(double));
     r.total_memory = zb_xcalloc((size_t)P, sizeof(double));
+    if (x->be->memory && !x->opt.synthetic)
+        device_summary(x, all, &r);
     summarise(x, all, &r);
     print(x, &r, check);
     if (x->opt.report)
@@ -287,6 +351,7 @@ int measure_report(struct exec *x, const char *check, struct zb_error *err)
     free(r.peak_buffers);
     free(r.model_state);
     free(r.total_memory);
+    free(r.dev_predicted);      /* one allocation for the five */
     free(all);
     return rc;
 }

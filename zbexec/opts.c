@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "exec.h"
+#include "zbsched/units.h"
 
 static int want_int(const char *name, const char *v, long lo, long hi,
                     long *out, struct zb_error *err)
@@ -138,8 +139,12 @@ static int apply(struct exec_opts *o, enum opt_id id, const char *v,
     case O_CHECK: o->check = true; return 0;
     case O_TIMEOUT: return want_num("--timeout", v, 0, &o->timeout, err);
     case O_SYNTHETIC: o->synthetic = true; return 0;
-    case O_TIME_UNIT:
+    case O_TIME_UNIT: {
+        enum zb_time_unit u;    /* us|ms|s as zbsched, or ms per unit */
+        if (zb_time_unit_parse("--time-unit", v, &u, NULL) == 0)
+            return o->time_unit = 1e3 * zb_time_unit_seconds(u), 0;
         return want_num("--time-unit", v, 1e-6, &o->time_unit, err);
+    }
     case O_LR: return want_num("--lr", v, 0, &o->lr, err);
     case O_CLIP: return want_num("--clip", v, 0, &o->clip, err);
     case O_POSTVAL: o->post_validation = true; return 0;
@@ -235,7 +240,8 @@ void opts_usage(FILE *out)
 "                         longer (default 300, 0 = off)\n"
 "  --synthetic            no model: each pass sleeps its profiled duration,\n"
 "                         each message is usable comm after its send\n"
-"  --time-unit MS         milliseconds per profile time unit (default 1)\n"
+"  --time-unit us|ms|s|MS the profile's time unit, or milliseconds per\n"
+"                         unit (default 1)\n"
 "  --lr X --clip NORM     SGD step size; global gradient norm clip (0 = off)\n"
 "  --post-validation      step at once, check after, roll back on failure\n"
 "  --report FILE          predicted and realized measures as JSON\n"

@@ -50,9 +50,7 @@ static int ping(struct exec *x, float *buf, bool send, int peer, int rep,
 
     m.hdr = (struct msg_header){ MSG_MAGIC, MSG_PING, 0, rep, x->iter,
                                  (int32_t)(m.n - MSG_HDR_FLOATS), 0, 0 };
-    if (send)
-        x->m->upload(x->dev, buf, (const float *)&m.hdr, MSG_HDR_FLOATS);
-    if ((rc = x->be->post(x, &m, err)) < 0)
+    if ((rc = x->be->post(x, &m, err)) < 0)     /* writes a send's header */
         return rc;
     rc = xfer_wait(x, &m, err);
     if (!send)      /* post() allocated it */

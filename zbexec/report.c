@@ -105,6 +105,28 @@ static void steps(FILE *f, const struct exec *x)
     fprintf(f, "\n  ],\n");
 }
 
+/* A device backend's memory per rank, bytes (measure.c). */
+static void device_memory(FILE *f, const struct realized *r, int P)
+{
+    const char *const names[5] = { "predicted", "used_high",
+                                   "reserved_high", "used_start",
+                                   "used_end" };
+    const double *v[5] = { r->dev_predicted, r->dev_used_high,
+                           r->dev_reserved_high, r->dev_used_start,
+                           r->dev_used_end };
+
+    fputs("  \"device_memory_bytes\": {", f);
+    for (int i = 0; i < 5; i++) {
+        fprintf(f, "%s\"%s\": [", i ? ", " : "", names[i]);
+        for (int k = 0; k < P; k++) {
+            fputs(k ? ", " : "", f);
+            zb_json_fput_num(f, v[i][k]);
+        }
+        fputs("]", f);
+    }
+    fputs("},\n", f);
+}
+
 int report_write(const struct exec *x, const struct realized *r,
                  const char *check, struct zb_error *err)
 {
@@ -154,6 +176,8 @@ int report_write(const struct exec *x, const struct realized *r,
             zb_json_fput_num(f, r->peak_buffers[k]);
         }
         fputs("],\n", f);
+        if (r->dev_predicted)
+            device_memory(f, r, P);
         steps(f, x);
     }
     fputs("  \"check\": ", f);

@@ -70,11 +70,8 @@ int xfer_post(struct exec *x, int i, struct zb_error *err)
     m->hdr = (struct msg_header){ MSG_MAGIC, dir, from, op->mb, x->iter,
                                   (int32_t)(m->n - MSG_HDR_FLOATS),
                                   (int32_t)(x->t[i].start * 1e3), 0 };
-    if (send) {
-        m->buf = f->buf;
-        x->m->upload(x->dev, m->buf, (const float *)&m->hdr,
-                     MSG_HDR_FLOATS);
-    }
+    if (send)
+        m->buf = f->buf;     /* post() writes the header */
     if ((rc = x->be->post(x, m, err)) < 0) {
         free(m);
         return rc;

@@ -36,7 +36,12 @@ struct zb_dp {
     double latency;         /* time per ring step */
     double bytes_weight, bytes_grad, bytes_optim; /* per parameter */
     double unit_bytes;      /* bytes in one memory unit (M_B's unit) */
-    int prefetch;           /* ZeRO-3: UNSHARD this many passes ahead */
+    int prefetch;           /* ZeRO-3: UNSHARD this many passes ahead (with
+                               units > 1: this many units ahead) */
+    int units;              /* FSDP units per stage (`data_parallel.units`,
+                               --fsdp-units): 1 = the stage is one unit,
+                               gathered all step; K > 1: K equal units,
+                               gathered per pass (docs/zero.md, "Units") */
     enum zb_dp_reduce reduce;
     /* Times of one stage's collective when given (NAN: from bytes). */
     double all_reduce, reduce_scatter, all_gather;
@@ -44,9 +49,13 @@ struct zb_dp {
 
 /* What the user said; NAN = not given. */
 struct zb_dp_draft {
-    double degree, zero, bandwidth, latency, unit_bytes, prefetch;
+    double degree, zero, bandwidth, latency, unit_bytes, prefetch, units;
     double bytes_weight, bytes_grad, bytes_optim;
     double all_reduce, reduce_scatter, all_gather;
+    double bandwidth_per_s; /* a bandwidth given with a unit ("50GB/s"):
+                               bytes per second, NAN otherwise; the
+                               profile's time_unit turns it into
+                               bandwidth (profile.c) */
     int reduce;             /* enum zb_dp_reduce, or -1 */
     double params;          /* one count for every stage */
     double *params_list;    /* or one per stage (owned) */
@@ -57,11 +66,12 @@ void zb_dp_draft_init(struct zb_dp_draft *d);
 void zb_dp_draft_release(struct zb_dp_draft *d);
 
 /* Whether name (without dashes) is one of the flags below: "dp", "zero",
- * "params", "bandwidth", "latency", "prefetch", "reduce". */
+ * "params", "bandwidth", "latency", "prefetch", "fsdp-units", "reduce". */
 bool zb_dp_is_flag(const char *name);
 
-/* Apply one of those flags; ZB_EINVAL when value is not a number (for
- * "reduce": not "step" or "microbatch"). */
+/* Apply one of those flags; ZB_EINVAL when value is not a decimal
+ * number (units.h) or, for "bandwidth", a bandwidth with a unit
+ * ("50GB/s"); for "reduce": not "step" or "microbatch". */
 int zb_dp_draft_set(struct zb_dp_draft *d, const char *name,
                     const char *value, struct zb_error *err);
 
@@ -72,9 +82,10 @@ const char *zb_dp_reduce_name(enum zb_dp_reduce r);
 
 /* Check and materialise for nstages stages. Defaults: dp 1, zero 0,
  * params 0, bandwidth unlimited, latency 0, 2/2/12 bytes per parameter,
- * unit_bytes 1, prefetch 1, reduce step. Errors name the key ("zero must
- * be 0, 1, 2 or 3, got 4"; "zero 3 needs dp >= 2"; "reduce microbatch
- * needs zero >= 2"). */
+ * unit_bytes 1, prefetch 1, units 1, reduce step. Errors name the key
+ * ("zero must be 0, 1, 2 or 3, got 4"; "zero 3 needs dp >= 2"; "reduce
+ * microbatch needs zero >= 2"; "data_parallel.units > 1 needs zero 3 or
+ * reduce microbatch"). */
 int zb_dp_build(const struct zb_dp_draft *d, int nstages, struct zb_dp *out,
                 struct zb_error *err);
 
@@ -88,6 +99,11 @@ bool zb_dp_active(const struct zb_profile *p);
 
 /* Whether it reduces per microbatch (reduce microbatch, dp >= 2). */
 bool zb_dp_per_mb(const struct zb_profile *p);
+
+/* Whether the stages are split into units > 1 that some collective acts
+ * on: ZeRO-3 gathers them per pass, reducing per microbatch reduces them
+ * per unit (dp >= 2). */
+bool zb_dp_units(const struct zb_profile *p);
 
 /* ---- Ring collectives over d ranks (alpha-beta model) ----------------
  * With n bytes per rank, a ring moves n/d bytes per step:
@@ -112,6 +128,13 @@ double zb_dp_op_time(const struct zb_profile *p, int kind, int stage);
  * which then takes as long as the one above. */
 double zb_dp_reduce_time(const struct zb_profile *p, int stage, bool last);
 
+/* With units > 1: the time of one unit's UNSHARD (AG of P/K) or, for a
+ * REDUCE_GRAD per microbatch, its reduce-scatter RS(G/K), plus at ZeRO-2
+ * on the unit's last of the step the all-gather AG(P/K) of its updated
+ * weights. Given (measured) times are per stage: a unit takes 1/K. */
+double zb_dp_unit_time(const struct zb_profile *p, int kind, int stage,
+                       bool last);
+
 /* ---- Memory, in the profile's memory unit -----------------------------
  * Model state of one stage that a rank holds all step: weights (a 1/d
  * shard for ZeRO-3), optimizer state (a shard for ZeRO >= 1), gradients
@@ -122,7 +145,7 @@ double zb_dp_state_memory(const struct zb_profile *p, int stage);
 /* ZeRO-2/3 gradients: the full buffer from the stage's first W to its
  * REDUCE_GRAD, then the 1/d shard it leaves (0 below ZeRO-2). Reducing
  * per microbatch, a buffer lives from each W to its reduce-scatter's end
- * and the shard from the stage's first W (zero.c). */
+ * and the shard from the stage's first W (zero_measure.c). */
 double zb_dp_grad_buffer(const struct zb_profile *p, int stage);
 double zb_dp_grad_shard(const struct zb_profile *p, int stage);
 

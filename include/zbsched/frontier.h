@@ -74,7 +74,7 @@ void zb_frontier_release(struct zb_frontier *f);
  * before the families in each. The runner-up is the best other candidate
  * in another shape, or with none there, of another family in the pick's
  * shape. Where zb's collection in a shape settles (a candidate meets the
- * lower bound: best.h), the families that do not overlap passes are not
+ * lower bounds), the families that do not overlap passes are not
  * built in that shape (they could at best tie zb). opt: zb's effort
  * (NULL: the defaults); with every_shape and zb's default effort the
  * candidates are compared at ZB_FRONTIER_EFFORT, as the frontier has

@@ -38,10 +38,14 @@ struct zb_generator {
      * (zb_profile_1f1b_peak()), whatever the limit: a promise
      * (test_generators checks it) that lets `zb` and generate's pick skip
      * the family where a candidate already costs less than the lower
-     * bound at that memory (schedules/plan/best.c). Set where building is
-     * dear (zb-v, v-half, v-min); a cheap family is built anyway, and
-     * the pick can name it as the runner-up. 0: no such promise. */
+     * bound at that memory (schedules/plan/candidates.c). Set where
+     * building is dear (zb-v, v-half, v-min); a cheap family is built
+     * anyway, and the pick can name it as the runner-up. 0: no such
+     * promise. */
     double peak_cap;
+    bool simulated;          /* generate() leaves s as zb_sim_run() does
+                                (zb: its search times the winner), so the
+                                pipeline does not simulate it again */
     bool solver;             /* a time-limited search (ilp): it reads the
                                 search options (time limit, gap, objective,
                                 export); bulk loops (tests, benchmarks,
@@ -58,6 +62,10 @@ struct zb_generator {
 extern const struct zb_generator *const zb_generators[];
 
 const struct zb_generator *zb_generator_find(const char *name);
+/* A family by its name in any case or a PyTorch/torchtitan schedule name
+ * (schedules/aliases.c); NULL and err ("did you mean") otherwise. */
+const struct zb_generator *zb_generator_lookup(const char *n,
+                                               struct zb_error *err);
 
 /* Whether g accepts prof's vpp, placement and microbatch count; if not,
  * ZB_EUNSUPPORTED naming both ("interleaved needs vpp between 2 and 64,
@@ -85,11 +93,13 @@ int zb_generator_run(const struct zb_generator *g,
 
 /* The pipeline in two steps, for a chooser that weighs many orders and
  * keeps one: zb_generator_time() generates and simulates (out's order
- * and measures, as zb_generator_run() would leave them);
+ * and measures, as zb_generator_run() would leave them, but for the
+ * lower bounds: zb_bound_set());
  * zb_generator_finish() lowers, places the data-parallel collectives
- * (which re-times s) and validates. zb_generator_timed() is the first
- * step's simulation alone, for an order g's own code produced outside
- * g->generate. Each leaves nothing to release on failure. */
+ * (which re-times s), sets the bounds and validates.
+ * zb_generator_timed() is the first step's simulation alone, for an order
+ * g's own code produced outside g->generate. Each leaves nothing to
+ * release on failure. */
 int zb_generator_time(const struct zb_generator *g,
                       const struct zb_profile *prof,
                       const struct zb_options *opt, struct zb_schedule *out,
@@ -99,11 +109,5 @@ int zb_generator_timed(const struct zb_generator *g, struct zb_schedule *s,
 int zb_generator_finish(const struct zb_generator *g,
                         const struct zb_options *opt, struct zb_schedule *s,
                         struct zb_error *err);
-
-/* The ZB-V construction and the list scheduler keep the last order they
- * built with its profile, and a later run on an equal profile copies it
- * (the same order: both are deterministic). Forget those orders, so the
- * next run builds anew: for timing repeated runs on one profile. */
-void zb_generator_forget(void);
 
 #endif

@@ -1,4 +1,4 @@
-/* measures.h - the measures of DESIGN.md ("Measures"), computed in one
+/* measures.h - the measures (docs/design.md, "Measures"), computed in one
  * place for the simulator's predicted times and for a realized run
  * (zbexec), and the order in which schedules compare. */
 #ifndef ZBSCHED_MEASURES_H
@@ -89,6 +89,11 @@ void zb_measures_from_times(const struct zb_profile *p,
 /* From each rank's busy, first_start and last_end (pp entries in
  * ms->ranks): span per rank, cost, makespan and both bubble ratios. */
 void zb_measures_summarise(struct zb_measures *ms, int pp);
+
+/* src's measures into dst (both with pp ranks; dst keeps its own ranks
+ * array). */
+void zb_measures_copy(struct zb_measures *dst, const struct zb_measures *src,
+                      int pp);
 
 /* Largest peak memory over the pp ranks. */
 double zb_measures_max_peak(const struct zb_measures *ms, int pp);

@@ -1,6 +1,6 @@
 /* op.h - the ops of a schedule's per-rank lists and the facts every module
- * shares about them: names, durations, memory deltas (DESIGN.md, "Schedule
- * JSON"). Ownership: an op list owns its array; const pointer arguments
+ * shares about them: names, durations, memory deltas (docs/formats.md,
+ * "Schedule"). Ownership: an op list owns its array; const pointer arguments
  * are borrowed, never kept. */
 #ifndef ZBSCHED_OP_H
 #define ZBSCHED_OP_H
@@ -44,6 +44,8 @@ struct zb_op {
     int seq;            /* compute ops: position in the simulator's global
                            commit order (a topological order that follows
                            time); lowering sorts transfers by it */
+    int unit;           /* collectives with data_parallel.units K > 1: the
+                           stage's unit 0 .. K-1 it acts on (dp.h); else 0 */
 };
 
 struct zb_op_list {

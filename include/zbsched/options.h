@@ -9,7 +9,7 @@
 #include <stdbool.h>
 
 enum zb_objective {
-    ZB_OBJECTIVE_COST,      /* max span over ranks (DESIGN.md `cost`) */
+    ZB_OBJECTIVE_COST,      /* max span over ranks (docs/design.md) */
     ZB_OBJECTIVE_MAKESPAN   /* last end - first start over all ranks */
 };
 
@@ -30,7 +30,7 @@ struct zb_options {
     /* zb: seconds of local search on the chosen order, converted into a
      * fixed amount of work (the result does not depend on the machine's
      * speed or load); 0: the default budget, which grows with the
-     * schedule (schedules/search/improve.h); < 0: no search. */
+     * schedule (schedules/search/search.h); < 0: no search. */
     double effort;
     /* Nonzero stops a search; the best schedule so far is returned (a
      * SIGINT handler sets it). NULL: never interrupted. */
@@ -46,8 +46,8 @@ struct zb_options {
     bool independent;
 };
 
-/* Defaults: 60 s, gap 0, cost, 2 threads, seed 0, effort 0 (default budget), no interrupt,
- * no progress, no export. */
+/* Defaults: 60 s, gap 0, cost, 2 threads, seed 0, effort 0 (default
+ * budget), no interrupt, no progress, no export. */
 void zb_options_init(struct zb_options *opt);
 
 /* opt, or the defaults written into *def when opt is NULL. */

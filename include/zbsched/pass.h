@@ -1,5 +1,5 @@
 /* pass.h - the pass graph every module shares: pass identifiers and the
- * dependencies of each pass (DESIGN.md, "The problem").
+ * dependencies of each pass (docs/design.md, "The problem").
  *
  * A pass is (kind, stage, microbatch) with kind F, B or W; a fused BW op
  * performs both the B and the W pass. */

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include "zbsched/dp.h"
 #include "zbsched/error.h"
+#include "zbsched/units.h"
 
 /* At most this many passes (3*pp*vpp*microbatches): the largest schedule
  * that generates in seconds (zb at pp 512, 650 microbatches: 18 s) and
@@ -56,6 +57,11 @@ struct zb_profile {
     double m_w;                      /* part of it W releases (B the rest) */
     double *mem_limit;               /* pp entries; INFINITY = unlimited */
     struct zb_dp dp;                 /* data parallelism (dp.h) */
+    bool has_time_unit;              /* "time_unit" given: every time is */
+    enum zb_time_unit time_unit;     /* in this unit (else unitless) */
+    bool mem_gib;                    /* memory was given as sizes ("1.9GiB"):
+                                        M_B, M_W and the limits are in GiB
+                                        (else in M_B's unit) */
 };
 
 /* ---- Draft: what the user said, before checking -------------------- */
@@ -96,6 +102,11 @@ struct zb_profile_draft {
     struct zb_draft_stage *stages;       /* the "stages" array, or NULL */
     int n_stages;
     struct zb_opt m_b, m_w;
+    /* Given as a size with a unit (then held in GiB), not a plain
+     * number: every memory of a profile is one or the other. */
+    bool m_b_sized, m_w_sized, limit_sized;
+    bool time_unit_set;                  /* "time_unit" or --time-unit */
+    enum zb_time_unit time_unit;
     enum zb_limit_kind limit_kind;
     double limit;                        /* VALUE, or N for TIMES_P */
     double *limits;                      /* ARRAY */
@@ -113,10 +124,11 @@ void zb_profile_draft_warn(struct zb_profile_draft *d, const char *fmt, ...)
 
 /* Apply a command-line override: name is the flag without dashes
  * ("pp", "vpp", "mb", "f", "b", "w", "fb", "comm", "m-b", "m-w",
- * "mem-limit", "placement", "per", and dp.h's data-parallel flags), value
- * its text. Returns ZB_EINVAL naming the flag on a value that is not a
- * number (or not "Np" for mem-limit, not a placement or rank|chunk for
- * the others). */
+ * "mem-limit", "placement", "per", "time-unit", and dp.h's data-parallel
+ * flags), value its text. Returns ZB_EINVAL naming the flag on a value
+ * that is not a decimal number (units.h), for m-b, m-w and mem-limit
+ * not a size either ("1.9GiB", units.h) nor, for mem-limit, "Np"; not
+ * a placement, rank|chunk or us|ms|s for the others. */
 int zb_profile_draft_set(struct zb_profile_draft *d, const char *name,
                          const char *value, struct zb_error *err);
 
@@ -129,8 +141,12 @@ void zb_profile_draft_set_shape(struct zb_profile_draft *d, int pp, int vpp,
 /* Check every field and materialise the profile. Defaults: pp 8, vpp 1
  * (2 under placement v), microbatches 32 only when nothing set them;
  * F=B=W=1 and comm 0 when "time" and flags are absent; M_B 1, M_W = M_B;
- * no limit. Per-rank values are divided by vpp here. Errors name the
- * field: "time.F must be a finite number >= 0, got -1". */
+ * no limit; no time unit. Per-rank values are divided by vpp here.
+ * Memory given as sizes is in GiB, then every memory but 0 and "Np" must
+ * be a size (a plain M_B beside a "40GiB" limit would mean 40 of M_B)
+ * and data_parallel.bytes_per_unit is a GiB; a bandwidth per second
+ * needs the time unit. Errors name the field: "time.F must be a finite
+ * number >= 0, got -1". */
 int zb_profile_build(const struct zb_profile_draft *d, struct zb_profile *out,
                      struct zb_error *err);
 

@@ -1,8 +1,8 @@
 /* validate.h - the one executable definition of a legal schedule. Every
- * rule lives here, the memory tolerance and the shape of an op list
- * included; the simulator, the list scheduler, the generate pipeline, the
- * commands and zbexec call these rather than restating them. Messages
- * name rank, op index and op. */
+ * rule lives here, the shape of an op list included (the memory
+ * tolerance is timing.h's, shared with the timing engines); the
+ * simulator, the generate pipeline, the commands and zbexec call these
+ * rather than restating them. Messages name rank, op index and op. */
 #ifndef ZBSCHED_VALIDATE_H
 #define ZBSCHED_VALIDATE_H
 
@@ -11,10 +11,8 @@
 #include "zbsched/profile.h"
 #include "zbsched/schedule.h"
 
-/* Relative slack on memory limits: sums of fractions such as 0.1 round. */
-#define ZB_VALIDATE_MEM_TOL 1e-9
-
-/* Whether holding mem on rank r keeps within r's limit (with the slack). */
+/* Whether holding mem on rank r keeps within r's limit, with timing.h's
+ * slack (zb_timing_fits(), which the hot loops call inline). */
 bool zb_validate_within_limit(const struct zb_profile *p, int r, double mem);
 
 /* Every op but STEP names a stage and microbatch of the profile, and the
@@ -30,8 +28,8 @@ int zb_validate_shape(const struct zb_schedule *s, struct zb_error *err);
 /* Every rule but the memory limit: shape, passes exactly once, send/recv
  * pairing and order, every op after what it needs, no deadlock under
  * blocking semantics, collectives as data parallelism needs them (none
- * without it; docs/zero.md). For schedules that are well formed but may not fit
- * (fixed families, `eval` of any file). */
+ * without it; docs/zero.md). For schedules that are well formed but may
+ * not fit (fixed families, `eval` of any file). */
 int zb_validate_order(const struct zb_schedule *s, struct zb_error *err);
 
 /* The legal-schedule definition: zb_validate_order() and memory within

@@ -1,5 +1,6 @@
 /* zero.h - placing the data-parallel collectives in a lowered schedule
- * and measuring the step they end (docs/zero.md).
+ * (docs/zero.md): a pass above the simulator, which it re-runs. Measuring
+ * the step they end is zero_measure.h's, below the simulator.
  *
  * Placement, per rank and stage: REDUCE_GRAD right after the stage's last
  * W (or BW), or, reducing per microbatch, right after each W naming its
@@ -11,6 +12,7 @@
 
 #include "zbsched/error.h"
 #include "zbsched/schedule.h"
+#include "zbsched/zero_measure.h"
 
 /* Drop every collective op (undoes zb_zero_place()). */
 void zb_zero_strip(struct zb_schedule *s);
@@ -35,16 +37,5 @@ int zb_zero_group_tail_w(struct zb_schedule *s, struct zb_error *err);
  * lowering (out is then released). */
 int zb_zero_best_step(const struct zb_schedule *order, struct zb_schedule *out,
                       bool *grouped, struct zb_error *err);
-
-/* After a simulation of a schedule with data parallelism: step_time
- * (the last compute op or collective minus the first start) and each
- * rank's total_memory (activations plus model state, dp.h). Called by
- * zb_sim_run(). */
-void zb_zero_measure(struct zb_schedule *s);
-
-/* The peak of rank's model state alone over its list (total_memory's
- * walk without the activations): what zbexec compares its buffers with.
- * 0 without data parallelism. */
-double zb_zero_state_peak(const struct zb_schedule *s, int rank);
 
 #endif

@@ -1,14 +1,14 @@
 /* construct.c - the Zero Bubble paper's constructive heuristic for loop
- * placement with one chunk (Qi et al., ICLR 2024, section 3; described in
- * shared/notes/zb-heuristics.md), written from the description for real
- * per-stage times, comm and per-rank memory limits.
+ * placement with one chunk (Qi et al., ICLR 2024, section 3), written
+ * from the paper's description for real per-stage times, comm and
+ * per-rank memory limits.
  *
  * Shape: a warm-up of F passes sized by when each stage's first B comes
  * back, then rounds of one F (ascending stages) and one B (descending) per
  * stage, with W passes put into the idle gaps before them by their size
  * against the stage's slack, or earlier when an F needs their memory. The
- * construction times every pass exactly as sim.c does (start = max(rank
- * free, inputs arrived + comm)), so its gap decisions see the real gaps
+ * construction times every pass by the simulator's rule (timing.h), so
+ * its gap decisions see the real gaps
  * and its times rank the variants (tests check that they are the
  * simulator's); the winner is timed again by zb_sim_run().
  *
@@ -19,10 +19,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "build/families.h"
-#include "build/construct.h"
+#include "build/build.h"
 #include "zbsched/measures.h"
 #include "zbsched/sim.h"
+#include "zbsched/timing.h"
 #include "zbsched/xalloc.h"
 
 /* tune(): a stage's warm-up count moves at most this far from the
@@ -80,17 +80,20 @@ static double duration(const struct cons *c, int s, enum zb_op_kind k)
     return k == ZB_OP_F ? t->f : k == ZB_OP_B ? t->b : t->w;
 }
 
-/* When the input of F or B of microbatch mb at stage s arrives, as sim.c
- * has it: the producer's end, plus comm from the neighbouring rank (with
- * one chunk per rank every cross-stage edge crosses ranks). A W's input is
+/* When the input of F or B of microbatch mb at stage s arrives
+ * (timing.h; with one chunk per rank every cross-stage edge crosses
+ * ranks). A W's input is
  * its own B, done before the rank is free. */
 static double arrival(const struct cons *c, int s, enum zb_op_kind k, int mb)
 {
     if (k == ZB_OP_F)
-        return s == 0 ? 0 : c->end_f[(s - 1) * c->m + mb] + c->p->comm;
+        return s == 0 ? 0 : zb_timing_arrival(c->p, s - 1, s, s,
+                                              c->end_f[(s - 1) * c->m + mb]);
     if (k == ZB_OP_B)
         return s == c->pp - 1 ? c->end_f[s * c->m + mb]
-                              : c->end_b[(s + 1) * c->m + mb] + c->p->comm;
+                              : zb_timing_arrival(c->p, s + 1, s, s,
+                                                  c->end_b[(s + 1) * c->m +
+                                                           mb]);
     return 0;
 }
 
@@ -98,7 +101,7 @@ static void put(struct cons *c, int s, enum zb_op_kind k)
 {
     int *n = k == ZB_OP_F ? &c->nf[s] : k == ZB_OP_B ? &c->nb[s] : &c->nw[s];
     int mb = (*n)++;
-    double start = fmax(c->cur[s], arrival(c, s, k, mb));
+    double start = zb_timing_start(c->cur[s], arrival(c, s, k, mb));
     struct zb_op *op;
 
     /* Every stage opens with F_0; the wait before it is no bubble. */
@@ -124,7 +127,7 @@ static bool pending_w(const struct cons *c, int s)
 
 static bool f_fits(const struct cons *c, int s)
 {
-    return c->mem[s] + c->p->m_b <= c->lim[s] * (1 + 1e-9);
+    return zb_timing_fits(c->mem[s] + c->p->m_b, c->lim[s]);
 }
 
 /* W passes (oldest first) until the next F's activations fit. */
@@ -176,10 +179,12 @@ static void warmup(struct cons *c)
     for (int s = 0; s < c->pp; s++)
         for (int k = 0; k < c->cap[s]; k++)
             c->end_f[s * m + k] =
-                fmax(k > 0 ? c->end_f[s * m + k - 1] : 0,
-                     arrival(c, s, ZB_OP_F, k)) + c->p->stage[s].f;
+                zb_timing_start(k > 0 ? c->end_f[s * m + k - 1] : 0,
+                                arrival(c, s, ZB_OP_F, k)) +
+                c->p->stage[s].f;
     for (int s = c->pp - 1; s >= 0; s--) {
-        double t = s == c->pp - 1 ? c->end_f[s * m] : b_end + c->p->comm;
+        double t = s == c->pp - 1 ? c->end_f[s * m]
+                                  : b_end + zb_timing_comm(c->p, s + 1, s);
         int k = 1;
         while (s < c->pp - 1 && k < c->cap[s] &&
                (c->v[s].idle_warmup ? c->end_f[s * m + k - 1] < t - c->tol
@@ -191,7 +196,8 @@ static void warmup(struct cons *c)
         if (s < c->pp - 1 && k <= c->warm[s + 1])
             k = imin(c->warm[s + 1] + 1, c->cap[s]);
         c->warm[s] = k;
-        b_end = fmax(c->end_f[s * m + k - 1], t) + c->p->stage[s].b;
+        b_end = zb_timing_start(c->end_f[s * m + k - 1], t) +
+                c->p->stage[s].b;
     }
     for (int s = 0; s < c->pp; s++)
         for (int k = 0; k < c->warm[s]; k++)
@@ -211,14 +217,14 @@ static double f_end(const struct cons *c, int s)
     if (s > 0)
         t = c->nf[s - 1] > k ? arrival(c, s, ZB_OP_F, k)
                              : c->cur[s - 1] + c->p->stage[s - 1].f +
-                                   c->p->comm;
+                                   zb_timing_comm(c->p, s - 1, s);
     need = c->mem[s] + c->p->m_b - c->lim[s];
     if (need > 0 && c->p->m_w > 0) {
         double kw = ceil(need / c->p->m_w - 1e-9);
         kw = fmin(kw, c->nb[s] - c->nw[s]);
         start += kw * c->p->stage[s].w;
     }
-    return fmax(start, t) + c->p->stage[s].f;
+    return zb_timing_start(start, t) + c->p->stage[s].f;
 }
 
 /* "Prioritise B": stage s (two F ahead of the next stage, so skipping
@@ -227,7 +233,7 @@ static double f_end(const struct cons *c, int s)
  * span. */
 static bool skip_f(const struct cons *c, int s)
 {
-    double t = c->est[s + 1] + c->p->comm, gap;
+    double t = c->est[s + 1] + zb_timing_comm(c->p, s + 1, s), gap;
 
     if (c->nf[s] < c->nf[s + 1] + 2 || f_end(c, s) <= t + c->tol)
         return false;
@@ -261,8 +267,8 @@ static void decide(struct cons *c, int i)
         if (last)
             t = c->nf[s] > i ? c->end_f[s * c->m + i] : fe;
         else
-            t = c->est[s + 1] + c->p->comm;
-        c->est[s] = fmax(fe, t) + c->p->stage[s].b;
+            t = c->est[s + 1] + zb_timing_comm(c->p, s + 1, s);
+        c->est[s] = zb_timing_start(fe, t) + c->p->stage[s].b;
     }
 }
 
@@ -348,8 +354,7 @@ static int set_caps(struct cons *c, struct zb_error *err)
     const struct zb_profile *p = c->p;
 
     for (int s = 0; s < c->pp; s++) {
-        double n = p->m_b > 0 ? floor(p->mem_limit[s] / p->m_b + 1e-9)
-                              : INFINITY;
+        double n = zb_timing_fit_count(p->mem_limit[s], p->m_b);
         if (n < 1)
             return zb_error_set(err, ZB_ENOMEM_LIMIT,
                                 "rank %d's memory limit %g cannot hold one "

@@ -1,13 +1,12 @@
 /* construct_v.c - ZB-V constructed pass by pass, as the Zero Bubble
- * paper's heuristic does (notes/zb-heuristics.md, "The reference ZB-V
- * heuristic"), on real per-stage times, comm and per-rank limits.
+ * paper's heuristic does (its reference ZB-V heuristic), on real
+ * per-stage times, comm and per-rank limits (see build.h).
  *
  * Rank r holds chunk 0 (stage r) and chunk 1 (stage 2p-1-r). Forward runs
  * chunk 0 up the ranks and chunk 1 back down; the backward has two legs:
  * chunk 1's B runs rank 0 -> p-1 ("first leg"), chunk 0's B p-1 -> 0
- * ("second leg"). Every pass is timed as it is placed (start = when the
- * rank is free and its inputs have arrived, comm on cross-rank edges: the
- * simulator's rule), so the builder knows each rank's idle time.
+ * ("second leg"). Every pass is timed as it is placed by the simulator's
+ * rule (timing.h), so the builder knows each rank's idle time.
  *
  * One run (construct_v_run.c) is steps 1-4: the warm-up chain and its
  * balance, rounds of one B and one F per rank with W passes filling the
@@ -47,10 +46,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include "build/construct_v.h"
+#include "build/build.h"
 #include "build/construct_v_run.h"
-#include "build/memo.h"
-#include "build/side_thread.h"
+#include "zbsched/timing.h"
 #include "zbsched/xalloc.h"
 
 /* Refinement runs per variant at most (it usually stops after 2-4). */
@@ -163,6 +161,7 @@ static double refine(struct worker *w, int index)
                (size_t)p->pp * sizeof(unsigned));
     return lowest;
 }
+
 /* The limit each rank builds under: its own, or 2x 1F1B's if unlimited;
  * ZB_ENOMEM_LIMIT below one microbatch's two chunks. */
 static int rank_limits(const struct zb_profile *p, double *limit,
@@ -171,7 +170,7 @@ static int rank_limits(const struct zb_profile *p, double *limit,
     for (int r = 0; r < p->pp; r++) {
         limit[r] = isfinite(p->mem_limit[r]) ? p->mem_limit[r]
                                              : 4.0 * p->pp * p->m_b;
-        if (limit[r] < 2 * p->m_b * (1 - 1e-9))
+        if (!zb_timing_fits(2 * p->m_b, limit[r]))
             return zb_error_set(err, ZB_ENOMEM_LIMIT,
                                 "ZB-V construction needs 2 chunk "
                                 "activations (2*M_B = %g) on every rank, "
@@ -181,19 +180,12 @@ static int rank_limits(const struct zb_profile *p, double *limit,
     return 0;
 }
 
-/* Measured on 58 profiles (paper settings, unit times, random): the
- * reserve for one chunk-1 F wins only with both fills; a last-rank "turn"
- * (second-leg B right after the first) and the full reserve never won.
- * The early leg rule and one more warm-up F (the 10 of 40 that won at
- * least twice on the 96 V instances of two seeds of the quality grid)
- * lower the constructed cost on 1.5p and 2p profiles with uneven stage
- * times (docs/model.md, "How tight the bound is"). The drain rule
- * (drain_first) ran with every variant of the first 40 until step 6
- * could set it rank by rank: since then those 20 won 2 of 336
- * constructions on three seeds' grids, and without them 4 of the 480
- * grid instances of five seeds change after the search (3 better, 1
- * worse). The four early-leg variants that never won there are still
- * needed: without them 5 more change, all worse (by up to 0.5 %). */
+/* The variants that won on measured profiles: the reserve for one
+ * chunk-1 F only with both fills; the early leg rule and one more warm-up
+ * F for 1.5p and 2p profiles with uneven stage times; the drain rule's
+ * and the early leg's rarely winning ones because dropping them made
+ * searched results worse (docs/tuning.md, "ZB-V construction:
+ * which variants"). */
 static const struct variant variants[] = {
     { 0 },
     { .fill_f = true },
@@ -299,7 +291,7 @@ static bool repeats(const struct variant *from, const struct variant *to,
 struct variant_log {
     bool skip;                          /* skip repeated chains (variants
                                            and tuning moves); else run
-                                           them (zbi_construct_v_every_chain()) */
+                                           them (every_chain) */
     atomic_int next;                    /* next variant to take */
     atomic_bool done[N_VARIANTS];       /* refined, mattered[] written */
     unsigned mattered[N_VARIANTS];      /* RULE_* bits, any rank */
@@ -449,7 +441,7 @@ static bool next_move(struct worker *w, const struct variant *from,
     for (; *i < pp * N_MOVES; (*i)++) {
         int r = *i / N_MOVES;
         /* The paper's rules stay the paper's: no rank makes room with
-         * a B there (construct_v.h). */
+         * a B there (build.h). */
         if (*i % N_MOVES == MOVE_B_ROOM && !w->b_room)
             continue;
         memcpy(w->var, from, (size_t)pp * sizeof(*w->var));
@@ -617,7 +609,8 @@ static int shorter_microbatches(const struct zb_profile *p)
  * W placement of a steady state that repeats every microbatch, all of
  * which the shorter copy has, at a fraction of a full run's cost. The
  * tuning stays on p: rank-by-rank moves that gained on the copy did not
- * on p (3 of 26 V profiles at p 48-64, m 384-1024 lost 0.01-0.27 %). */
+ * on p (docs/tuning.md, "ZB-V construction: a shorter copy for long
+ * profiles"). */
 static int build(const struct zb_profile *p, bool b_room, bool skip,
                  struct zb_schedule *s, struct zb_error *err)
 {
@@ -682,25 +675,17 @@ static int check_shape(const struct zb_profile *p, struct zb_error *err)
 }
 
 int zbi_construct_v(const struct zb_profile *p, enum construct_v_rules rules,
-                struct zb_schedule *s, struct zb_error *err)
+                    struct zb_schedule *s, struct zb_error *err)
 {
-    const bool b_room = rules == CONSTRUCT_V_B_ROOM;
-    const enum memo_kind memo = b_room ? MEMO_CONSTRUCT_V_B_ROOM
-                                       : MEMO_CONSTRUCT_V;
-    int rc;
+    int rc = check_shape(p, err);
 
-    if ((rc = check_shape(p, err)) < 0)
-        return rc;
-    if (zbi_memo_fetch(memo, p, s))
-        return 0;
-    if ((rc = build(p, b_room, true, s, err)) == 0)
-        zbi_memo_store(memo, p, s);
-    return rc;
+    return rc < 0 ? rc : build(p, rules == CONSTRUCT_V_B_ROOM, true, s,
+                               err);
 }
 
 int zbi_construct_v_every_chain(const struct zb_profile *p,
-                            enum construct_v_rules rules,
-                            struct zb_schedule *s, struct zb_error *err)
+                                enum construct_v_rules rules,
+                                struct zb_schedule *s, struct zb_error *err)
 {
     int rc = check_shape(p, err);
 

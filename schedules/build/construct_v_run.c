@@ -1,14 +1,15 @@
 /* construct_v_run.c - one run of the ZB-V construction (see
- * construct_v_run.h): the pass-by-pass build of the Zero Bubble
- * paper's heuristic (notes/zb-heuristics.md, "The reference ZB-V
- * heuristic"), on real per-stage times, comm and per-rank limits.
+ * construct_v_run.h): the pass-by-pass build of the Zero Bubble paper's
+ * reference ZB-V heuristic, on real per-stage times, comm and per-rank
+ * limits.
  *
  * Rank r holds chunk 0 (stage r) and chunk 1 (stage 2p-1-r). Forward runs
  * chunk 0 up the ranks and chunk 1 back down; the backward has two legs:
  * chunk 1's B runs rank 0 -> p-1 ("first leg"), chunk 0's B p-1 -> 0
  * ("second leg"). Every pass is timed as it is placed (start = when the
  * rank is free and its inputs have arrived, comm on cross-rank edges: the
- * simulator's rule), so the builder knows each rank's idle time.
+ * simulator's rule, timing.h), so the builder knows each rank's idle
+ * time.
  *
  * 1. Warm-up, chain: chunk-0 F of microbatch 0 on every rank; then from
  *    rank p-1 down, rank i's chunk-1 F of microbatch 0, preceded by as many
@@ -40,6 +41,7 @@
 #include <stdlib.h>
 #include "build/construct_v_run.h"
 #include "zbsched/pass.h"
+#include "zbsched/timing.h"
 #include "zbsched/xalloc.h"
 
 /* early_leg: how much sooner (in B passes of the first leg) the first
@@ -78,12 +80,12 @@ static double *end_of(const struct vc *v, enum zb_pass k, int stage, int mb)
     return &v->end[((long)mb * 2 * v->pp + stage) * ZB_PASS_COUNT + k];
 }
 
-/* When the output of pass (k, stage, mb) reaches rank r; NAN if unplaced. */
-static double arrival(const struct vc *v, enum zb_pass k, int stage, int mb,
-                      int r)
+/* When the output of pass (k, from, mb) reaches stage `to` on rank r
+ * (timing.h); NAN if unplaced. */
+static double arrival(const struct vc *v, enum zb_pass k, int from, int to,
+                      int mb, int r)
 {
-    double e = *end_of(v, k, stage, mb);
-    return zb_profile_stage_rank(v->p, stage) == r ? e : e + v->p->comm;
+    return zb_timing_arrival(v->p, from, to, r, *end_of(v, k, from, mb));
 }
 
 /* When every input of the next pass of kind k on chunk c of rank r has
@@ -98,23 +100,22 @@ static double next_input(const struct vc *v, enum zb_op_kind k, int r, int c)
         return *end_of(v, ZB_PASS_B, stage, mb);
     if (k == ZB_OP_F)
         return stage == 0 ? -INFINITY
-                          : arrival(v, ZB_PASS_F, stage - 1, mb, r);
+                          : arrival(v, ZB_PASS_F, stage - 1, stage, mb, r);
     if (stage == 2 * v->pp - 1)
         return *end_of(v, ZB_PASS_F, stage, mb);
     /* NAN while either is unplaced: a comparison with a NAN is false. */
-    double g = arrival(v, ZB_PASS_B, stage + 1, mb, r);
+    double g = arrival(v, ZB_PASS_B, stage + 1, stage, mb, r);
     double f = *end_of(v, ZB_PASS_F, stage, mb);
     return isnan(g) || g > f ? g : f;
 }
 
-/* The hot path of a construction: comparisons rather than fmax(),
- * which is a libm call at -O2 (NAN cannot reach here: the assert). */
+/* The hot path of a construction (NAN cannot reach here: the assert). */
 static void put(struct vc *v, int r, enum zb_op_kind k, int c)
 {
     int stage = stage_of(v, r, c);
     double in = next_input(v, k, r, c);
     int mb = (*next_of(v, k, r, c))++;
-    double start = in > v->clock[r] ? in : v->clock[r];
+    double start = zb_timing_start(v->clock[r], in);
     double end = start + pass_dur(v, k, stage);
     struct zb_rank_tally *t = &v->tally[r];
 
@@ -186,7 +187,7 @@ static void fill_gap(struct vc *v, int r, double t_in, bool extra,
 
 static bool fits(const struct vc *v, int r, double need)
 {
-    return v->tally[r].mem + need <= v->limit[r] * (1 + 1e-9) + 1e-12;
+    return zb_timing_fits(v->tally[r].mem + need, v->limit[r]);
 }
 
 /* Run W passes until `need` more memory fits; whether it does. Runs none
@@ -254,7 +255,10 @@ static bool chain_fits(struct vc *v, int i, double t)
                               ? v->nf[j][0] + 2 - v->nf[j][1] : 0);
         if (v->nf[j][0] >= v->m || !fits(v, j, reserve * v->p->m_b))
             return false;
-        start = fmax(v->clock[j], j > 0 ? e + v->p->comm : -INFINITY);
+        start = zb_timing_start(v->clock[j],
+                                j > 0 ? zb_timing_arrival(v->p, j - 1, j, j,
+                                                          e)
+                                      : -INFINITY);
         d = v->p->stage[stage_of(v, j, 0)].f;
         e = start + d;
     }
@@ -293,7 +297,8 @@ static void warm_balance(struct vc *v, double *arrive)
     arrive[0] = v->clock[0];
     for (int r = 1; r < v->pp; r++)
         arrive[r] = arrive[r - 1] + v->p->stage[stage_of(v, r - 1, 1)].b +
-                    v->p->comm;
+                    zb_timing_comm(v->p, stage_of(v, r - 1, 1),
+                                   stage_of(v, r, 1));
     while (more) {
         more = false;
         for (int r = v->pp - 1; r >= 1; r--) {
@@ -301,7 +306,8 @@ static void warm_balance(struct vc *v, double *arrive)
             if (c < 0 || !fits(v, r, f_need(v, r, c)))
                 continue;
             const struct variant *x = &v->var[r];
-            double start = fmax(v->clock[r], next_input(v, ZB_OP_F, r, c));
+            double start = zb_timing_start(v->clock[r],
+                                           next_input(v, ZB_OP_F, r, c));
             double d = v->p->stage[stage_of(v, r, c)].f;
             bool go = in_time(v, start, d, arrive[r], x->warm_idle,
                               x->warm_extra);
@@ -394,7 +400,7 @@ static int ready_b(const struct vc *v, int r)
 }
 
 /* Rank r's next F, after making room for it: with b_room, a full rank
- * first runs one B whose input is there (construct_v.h), then W's as
+ * first runs one B whose input is there (build.h), then W's as
  * needed. */
 static void place_f(struct vc *v, int r)
 {
@@ -417,8 +423,7 @@ static void place_f(struct vc *v, int r)
 }
 
 /* Step 3's rounds; a rank with f_first places its F at the start of the
- * round, before every rank's B (step 6 sets it on some rank in about one
- * construction in five on the quality grid's V instances, mostly at
+ * round, before every rank's B (step 6 sets it on some ranks, mostly at
  * 1F1B's memory). */
 static int rounds(struct vc *v)
 {
@@ -529,7 +534,7 @@ void zbi_vc_release(struct vc *v)
 }
 
 int zbi_vc_run(struct vc *v, const struct variant *var, const double *limit,
-           const double *headroom, struct zb_schedule *s)
+               const double *headroom, struct zb_schedule *s)
 {
     double *arrive = zb_xmalloc((size_t)v->pp * sizeof(double));
     int rc;

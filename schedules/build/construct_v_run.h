@@ -1,5 +1,5 @@
-/* construct_v_run.h - one run of the ZB-V construction (internal to
- * schedules/construct_v*.c): the rules a run follows on each rank, its
+/* construct_v_run.h - one run of the ZB-V construction (private to
+ * build/construct_v*.c): the rules a run follows on each rank, its
  * state, and the run itself (construct_v_run.c). construct_v.c makes many
  * runs under different rules and keeps the best. */
 #ifndef ZBSCHED_CONSTRUCT_V_RUN_H
@@ -31,7 +31,7 @@ struct variant {
                          rounds()): one more microbatch in flight where
                          memory allows (no variant; step 6 sets it) */
     bool b_room;      /* an F that does not fit runs a B whose input is
-                         there first (place_f(); construct_v.h): set by
+                         there first (place_f(); build.h): set by
                          the caller's rules for every variant, switched
                          per rank by step 6 */
 };
@@ -47,9 +47,9 @@ enum {
  * other way under the rank's rules with that one rule changed (warm_extra
  * one longer or shorter; the reserve between none and one). Rules under
  * which every run of a refinement chain made the same decisions make the
- * same chain: twin_done() and next_move() skip such chains (at p 64, m
- * 1024 on unit times 28 of a construction's 80 runs). f_first is not
- * tracked: its moves always run. */
+ * same chain: twin_done() and next_move() skip such chains (a good part
+ * of a construction's runs on long profiles). f_first is not tracked:
+ * its moves always run. */
 enum {
     RULE_FILL_F = 1 << 0,
     RULE_FILL_B = 1 << 1,
@@ -62,9 +62,9 @@ enum {
     RULE_B_ROOM = 1 << 8
 };
 
-/* One run's state. The arrays are allocated once per worker (zbi_vc_alloc())
- * and reset for each of its runs (vc_reset()): a construction makes
- * dozens of runs, over a thousand at p 23, m 49 (TUNE_BUDGET). */
+/* One run's state. The arrays are allocated once per worker
+ * (zbi_vc_alloc()) and reset for each of its runs (vc_reset()): a
+ * construction makes dozens of runs, up to TUNE_BUDGET's worth. */
 struct vc {
     const struct zb_profile *p;
     const struct variant *var;  /* per rank: its rules */
@@ -97,7 +97,7 @@ void zbi_vc_release(struct vc *v);
  * headroom may be NULL; the order is recorded into s (empty lists)
  * unless s is NULL. 0, or -1 when the run stalls. */
 int zbi_vc_run(struct vc *v, const struct variant *var, const double *limit,
-           const double *headroom, struct zb_schedule *s);
+               const double *headroom, struct zb_schedule *s);
 
 /* The measures of v's last run, from the times its passes got, which
  * follow the simulator's rule exactly (tests check that they agree). */

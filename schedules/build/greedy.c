@@ -1,21 +1,19 @@
 /* greedy.c - the memory-aware list scheduler behind `zb`, `zb-h2` and
- * `zb-v` (see families.h for the contract).
+ * `zb-v` (see build.h for the contract).
  *
- * Time is simulated exactly as sim.c does. Each rank has at most three
- * candidates per chunk: its next F, B and W (same-kind passes in
- * microbatch order, as in the Zero Bubble reference code). A candidate's
- * ready time is when its rank is free and its inputs have arrived. Each
- * step commits the rank whose chosen pass starts first (the top of a heap
- * of ranks); only the ranks of the committed stage and its neighbours can
- * change their choice, so a step costs O(log p). */
+ * Time is simulated exactly as sim.c does (timing.h). Each rank has at
+ * most three candidates per chunk: its next F, B and W (same-kind passes
+ * in microbatch order, as in the Zero Bubble reference code). A
+ * candidate's ready time is when its rank is free and its inputs have
+ * arrived. Each step commits the rank whose chosen pass starts first (the
+ * top of a heap of ranks); only the ranks of the committed stage and its
+ * neighbours can change their choice, so a step costs O(log p). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "build/families.h"
-#include "build/memo.h"
-#include "build/side_thread.h"
+#include "build/build.h"
 #include "zbsched/pass.h"
-#include "zbsched/validate.h"
+#include "zbsched/timing.h"
 #include "zbsched/xalloc.h"
 
 struct choice {
@@ -61,7 +59,7 @@ static double input_ready(const struct greedy *g, enum zb_pass k, int s,
         from = s + 1;
         e = g->end[zb_pass_index(p, ZB_PASS_B, from, mb)];
     }
-    return zb_profile_stage_rank(p, from) != r ? e + p->comm : e;
+    return zb_timing_arrival(p, from, s, r, e);
 }
 
 static int kind_rank(enum zb_op_kind k)
@@ -96,8 +94,8 @@ static void choose(struct greedy *g, int r)
             (!g->pol->in_flight ||
              g->next[ZB_PASS_F][s] - g->next[ZB_PASS_B][s] <
                  g->pol->in_flight[s]) &&
-            zb_validate_within_limit(p, r,
-                                     g->mem[r] + (p->vpp - c) * p->m_b))
+            zb_timing_fits(g->mem[r] + (p->vpp - c) * p->m_b,
+                           p->mem_limit[r]))
             cand[n++] = (struct choice){ true,
                                          input_ready(g, ZB_PASS_F, s, r),
                                          ZB_OP_F, s };
@@ -111,7 +109,7 @@ static void choose(struct greedy *g, int r)
             struct choice *x = &cand[i];
             if (isnan(x->t))
                 continue;
-            x->t = fmax(x->t, g->clock[r]);
+            x->t = zb_timing_start(g->clock[r], x->t);
             if (x->kind == ZB_OP_W) {
                 if (!best_w.valid || x->t < best_w.t)
                     best_w = *x;
@@ -205,8 +203,8 @@ static void heap_fix(struct greedy *g, int r)
 }
 
 int zbi_greedy_schedule(const struct zb_profile *p,
-                    const struct greedy_policy *pol, struct zb_schedule *s,
-                    struct zb_error *err)
+                        const struct greedy_policy *pol, struct zb_schedule *s,
+                        struct zb_error *err)
 {
     struct greedy g = { .p = p, .pol = pol, .nstages = zb_profile_stages(p) };
     long npass = zb_pass_count(p), left = npass;
@@ -228,9 +226,8 @@ int zbi_greedy_schedule(const struct zb_profile *p,
         g.heap[r] = g.where[r] = r;
         mark_rank(&g, r);
         /* Every pass of the rank's chunks, at once: growing the lists op
-         * by op copied them over and over (at p 64, m 1024 under V, 6144
-         * ops a rank) while the other policies' thread faulted in pages
-         * too. */
+         * by op copied them over and over on large pipelines while the
+         * other policies' thread faulted in pages too. */
         zb_xgrow((void **)&s->ranks[r].ops, &s->ranks[r].cap,
                  s->ranks[r].n + ZB_PASS_COUNT * p->vpp * p->microbatches,
                  sizeof(struct zb_op));
@@ -281,15 +278,11 @@ out:
     return rc;
 }
 
-/* Measured on 80 loop profiles (p 4-16, five time mixes, limits 1p-3p):
- * the first six reach the best of a 3x3 grid of patience values (and of
- * preferring F on ties) in every case. On 20 V profiles at 2p a W patience
- * of 1 never won, so V placement runs the first four (forwards first
- * there: 240 V grid profiles 6 higher, 3 lower after `zb`'s search, 18 %
- * more time). The last two run forwards first, for interleaved: on the
- * five seeded grids' 80 loop profiles split into two chunks per rank,
- * `zb`'s mean gap 6.08 -> 5.67 % (11 lower, by up to 7.6 points, 1
- * higher by 0.04), 160 loop profiles with one chunk unchanged. */
+/* The first six reach the best patience values found on loop profiles;
+ * V placement runs the first four (a W patience of 1 never won there);
+ * the last two run forwards first, for interleaved placement
+ * (docs/tuning.md, "List scheduler: the eight policies" and "List
+ * scheduler: forwards first"). */
 const struct greedy_policy zbi_greedy_policies[GREEDY_POLICIES] = {
     { 0, 0, NULL, 0 }, { 0.5, 0, NULL, 0 }, { 0, 0.5, NULL, 0 },
     { 0.5, 0.5, NULL, 0 }, { 1, 0, NULL, 0 }, { 1, 0.5, NULL, 0 },
@@ -309,8 +302,8 @@ static void run_policy(struct policy_run *run)
 {
     zb_schedule_init(&run->sched, run->name, run->p);
     run->rc = zbi_greedy_schedule(run->p, run->pol, &run->sched, &run->err);
-    /* zbi_greedy_schedule() timed the order as the simulator does: measures from
-     * those times (no bounds needed to compare policies). */
+    /* zbi_greedy_schedule() timed the order as the simulator does:
+     * measures from those times (no bounds needed to compare policies). */
     if (run->rc == 0)
         zb_measures_from_times(run->p, run->sched.ranks,
                                &run->sched.predicted);
@@ -328,7 +321,7 @@ static void *run_odd_policies(void *arg)
 }
 
 int zbi_greedy_best(const struct zb_profile *p, struct zb_schedule *s,
-                struct zb_error *err)
+                    struct zb_error *err)
 {
     const size_t n = p->placement == ZB_PLACEMENT_V ? GREEDY_V_POLICIES
                                                     : GREEDY_POLICIES;
@@ -336,8 +329,6 @@ int zbi_greedy_best(const struct zb_profile *p, struct zb_schedule *s,
     struct policy_run *best = NULL;
     struct side_thread helper;
 
-    if (zbi_memo_fetch(MEMO_GREEDY_BEST, p, s))
-        return 0;
     /* Zeroed tail: runs[n].p and runs[n + 1].p are NULL, ending the
      * helper's walk over the odd entries. */
     memset(runs, 0, sizeof(runs));
@@ -357,10 +348,9 @@ int zbi_greedy_best(const struct zb_profile *p, struct zb_schedule *s,
                                         &best->sched.predicted, p->pp))
             best = &runs[i];
     }
-    if (best) {
+    if (best)
         zb_schedule_copy_order(s, &best->sched);
-        zbi_memo_store(MEMO_GREEDY_BEST, p, s);
-    } else if (err)
+    else if (err)
         *err = runs[n - 1].err;     /* every policy stalled: say why */
     for (size_t i = 0; i < n; i++)
         if (runs[i].rc == 0)
@@ -369,7 +359,7 @@ int zbi_greedy_best(const struct zb_profile *p, struct zb_schedule *s,
 }
 
 int zbi_greedy_best_1f1b(const struct zb_profile *p, struct zb_schedule *s,
-                     struct zb_error *err)
+                         struct zb_error *err)
 {
     const double peak = zb_profile_1f1b_peak(p);
     struct zb_profile lean;

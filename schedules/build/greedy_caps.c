@@ -1,40 +1,37 @@
 /* greedy_caps.c - the list scheduler under V placement below 1F1B's
  * memory and under interleaved placement, with its warm-up depths
- * searched (see families.h).
+ * searched (see build.h).
  *
- * Why: between V-Min's and 1F1B's memory neither the ZB-V construction
- * (its warm-up keeps the reserve that 1F1B's memory needs) nor the list
- * scheduler (memory alone limits its forwards) does well. Both fill a
- * rank with early chunk-0 forwards, whose activations live for the whole
- * round trip; the chunk-1 forwards, which turn into a B after a short trip,
- * then wait for a W to free room and the pipeline stalls in lockstep (the
- * paper's 1.5B times, p 8, m 24, a limit of 12 chunk activations: 26 %
- * and 11 % above the lower bound, against 2.7 % for V-Half at 10).
- * Capping the microbatches each stage holds between its F and its B
- * (greedy_policy.in_flight) keeps room for those short trips. A stage's
- * share follows its round trip, which runs through every later stage and
- * back: stage s of n holds at most ceil(a (n - s) / n) + b - 1 (on 20 V
- * grid profiles at 0.75p and 0.5p of 1F1B's memory this shape started
- * 1.4 and 4.2 points closer to the bound, on average, than one cap per
- * chunk). The best a and b depend on the times and the limit, and cost is
- * far from convex in them, so they are searched: a coarse grid, then a
- * pattern search (steps halving; at each point the other V policies too)
- * while the work budget lasts; then all that once more with forwards
- * first. Each batch of runs is split over two threads and decided in a
- * fixed order, so the result does not depend on the threads. */
+ * Why: between V-Min's and 1F1B's memory neither the ZB-V construction (its
+ * warm-up keeps the reserve that 1F1B's memory needs) nor the list scheduler
+ * (memory alone limits its forwards) does well. Both fill a rank with early
+ * chunk-0 forwards, whose activations live for the whole round trip; the
+ * chunk-1 forwards, which turn into a B after a short trip, then wait for a W
+ * to free room and the pipeline stalls in lockstep (docs/tuning.md, "Capped
+ * list scheduler: the stall"). Capping the microbatches each stage holds
+ * between its F and its B (greedy_policy.in_flight) keeps room for those short
+ * trips. A stage's share follows its round trip, which runs through every
+ * later stage and back: stage s of n holds at most
+ * ceil(a (n - s) / n) + b - 1, which starts closer to the bound than one
+ * cap per chunk. The best a and b depend on the times and the limit, and
+ * cost is far from convex in them, so they are searched: a coarse grid,
+ * then a pattern search (steps halving; at each point the other V
+ * policies too) while the work budget lasts; then all that once more
+ * with forwards first. Each batch of runs is split over two threads and
+ * decided in a fixed order, so the result does not depend on the
+ * threads. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "build/families.h"
-#include "build/side_thread.h"
+#include "build/build.h"
 #include "zbsched/measures.h"
 #include "zbsched/pass.h"
 #include "zbsched/xalloc.h"
 
 /* Points per axis of the coarse grid. */
 #define CAPS_GRID 6
-/* Passes all the runs of one search may place (a run places 6 p m):
- * at p 8, m 32 about 1300 runs, at p 32, m 128 about 160. */
+/* Passes all the runs of one search may place (a run places 6 p m;
+ * docs/tuning.md, "Capped list scheduler: caps and their searches"). */
 #define CAPS_BUDGET 4000000L
 /* Largest cap tried: the (a, b) grid's memory is quadratic in it, and a
  * stage holding more is left to the uncapped runs. */
@@ -233,10 +230,10 @@ static void search(struct caps_search *c)
 
 /* Where some rank has more than 1F1B's memory, the list scheduler held
  * to it (zbi_greedy_best_1f1b()) when it beats every capped run: memory,
- * unlike the caps, also counts the W's a stage defers. On the five
- * seeded grids' 80 loop profiles split into two chunks per rank, 3 ran
- * cheaper at 1F1B's memory than `zb` at their own 1.5p or 2p limit (by
- * up to 2.2 %; seed 20240117's K 40: p 23, m 30). */
+ * unlike the caps, also counts the W's a stage defers, and some
+ * interleaved profiles run cheaper so than at their own larger limit
+ * (docs/tuning.md, "Capped list scheduler: caps and their
+ * searches"). */
 static void offer_1f1b_memory(struct caps_search *c)
 {
     struct zb_schedule t;
@@ -252,15 +249,10 @@ static void offer_1f1b_memory(struct caps_search *c)
 /* A fresh search over every point in the given mode (the policies'
  * b_patience), from the best so far: the grid, then the pattern search
  * from whichever point is best. The second search runs forwards first
- * (b_patience 1; greedy.c). On the five seeded grids' 80 loop profiles
- * split into two chunks per rank, `zb`'s mean gap 5.67 -> 4.74 % (27
- * lower, by up to 6.5 points, none higher) for 21 % more time; on their
- * 80 V profiles at 1F1B's memory (K 48-63) lowered to 0.75p 5.21 -> 4.77
- * % (37 lower, 3 higher: 4.23 -> 5.50 %), at 0.5p 12.13 -> 11.64 % (26
- * lower, 4 higher by up to 0.95 points), same time. Kept apart from the
- * ready-first search, not mixed into it: on the interleaved profiles as
- * two more policies in one search 3 ended higher (2.9 -> 6.9 %) and 1
- * lower, and in place of it 10 higher. */
+ * (b_patience 1; greedy.c): it lowers `zb`'s gaps under interleaved
+ * placement and V below 1F1B's memory, and is kept apart from the
+ * ready-first search because mixing the two did worse (docs/tuning.md,
+ * "Capped list scheduler: caps and their searches"). */
 static void search_mode(struct caps_search *c, double b_patience)
 {
     memset(c->seen, 0, seen_count(c) * sizeof(bool));
@@ -274,14 +266,10 @@ static void search_mode(struct caps_search *c, double b_patience)
  * interleaved loop placement (vpp >= 2) at any limit, none included (a
  * rank holds at most its m vpp activations, so the caps stop at m).
  * Interleaved has the V's trouble at every limit: the list scheduler
- * fills the memory with chunk-0 forwards (a grid instance's rank 0 ran 45
- * of its 51 before any chunk-1 forward, at 2x 1F1B's memory) and the last
- * microbatches' round trips end late. Without a limit it did no better:
- * on the 80 interleaved profiles of the quality grids (docs/model.md)
- * with their limits taken off, `zb`'s mean gap was 4.82 % against 4.74
- * % at their 1p-2p limits, and p 8, m 12 (F 1, B 1.1, W 0.7, comm 0.1)
- * cost 76.6 unlimited against 74.1 at 24, which no schedule can exceed
- * there. */
+ * fills the memory with chunk-0 forwards and the last microbatches'
+ * round trips end late; without a limit it does no better
+ * (docs/tuning.md, "Capped list scheduler: caps and their
+ * searches"). */
 static bool searched(const struct zb_profile *p)
 {
     bool below = false;
@@ -296,7 +284,7 @@ static bool searched(const struct zb_profile *p)
 }
 
 int zbi_greedy_capped(const struct zb_profile *p, struct zb_schedule *s,
-                  struct zb_error *err)
+                      struct zb_error *err)
 {
     struct caps_search c = { .p = p };
     double most = 0;

@@ -1,9 +1,9 @@
 /* side_thread.c - work on a second thread, or later on this one (see
- * side_thread.h). */
-#include "build/side_thread.h"
+ * build.h). */
+#include "build/build.h"
 
 void zbi_side_thread_start(struct side_thread *t, void *(*fn)(void *),
-                       void *arg)
+                           void *arg)
 {
     t->fn = fn;
     t->arg = arg;

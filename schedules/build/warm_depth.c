@@ -1,5 +1,5 @@
 /* warm_depth.c - the list scheduler with a warm-up depth per stage (see
- * warm_depth.h).
+ * build.h).
  *
  * Why: at tight memory (1F1B's, 1.5 times it) with unequal stage times
  * the better orders warm the middle ranks up deeper than 1F1B's "one
@@ -15,16 +15,15 @@
  * at a time on one stage or on two neighbouring stages together. */
 #include <math.h>
 #include <stdlib.h>
-#include "build/families.h"
-#include "build/warm_depth.h"
+#include "build/build.h"
 #include "zbsched/measures.h"
+#include "zbsched/timing.h"
 #include "zbsched/xalloc.h"
 
 /* Sweeps over the stages; a sweep with no gain ends the descent early. */
 #define WARM_DEPTH_SWEEPS 3
-/* Passes all tries together may place (each places 3 p m), so the time
- * stays bounded: a full descent on bench_quality's largest loop instance
- * (p 31, m 124) places 2.2 million; p 64, m 512 gets 10 tries. */
+/* Passes all tries together may place (each places 3 p m), so the time stays
+ * bounded (docs/tuning.md, "Warm-up depths: budget and start"). */
 #define WARM_DEPTH_BUDGET 3000000L
 
 /* The list scheduler's W rules tried (greedy_policy.w_patience) at the
@@ -77,13 +76,11 @@ static bool keep_if_better(const struct zb_profile *p, bool *have,
     return true;
 }
 
-/* Stage r's first depth: 1F1B's (p - r, which its peak of p
- * activations on rank 0 allows) scaled by how much more the rank's limit
- * holds than that peak, within what it holds (most). At 1.5 times 1F1B's
- * memory, on the default grid's 16 loop instances, the descent from this
- * start ends best of the scales 1, 1.25, 1.5 and 2, or within 0.1 % of
- * the best, on 10 and within 0.8 % on all; from 1F1B's depths (scale 1)
- * it ends up to 7 % above. */
+/* Stage r's first depth: 1F1B's (p - r, which its peak of p activations on
+ * rank 0 allows) scaled by how much more the rank's limit holds than that
+ * peak, within what it holds (most): the descent from there ends at or near
+ * the best of the scales tried, where 1F1B's own depths end well above
+ * (docs/tuning.md, "Warm-up depths: budget and start"). */
 static int start_depth(const struct zb_profile *p, int r, int most)
 {
     double scale = p->mem_limit[r] / (p->pp * p->m_b);
@@ -140,7 +137,7 @@ static void descend(struct descent *x)
 }
 
 int zbi_warm_depth_loop(const struct zb_profile *p, struct zb_schedule *s,
-                    struct zb_error *err)
+                        struct zb_error *err)
 {
     const int pp = p->pp, m = p->microbatches;
     struct descent x = { .p = p };
@@ -156,8 +153,7 @@ int zbi_warm_depth_loop(const struct zb_profile *p, struct zb_schedule *s,
     most = zb_xcalloc((size_t)pp, sizeof(int));
     x.d = zb_xcalloc((size_t)pp, sizeof(int));
     for (int r = 0; r < pp; r++) {
-        double n = p->m_b > 0 ? floor(p->mem_limit[r] / p->m_b + 1e-9)
-                              : INFINITY;
+        double n = zb_timing_fit_count(p->mem_limit[r], p->m_b);
         most[r] = n < 1 ? 1 : n < m ? (int)n : m;
         x.d[r] = start_depth(p, r, most[r]);
     }

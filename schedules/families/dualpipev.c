@@ -19,7 +19,7 @@
  * 2p+1 chunk activations at unit times, one over 1F1B's: an FB holds its
  * F's before its B frees any (docs/controllable-memory.md). */
 #include <stdlib.h>
-#include "build/families.h"
+#include "families/families.h"
 #include "zbsched/generator.h"
 #include "zbsched/xalloc.h"
 

@@ -8,7 +8,7 @@
  * generator then takes the smallest extra warm-up, the same on every rank,
  * with which the order runs (what Megatron's table with a short group
  * would need). */
-#include "families/onef1b.h"
+#include "families/families.h"
 #include "zbsched/pass.h"
 #include "zbsched/xalloc.h"
 #include <stdbool.h>
@@ -50,7 +50,7 @@ static int warmup_of(const struct zb_profile *p, int r, int extra)
 }
 
 void zbi_order_interleaved_warmup(const struct zb_profile *p,
-                              struct zb_schedule *s, int extra)
+                                  struct zb_schedule *s, int extra)
 {
     const int total = p->microbatches * p->vpp;
     struct vmb *fwd = virtual_order(p, false), *bwd = virtual_order(p, true);
@@ -275,12 +275,13 @@ void zbi_order_interleaved(const struct zb_profile *p, struct zb_schedule *s)
 
 /* The warm-up search tries up to m * vpp extras, each an O(pp * vpp * m)
  * check; where pp is small the skips do not help and every extra is
- * tried (pp 4, vpp 16, m 1001: 2e9 steps, about 30 s here). Beyond this
- * many steps the search is refused rather than left running for minutes
- * without a word (issue 13). */
+ * tried. Beyond this many steps (about half a minute) the search is
+ * refused rather than left running for minutes without a word
+ * (docs/tuning.md, "Interleaved warm-up search limit"). */
 #define MAX_WARMUP_SEARCH_STEPS 2e9
 
-int zbi_interleaved_check_size(const struct zb_profile *p, struct zb_error *err)
+int zbi_interleaved_check_size(const struct zb_profile *p,
+                               struct zb_error *err)
 {
     double steps = 2.0 * p->pp * p->vpp * p->vpp * (double)p->microbatches *
                    p->microbatches;

@@ -3,8 +3,7 @@
  * passes deferred within interleaved 1F1B's own peak memory, as ZB-H1 does
  * for 1F1B. The Zero Bubble authors call the two ideas orthogonal and
  * leave the combination open; this is the direct one. */
-#include "build/families.h"
-#include "families/onef1b.h"
+#include "families/families.h"
 
 static int gen_interleaved_zb(const struct zb_profile *p,
                               const struct zb_options *opt,

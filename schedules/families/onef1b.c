@@ -1,7 +1,7 @@
 /* onef1b.c - 1F1B (PipeDream-flush): rank r warms up with p-r-1 forwards,
  * then alternates one forward and one fused backward, then drains. At most
  * p microbatches in flight on rank 0. */
-#include "families/onef1b.h"
+#include "families/families.h"
 
 void zbi_order_1f1b(const struct zb_profile *p, struct zb_schedule *s)
 {

@@ -1,7 +1,7 @@
 /* order.c - transforms on compute orders shared by several families. */
 #include <stdlib.h>
 #include <string.h>
-#include "build/families.h"
+#include "families/families.h"
 #include "zbsched/xalloc.h"
 
 void zbi_split_deferred(struct zb_schedule *s, int cap)
@@ -67,7 +67,7 @@ int zbi_max_in_flight(const struct zb_schedule *s)
 }
 
 void zbi_unit_profile(const struct zb_profile *p, struct zb_profile *out,
-                  double limit)
+                      double limit)
 {
     zb_profile_copy(out, p);
     for (int s = 0; s < zb_profile_stages(p); s++)

@@ -7,10 +7,10 @@
  * less than the block alone after the compaction). A fixed shape: it
  * ignores the limit and reports whether it fits. Measured values:
  * docs/controllable-memory.md. */
-#include "build/families.h"
-#include "build/side_thread.h"
+#include "build/build.h"
+#include "families/families.h"
+#include "plan/plan.h"
 #include "zbsched/generator.h"
-#include "zbsched/measures.h"
 #include "zbsched/sim.h"
 
 /* Rank i: F0 at 2i, F1 at 3p-2-i, B1 at 3p+d-1+2i, B0 at 6p+d-2-i; the
@@ -24,17 +24,6 @@ static void offsets(int p, int i, int off[4])
     off[1] = 3 * p - 2 - i;
     off[2] = 3 * p + d - 1 + 2 * i;
     off[3] = 6 * p + d - 2 - i;
-}
-
-/* Whether order a beats order b (both timed): cost, then makespan, and
- * no rank's peak memory above b's. */
-static bool keeps(const struct zb_schedule *a, const struct zb_schedule *b)
-{
-    for (int r = 0; r < a->profile.pp; r++)
-        if (a->predicted.ranks[r].peak_memory >
-            b->predicted.ranks[r].peak_memory + 1e-9)
-            return false;
-    return zb_measures_better(&a->predicted, &b->predicted, a->profile.pp);
 }
 
 /* One of the two orders gen_v_half() weighs, built and timed. */
@@ -79,7 +68,7 @@ static int gen_v_half(const struct zb_profile *p,
     rc = pb.rc < 0 ? pb.rc : cb.rc;
     if (rc < 0 && err)
         *err = pb.rc < 0 ? pb.err : cb.err;
-    else if (rc == 0 && !keeps(s, &plain))
+    else if (rc == 0 && !zbi_pick_better_leaner(s, &plain))
         zb_schedule_copy_order(s, &plain);
     zb_schedule_release(&plain);
     return rc;

@@ -6,7 +6,7 @@
  * at about two thirds of 1F1B's bubble (F = B = W). A fixed shape: it
  * ignores the limit and reports whether it fits. Measured values:
  * docs/controllable-memory.md. */
-#include "build/families.h"
+#include "families/families.h"
 #include "zbsched/generator.h"
 
 /* Rank i: F0 at i, F1 at 2p-1-i, B1 at 2p+d+i, B0 at 4p+d-1-i; the shift

@@ -14,7 +14,7 @@
  * times it with the profile's real durations and comm (the grid only
  * fixes the order). */
 #include <stdlib.h>
-#include "build/families.h"
+#include "families/families.h"
 #include "zbsched/xalloc.h"
 
 #define VBLOCK_PERIOD 6
@@ -111,8 +111,9 @@ static void build_rank(const struct zb_profile *p, int r, const int *slot,
 }
 
 int zbi_vblock_order(const struct zb_profile *p,
-                 void (*offsets)(int pp, int rank, int off[4]), bool compact,
-                 struct zb_schedule *s, struct zb_error *err)
+                     void (*offsets)(int pp, int rank, int off[4]),
+                     bool compact, struct zb_schedule *s,
+                     struct zb_error *err)
 {
     const int m = p->microbatches;
     int (*off)[4] = zb_xmalloc((size_t)p->pp * sizeof(*off));

@@ -10,7 +10,7 @@
  * result with the real durations and keeps it only where it gains and no
  * rank's simulated peak grows (v_half.c). */
 #include <stdlib.h>
-#include "build/families.h"
+#include "families/families.h"
 #include "zbsched/xalloc.h"
 
 #define NP VBLOCK_PASSES

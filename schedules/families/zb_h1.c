@@ -2,8 +2,7 @@
  * split into B and W, and W passes deferred as far as 1F1B's own peak
  * (p microbatches) allows. The tail's B passes then run back to back and
  * the bubble drops from 3(p-1) to p-1 at unit times, at 1F1B's memory. */
-#include "build/families.h"
-#include "families/onef1b.h"
+#include "families/families.h"
 
 static int gen_zb_h1(const struct zb_profile *p, const struct zb_options *opt,
                      struct zb_schedule *s, struct zb_error *err)

@@ -6,7 +6,8 @@
  * The shape is defined at unit times: we run the list scheduler on a
  * unit-time copy of the profile with a limit of 2p-1 microbatches in
  * flight, and keep its order for the real times. */
-#include "build/families.h"
+#include "build/build.h"
+#include "families/families.h"
 #include "zbsched/generator.h"
 
 static int gen_zb_h2(const struct zb_profile *p, const struct zb_options *opt,

@@ -9,20 +9,13 @@
  * 2p chunk activations whatever the profile's limit. Two candidates, the
  * better kept (cost, then makespan, then peak memory; the construction on
  * a tie): the paper's construction (construct_v.c) and the list
- * scheduler (greedy.c), which was this family alone before. Measured
- * against that list scheduler alone (b473675):
- * - unit times, M_W = M_B: zero bubble once m >= 2p (p 8, m 32: 192
- *   instead of 202; p 16, m 32: 192 instead of 214; p 16, m 64: 384
- *   instead of 404);
- * - the ZB paper's twelve settings in V form (chunk times halved, comm as
- *   profiled): bubble 0.017-0.070 instead of 0.066-0.247 (1.5B p 8 m 24:
- *   0.1645 -> 0.0703; 28.3B p 32 m 96: 0.2470 -> 0.0531);
- * - 50 random profiles (p 4-32, m p..4p, B/F 0.85-1.35, W/F 0.35-1,
- *   comm 0-0.12 F, M_W/M_B 0.3-0.6): better on all 50, cost -14.7 % on
- *   average (-3.7 % to -25.8 %). */
+ * scheduler (greedy.c), which was this family alone before; the
+ * construction reaches zero bubble at unit times and beats the list on
+ * the paper's settings and random profiles (docs/tuning.md, "ZB-V
+ * family: construction and list scheduler"). */
 #include <stddef.h>
-#include "build/families.h"
-#include "build/construct_v.h"
+#include "build/build.h"
+#include "families/families.h"
 #include "zbsched/generator.h"
 #include "zbsched/measures.h"
 #include "zbsched/sim.h"
@@ -32,6 +25,18 @@
 static bool timed(int rc, struct zb_schedule *c)
 {
     return rc == 0 && zb_sim_measure(c, NULL) == 0;
+}
+
+bool zbi_zb_v_choose(const struct zb_schedule *con,
+                     const struct zb_schedule *list, struct zb_schedule *s)
+{
+    if (list && (!con || zb_measures_better(&list->predicted,
+                                            &con->predicted,
+                                            list->profile.pp)))
+        zb_schedule_copy_order(s, list);
+    else if (con)
+        zb_schedule_copy_order(s, con);
+    return con || list;
 }
 
 static int gen_zb_v(const struct zb_profile *p, const struct zb_options *opt,
@@ -52,13 +57,8 @@ static int gen_zb_v(const struct zb_profile *p, const struct zb_options *opt,
     have_con = timed(zbi_construct_v(&capped, CONSTRUCT_V_PAPER, &con, &why),
                      &con);
     have_list = timed(zbi_greedy_best(&capped, &list, NULL), &list);
-    if (have_list && (!have_con ||
-                      zb_measures_better(&list.predicted, &con.predicted,
-                                         p->pp)))
-        zb_schedule_copy_order(s, &list);
-    else if (have_con)
-        zb_schedule_copy_order(s, &con);
-    else
+    if (!zbi_zb_v_choose(have_con ? &con : NULL, have_list ? &list : NULL,
+                         s))
         rc = zb_error_set(err, why.code ? why.code : ZB_EILLEGAL, "%s",
                           why.code ? why.msg : "no ZB-V order found");
     zb_schedule_release(&con);

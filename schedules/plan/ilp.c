@@ -1,17 +1,16 @@
 /* ilp.c - `ilp`: the optimal-placement integer program (solver/) as an
  * ordinary row: it reads the search options (time limit, gap, objective,
  * Ctrl-C, progress, --export-lp) and hands the solver its warm start, the
- * orders `zb` chooses from (best.c) plus `zb`'s choice after local search
+ * orders `zb` chooses from (candidates.c) plus `zb`'s choice after local search
  * (improve.c), so the solver needs nothing from this directory and never
  * starts below `zb`. Ctrl-C (opt->interrupt) also ends the local search.
  * A profile too large for the full model (zb_ilp_searchable) gets part of
  * the time limit as more local search, by the clock, the rest as the
  * solver's window search. */
 #include <stdlib.h>
-#include <time.h>
-#include "plan/best.h"
-#include "search/deadline.h"
-#include "search/improve.h"
+#include "plan/plan.h"
+#include "search/search.h"
+#include "zbsched/clock.h"
 #include "zbsched/dp.h"
 #include "zbsched/generator.h"
 #include "zbsched/io.h"
@@ -19,13 +18,6 @@
 #include "zbsched/solver.h"
 #include "zbsched/xalloc.h"
 #include "zbsched/zero.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Share of the time limit that the local search gets on a profile too
  * large for the full model. Measured at p 16, vpp 2, m 100 (docs/ilp.md):
@@ -40,7 +32,7 @@ static void search_more(const struct zb_profile *p,
                         struct zb_schedule *out)
 {
     struct deadline dl;
-    double seconds = until - now();
+    double seconds = until - zb_clock_now();
     /* Work is counted in seconds of the reference machine, about as
      * many as wall seconds: the clock stops it first under load. */
     struct improve_opts io = { .seed = (unsigned)opt->seed + 1,
@@ -56,25 +48,19 @@ static void search_more(const struct zb_profile *p,
     zbi_deadline_stop(&dl);
 }
 
-/* `zb`'s schedule from the candidates c, by zb's own procedure (its
- * searches from the choice, the runner-up and the starts of their own:
- * so never worse than zb; one search from the choice alone ended above
- * zb on an interleaved grid instance, 23.305 against 23.150), then
- * searched further until `until` if that is not in the past. False when
- * no candidate fits. */
-static bool searched_choice(const struct best_candidates *c,
+/* `zb`'s schedule from the candidates c, by zb's own plan (its searches
+ * from the choice, the runner-up and the starts of their own, so never
+ * worse than zb, which one search from the choice alone is not:
+ * docs/tuning.md, "ilp warm start"), then searched further until `until`
+ * if that is not in the past. False when no candidate fits. */
+static bool searched_choice(const struct plan_candidates *c,
                             const struct zb_profile *p,
                             const struct zb_options *opt, double until,
                             struct zb_schedule *out)
 {
     zb_schedule_init(out, "zb", p);
-    if (zb_from_candidates(p, opt, c, out, NULL) < 0) {
-        zb_schedule_release(out);
-        return false;
-    }
-    /* zb_from_candidates() hands back a compute order (lowered later by
-     * the pipeline); the solver's warm start needs its times. */
-    if (zb_sim_run(out, NULL) < 0) {
+    /* A compute order with its times, which the warm start needs. */
+    if (zbi_plan_zb(p, opt, c, out, NULL) < 0) {
         zb_schedule_release(out);
         return false;
     }
@@ -122,20 +108,21 @@ static int write_lp(const char *tmp, void *ctx, struct zb_error *err)
 static int gen_ilp(const struct zb_profile *p, const struct zb_options *opt,
                    struct zb_schedule *s, struct zb_error *err)
 {
-    struct best_candidates c;
+    struct plan_candidates c;
     struct zb_schedule *warm, choice;
     struct zb_options left = *opt;
     bool have_choice, large = !zb_ilp_searchable(p), dp = zb_dp_active(p);
-    double t0 = now();
+    double t0 = zb_clock_now();
     int nwarm = 0, nplain, rc = 0;
 
-    zbi_best_candidates_collect(p, opt, &c);
+    zbi_plan_collect(p, opt, &c);
     /* Every fixed family's order in table order (with data parallelism
      * every candidate's), then `zb`'s searched choice: borrowed (nothing
      * to free but the array and the choice), then the grouped orders. */
     warm = zb_xcalloc(2 * ((size_t)c.n + 1), sizeof(*warm));
-    for (int i = dp ? 0 : c.fixed; i < c.n; i++)
-        warm[nwarm++] = c.s[i];
+    for (int i = 0; i < c.n; i++)
+        if (dp || c.role[i] == PLAN_FIXED)
+            warm[nwarm++] = c.s[i];
     if ((have_choice = searched_choice(&c, p, opt,
                                        large ? t0 + LARGE_LOCAL_SHARE *
                                                     opt->time_limit : 0,
@@ -145,7 +132,7 @@ static int gen_ilp(const struct zb_profile *p, const struct zb_options *opt,
     if (dp)
         nwarm = add_grouped(warm, nwarm);
     if (large) {
-        left.time_limit -= now() - t0;
+        left.time_limit -= zb_clock_now() - t0;
         if (left.time_limit < 0)
             left.time_limit = 0;
     }
@@ -160,7 +147,7 @@ static int gen_ilp(const struct zb_profile *p, const struct zb_options *opt,
     for (int i = nplain; i < nwarm; i++)
         zb_schedule_release(&warm[i]);
     free(warm);
-    zbi_best_candidates_release(&c);
+    zbi_plan_release(&c);
     return rc;
 }
 

@@ -1,4 +1,4 @@
-/* improve.c - local search on the compute order (see improve.h).
+/* improve.c - local search on the compute order (see search.h).
  *
  * A chain is simulated annealing over single-rank moves (take one pass
  * out of its rank's list and put it back elsewhere) and compound column
@@ -24,11 +24,10 @@
  * worse. Only +, *, / and comparisons decide (no exp(), no clock), so a
  * seed and a budget give one result everywhere. */
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "search/improve.h"
+#include "search/search.h"
 #include "search/improve_eval.h"
 #include "search/improve_step.h"
 #include "zbsched/pass.h"
@@ -52,10 +51,7 @@
 /* Length of one annealing run (a cycle of cooling) in default budgets:
  * within a budget, runs restarted from the best order so far
  * (anneal_all()). Five short coolings did a little better than one long
- * one: mean gap on the 193 fresh grid profiles of docs/model.md (seeds
- * 101-103) 0.578 / 0.576 / 0.574 / 0.573 / 0.578 % with runs of 1 / 0.5
- * / 0.33 / 0.2 / 0.1 budgets, on 203 more (seeds 104-106) 0.597 / 0.603
- * / 0.596 / 0.593 % (1 to 0.2); at 0.2, 73 lower and 50 higher. */
+ * one (docs/tuning.md, "Search budget: work units and the default"). */
 #define CYCLE_SHARE 0.2
 /* Longest critical path kept. */
 #define PATH_MAX_OPS 8192
@@ -292,8 +288,9 @@ static int neighbour(const struct improve_state *st, int y, bool fwd)
 
 /* A compound move: shift a pass on the critical path and its
  * counterparts on the next ranks (neighbour()) by the same number of
- * positions, so that a gap that travels down the pipeline moves as one. Stops at the first rank where
- * the shift is illegal or already taken. The number of moves. */
+ * positions, so that a gap that travels down the pipeline moves as one.
+ * Stops at the first rank where the shift is illegal or already taken.
+ * The number of moves. */
 static int propose_column(struct chain *c, struct improve_move *mv)
 {
     const struct improve_state *st = &c->st;
@@ -519,23 +516,16 @@ static void chain_release(struct chain *c)
 double zbi_improve_default_effort(const struct zb_profile *p)
 {
     /* Per chunk set: V's and interleaved's chunks split the same work
-     * per rank into more, shorter passes, and the issue's 0.2 s at p 8,
-     * m 32 holds for every placement. Per pass, V at p 8, m 32 had 1.6
-     * times loop's budget and took 0.42 s whole process with its three
-     * searches; on the five seeded grids' 240 V instances (bench_quality
-     * 20240117, 7, 3, 11, 5) the cut moved the mean gap 0.924 -> 0.931 %
-     * (55 higher, 32 lower; summed time 146 -> 122 s). */
+     * per rank into more, shorter passes, and the budget at p 8, m 32
+     * holds for every placement (docs/tuning.md, "V at 1F1B's
+     * memory: full ranks making room with a B", its later note). */
     double r = (double)zb_pass_count(p) / p->vpp / 768.0, y = 1, e;
 
-    /* Growing as r^(1/3), and at most 0.5 s: with every part of a search
-     * charged what it costs (improve_eval.h), r^(2/3) up to 1 s took p 32,
-     * m 256 to 2.2 s whole process (the issue: within 2 s) and p 64, m
-     * 1024 under V with the paper's 1.5B times from 3.2 to 6.2 s, as zb
-     * runs up to two and a half budgets (zb.c); this curve gives the 193
-     * fresh grid profiles of docs/model.md the time the old units did (91
-     * against 90 s) at a gap no worse. r^(1/3) through Newton's cube root
-     * (no libm: the budget must be the same on every machine); from 1 it
-     * converges for any r >= 0. */
+    /* Growing as r^(1/3), and at most 0.5 s, so that `zb`'s whole run (up to
+     * two and a half budgets, zb.c) keeps within its time on large pipelines
+     * (docs/tuning.md, "Search budget: work units and the default"). r^(1/3)
+     * through Newton's cube root (no libm: the budget must be the same on
+     * every machine); from 1 it converges for any r >= 0. */
     for (int i = 0; i < 60 && r > 0; i++)
         y = (2 * y + r / (y * y)) / 3;
     e = r > 0 ? 0.2 * y : 0;
@@ -560,14 +550,15 @@ static int check_opts(const struct improve_opts *o, struct zb_error *err)
 static int run_chains(struct chain *ch, int n, int threads,
                       struct zb_error *err)
 {
-    pthread_t t;
-    bool threaded = n == 2 && threads == 2 &&
-                    pthread_create(&t, NULL, run_chain, &ch[1]) == 0;
+    struct side_thread t;
+    bool side = n == 2 && threads == 2;
     int win = -1;
 
+    if (side)
+        zbi_side_thread_start(&t, run_chain, &ch[1]);
     run_chain(&ch[0]);
-    if (threaded)
-        pthread_join(t, NULL);
+    if (side)
+        zbi_side_thread_join(&t);
     else if (n == 2)
         run_chain(&ch[1]);
     for (int i = 0; i < n; i++)
@@ -605,8 +596,8 @@ static void fill_stats(struct improve_stats *stats, const struct chain *ch,
 }
 
 int zbi_improve_order(const struct zb_profile *p, struct zb_schedule *s,
-                  const struct improve_opts *o,
-                  struct improve_stats *stats, struct zb_error *err)
+                      const struct improve_opts *o,
+                      struct improve_stats *stats, struct zb_error *err)
 {
     struct chain ch[2];
     int n, win, rc;
@@ -627,9 +618,9 @@ int zbi_improve_order(const struct zb_profile *p, struct zb_schedule *s,
         ch[i].interrupt = o->interrupt;
         ch[i].budget = o->effort > 0
             ? (long)(o->effort * IMPROVE_WORK_PER_SECOND) : 0;
-        ch[i].base = (long)((o->base_effort > 0 ? o->base_effort
-                                                : zbi_improve_default_effort(p)) *
-                            IMPROVE_WORK_PER_SECOND);
+        double base = o->base_effort > 0 ? o->base_effort
+                                         : zbi_improve_default_effort(p);
+        ch[i].base = (long)(base * IMPROVE_WORK_PER_SECOND);
     }
     win = run_chains(ch, n, o->threads, err);
     if (win < -1) {

@@ -22,6 +22,7 @@
  * the second from what the first found. */
 #include <math.h>
 #include "search/improve_eval.h"
+#include "zbsched/timing.h"
 
 /* The lag on the edge from op a to its successor b. */
 static double edge_lag(const struct improve_state *st, int a, int b)
@@ -116,8 +117,9 @@ static double window_forward(struct improve_state *st,
 
         for (int j = 0; j < x->npred; j++) {
             int q = x->pred[j];
-            t = fmax(t, (estimated(st, q) ? st->est_end[q] : st->end[q]) +
-                            x->lag[j]);
+            t = zb_timing_start(t, (estimated(st, q) ? st->est_end[q]
+                                                     : st->end[q]) +
+                                       x->lag[j]);
         }
         if (k == 0)
             first = t;
@@ -157,7 +159,7 @@ static double window_backward(struct improve_state *st,
 }
 
 double zbi_improve_estimate(struct improve_state *st, int n,
-                        const struct improve_move *mv)
+                            const struct improve_move *mv)
 {
     int sweeps = n > 1 ? 2 : 1;
     double first[IMPROVE_MAX_MOVES], est = -INFINITY;

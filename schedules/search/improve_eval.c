@@ -2,11 +2,12 @@
  * (see improve_eval.h).
  *
  * The times of a compute order are a longest path: an op starts when its
- * rank's previous op has ended and its inputs have arrived (sim.c). A move
- * reorders one rank from position a on. Let t0 be the old start of the op
- * at a. Every op that started before t0 keeps its time: its predecessors
- * all started before it (strictly earlier than t0 too) and none of them is
- * a moved op, so that set is closed under predecessors. We re-run sim.c's
+ * rank's previous op has ended and its inputs have arrived (timing.h;
+ * each edge's lag is fixed when the graph is built). A move reorders one
+ * rank from position a on. Let t0 be the old start of the op at a. Every
+ * op that started before t0 keeps its time: its predecessors all started
+ * before it (strictly earlier than t0 too) and none of them is a moved
+ * op, so that set is closed under predecessors. We re-run sim.c's
  * event loop from each rank's first op starting at or after t0, and stop
  * early once the change has died out: every op whose end changed has had
  * all its successors re-timed, and the moved window has been passed. Past
@@ -16,6 +17,7 @@
 #include <string.h>
 #include "search/improve_eval.h"
 #include "zbsched/pass.h"
+#include "zbsched/timing.h"
 #include "zbsched/xalloc.h"
 
 /* ---- building the graph ---------------------------------------------- */
@@ -71,7 +73,8 @@ static int link_ops(struct improve_state *st, const long *pass_op,
             y = &st->op[pi];
             x->pred[x->npred] = (int)pi;
             x->prank[x->npred] = y->rank;
-            x->lag[x->npred++] = y->rank != x->rank ? p->comm : 0;
+            x->lag[x->npred++] = zb_timing_lag(p, y->stage, x->stage,
+                                               x->rank);
             if (y->nsucc == 2)
                 return zb_error_set(err, ZB_EILLEGAL, "stage %d mb %d: "
                                     "duplicate pass", y->stage, y->mb);
@@ -82,19 +85,11 @@ static int link_ops(struct improve_state *st, const long *pass_op,
     return 0;
 }
 
-/* Units one op re-timed costs on a graph of nops ops: 1 up to 24 576
- * (p 32, m 128 under V: the default grid's largest), then half a unit
- * more each time the graph doubles, linearly within a doubling: 1.5 at
- * 49 152, 2 at 98 304, 2.5 at 196 608, 3 at 393 216 (p 64, m 1024, V).
- * Measured over whole searches (the process's CPU seconds with and
- * without a search of effort 1, over the units it charged; the paper's
- * 1.5B times at 0.75p and 1.5p, V and loop, three runs on the shared
- * 2-core box), a unit charged as one op cost 13-18 ns up to 24 576
- * ops (IMPROVE_WORK_PER_SECOND assumes 18), and an op 21-26 ns at
- * 49 152, 31-44 at 98 304, 38-49 at 196 608 and 46-63 at 393 216. The
- * weight was 1 + nops / 524 288 (1.75 at 393 216), and the default
- * budget at p 64, m 1024 ran for twice its seconds. Only +, * and /:
- * the same budget on every machine. */
+/* Units one op re-timed costs on a graph of nops ops: 1 up to 24 576 (the
+ * default grid's largest), then half a unit more each time the graph doubles,
+ * linearly within a doubling, as a large graph's ops fall out of the caches
+ * (docs/tuning.md, "Search work per op: the op weight"). Only +, * and /: the
+ * same budget on every machine. */
 static double op_weight(long nops)
 {
     double w = 1, at = 24576;
@@ -163,7 +158,7 @@ static void rebuild_mem(struct improve_state *st)
 static int check_mem(const struct improve_state *st, struct zb_error *err)
 {
     for (int r = 0; r < st->pp && st->limited; r++) {
-        double lim = st->p->mem_limit[r] * (1 + 1e-9);
+        double lim = zb_timing_mem_cap(st->p->mem_limit[r]);
         for (int i = 0; i < st->len[r]; i++)
             if (st->mem[r][i] > lim)
                 return zb_error_set(err, ZB_ENOMEM_LIMIT, "rank %d op %d: "
@@ -270,9 +265,7 @@ static bool advance(struct improve_state *st, int r, bool early, int *diff)
             pk[j] = st->pos[x->pred[j]];
             if (pk[j] >= st->ptr[x->prank[j]])
                 return false;
-            e = st->end[x->pred[j]] + x->lag[j];
-            if (e > t)
-                t = e;
+            t = zb_timing_start(t, st->end[x->pred[j]] + x->lag[j]);
         }
         e = t + x->dur;
         changed = e != st->end[id] || t != st->start[id];
@@ -396,7 +389,7 @@ static bool check_mem_move(struct improve_state *st, int r, int from,
                            int to)
 {
     int lo = from < to ? from : to, hi = from < to ? to : from, k;
-    double lim = st->p->mem_limit[r] * (1 + 1e-9);
+    double lim = zb_timing_mem_cap(st->p->mem_limit[r]);
     double sum = lo > 0 ? st->mem[r][lo - 1] : 0;
     const double *old = st->mem[r];
 
@@ -549,7 +542,7 @@ static int try_moves(struct improve_state *st, int n,
 }
 
 int zbi_improve_try_n(struct improve_state *st, int n,
-                  const struct improve_move *mv)
+                      const struct improve_move *mv)
 {
     st->fresh_mem = false;
     return try_moves(st, n, mv);
@@ -572,8 +565,8 @@ void zbi_improve_undo(struct improve_state *st)
     st->makespan = st->old_makespan;
 }
 
-/* zbi_improve_try(): the sums zbi_improve_check() computed; zbi_improve_try_n():
- * recomputed, rank by rank. */
+/* zbi_improve_try(): the sums zbi_improve_check() computed;
+ * zbi_improve_try_n(): recomputed, rank by rank. */
 void zbi_improve_commit(struct improve_state *st)
 {
     if (st->limited && st->fresh_mem && st->newmem_n > 0)

@@ -3,7 +3,8 @@
  * the running memory per rank, an incremental re-timing after a move or
  * a compound move (several ranks at once), and a quick estimate of
  * either's cost (improve_estimate.c).
- * Internal to schedules/improve*.c. */
+ * Private to search/: search.h is the folder's contract; this is the
+ * state its three files share, too wide to be anyone else's. */
 #ifndef ZBSCHED_IMPROVE_EVAL_H
 #define ZBSCHED_IMPROVE_EVAL_H
 
@@ -15,12 +16,10 @@
 /* Most moves in one compound move (zbi_improve_try_n). */
 #define IMPROVE_MAX_MOVES 8
 
-/* Moves committed before zbi_improve_estimate() refreshes the tails: a move
- * changes the tails of the ops that lead into it, a refresh walks every
- * op, and stale tails only blur an estimate. On 193 random grid profiles
- * (bench_quality's draws for seeds 101-103, m >= 2p) refreshing after
- * every move against every 16th: `zb`'s mean gap 0.592 against 0.595 %,
- * its whole run 99 against 74 s in all. */
+/* Moves committed before zbi_improve_estimate() refreshes the tails: a
+ * move changes the tails of the ops that lead into it, a refresh walks
+ * every op, and stale tails only blur an estimate (docs/tuning.md,
+ * "Search tails age"). */
 #define IMPROVE_TAILS_AGE 16
 
 /* Take the op at position `from` of `rank` out and put it back at `to`. */
@@ -102,7 +101,7 @@ struct improve_state {
                                    stamp = round */
 };
 
-/* The budget's unit (improve.h) is about one op re-timed on a graph of
+/* The budget's unit (search.h) is about one op re-timed on a graph of
  * up to 24 576 ops (improve_eval.c, op_weight()); on larger graphs an
  * op costs more (the times, orders and ops it reads fall out of the
  * caches). The charges below and in improve.c follow measured times, so
@@ -161,7 +160,7 @@ int zbi_improve_try(struct improve_state *st, int r, int from, int to);
  * checked by zbi_improve_check() against the current order, and re-time once.
  * Returns 0, or -1 on a deadlock (the moves are then undone). */
 int zbi_improve_try_n(struct improve_state *st, int n,
-                  const struct improve_move *mv);
+                      const struct improve_move *mv);
 
 /* An estimate of the cost after the n checked moves mv (on distinct
  * ranks, as zbi_improve_try_n() takes them; n = 1: one move), without
@@ -169,7 +168,7 @@ int zbi_improve_try_n(struct improve_state *st, int n,
  * other op's time and tail as they are. Not a bound (other ops can move
  * too); charged to st->work, far less than a re-timing. */
 double zbi_improve_estimate(struct improve_state *st, int n,
-                        const struct improve_move *mv);
+                            const struct improve_move *mv);
 
 /* Keep or revert the move(s) zbi_improve_try*() applied. */
 void zbi_improve_commit(struct improve_state *st);

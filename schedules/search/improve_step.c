@@ -6,7 +6,8 @@
 #include "zbsched/dp.h"
 #include "zbsched/xalloc.h"
 
-void zbi_improve_step_init(struct improve_step *x, const struct improve_state *st)
+void zbi_improve_step_init(struct improve_step *x,
+                           const struct improve_state *st)
 {
     const struct zb_profile *p = st->p;
     const int n = zb_profile_stages(p);
@@ -48,7 +49,7 @@ void zbi_improve_step_release(struct improve_step *x)
 }
 
 double zbi_improve_step_end(const struct improve_step *x,
-                        const struct improve_state *st)
+                            const struct improve_state *st)
 {
     double step = 0;
 

@@ -2,7 +2,7 @@
  * data parallelism: each stage's REDUCE_GRAD follows its last W on its
  * rank's collective stream (docs/zero.md), read off the search's
  * incremental timings (improve_eval.h) at O(pp vpp) per evaluation.
- * Internal to schedules/improve*.c. */
+ * Private to search/, like improve_eval.h. */
 #ifndef ZBSCHED_IMPROVE_STEP_H
 #define ZBSCHED_IMPROVE_STEP_H
 
@@ -18,7 +18,8 @@ struct improve_step {
 };
 
 /* Set x up for st's profile and ops (off without data parallelism). */
-void zbi_improve_step_init(struct improve_step *x, const struct improve_state *st);
+void zbi_improve_step_init(struct improve_step *x,
+                           const struct improve_state *st);
 void zbi_improve_step_release(struct improve_step *x);
 
 /* When the step ends under st's current times: over ranks, the end of
@@ -27,6 +28,6 @@ void zbi_improve_step_release(struct improve_step *x);
  * last compute op is a W, so this covers the compute too. ZeRO-3's
  * gathers are left out: they run at the step's start, not at its end. */
 double zbi_improve_step_end(const struct improve_step *x,
-                        const struct improve_state *st);
+                            const struct improve_state *st);
 
 #endif

@@ -46,7 +46,7 @@ run "$ZBSCHED" generate --pp 4 --mb 8 --schedule 1f1b --placement v
 expect_status 1 "fixed family under v"
 expect_err "1f1b needs placement 'loop', got 'v'"
 run "$ZBSCHED" generate --pp 4 --per layer
-expect_status 1 "bad --per"
+expect_status 2 "bad --per"
 expect_err "--per must be 'rank' or 'chunk', got 'layer'"
 
 run "$ZBSCHED" generate --pp 4 --mb 8 --schedule nope
@@ -61,8 +61,8 @@ expect_err "'$TMP/bad.json': malformed JSON at line 3, column 18"
 
 printf '{"pp": 4, "microbatches": 8, "colour": "red"}\n' >"$TMP/unk.json"
 run "$ZBSCHED" generate --profile "$TMP/unk.json" -q -o "$OUT.json"
-expect_status 0 "unknown key is a warning"
-expect_err "warning: unknown key 'colour' ignored"
+expect_status 1 "unknown key is an error"
+expect_err "unknown key 'colour'"
 
 # A fixed family over the limit is refused, not written.
 run "$ZBSCHED" generate --pp 4 --mb 8 --schedule gpipe --mem-limit 1p \

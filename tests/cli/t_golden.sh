@@ -12,7 +12,8 @@ for golden in "$data"/*.json; do
         --schedule "$fam" -q
     expect_status 0 "$base"
     cmp -s "$OUT" "$golden" ||
-        fail "$base differs from its golden file (make regen, then read the diff)"
+        fail "$base differs from its golden file" \
+             "(make regen, then read the diff)"
     n=$((n + 1))
 done
 [ "$n" -ge 10 ] || fail "only $n golden files"

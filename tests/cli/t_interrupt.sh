@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Ctrl-C in `generate --schedule ilp` (issue 13): the search stops within
+# Ctrl-C in `generate --schedule ilp`: the search stops within
 # about a second and the best schedule so far is written, legal; a time
 # limit whose milliseconds overflow an int is accepted, an infinite one
 # refused.

@@ -161,7 +161,7 @@ expect_err "zbsched: render: several schedules need --compare"
 run "$ZBSCHED" render "$TMP/h1.json" --width 10 -o "$TMP/small.svg"
 expect_status 2 "width"
 [ ! -e "$TMP/small.svg" ] || fail "output left behind"
-run "$ZBSCHED" render "$TMP/h1.json" --unit parsec
+run "$ZBSCHED" render "$TMP/h1.json" --time-unit parsec
 expect_status 2 "unit"
 "$ZBSCHED" render "$TMP/v.json" --trace "$TMP/v.trace.json"
 run "$ZBSCHED" render "$TMP/h1.json" --realized "$TMP/v.trace.json"

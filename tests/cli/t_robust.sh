@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Robustness (docs/robustness.md): hostile or runaway input gets one clear line and a
-# non-zero exit before it exhausts time or memory; outputs are atomic and a
-# failed stdout is an error; JSON, terminal text and SVG stay valid.
+# Robustness (docs/robustness.md): hostile or runaway input gets one
+# clear line and a non-zero exit before it exhausts time or memory;
+# outputs are atomic and a failed stdout is an error; JSON, terminal text
+# and SVG stay valid.
 . "$(dirname "$0")/../lib/tap.sh"
 
 # Each run here must end quickly: a hang is a failure, not a stuck suite.

@@ -13,8 +13,8 @@ CHECK="python3 $(dirname "$0")/../lib/trace_check.py"
 # name: generate flags | render flags
 shapes=(
     "unit:--pp 4 --mb 8|"
-    "paper:--pp 4 --mb 12 --f 18.5 --b 18.1 --w 9.3 --comm 0.6|--unit us"
-    "odd:--pp 3 --mb 5 --f 1.3 --b 1.1 --w 0.7 --comm 0.15|--unit ms"
+    "paper:--pp 4 --mb 12 --f 18.5 --b 18.1 --w 9.3 --comm 0.6|--time-unit us"
+    "odd:--pp 3 --mb 5 --f 1.3 --b 1.1 --w 0.7 --comm 0.15|--time-unit ms"
 )
 for fam in gpipe 1f1b zb-h1 zb-h2 zb interleaved interleaved-zb zb-v; do
     case $fam in

@@ -6,17 +6,22 @@
 . "$(dirname "$0")/../lib/tap.sh"
 
 # The options of each command's rows (cli/cmd_*.c, cli.c's shared lists).
-profile="profile pp vpp mb placement per f b w fb comm m-b m-w mem-limit
-         dp zero params bandwidth latency prefetch reduce"
+profile="profile pp vpp mb placement per f b w fb comm time-unit m-b m-w
+         mem-limit dp zero params bandwidth latency prefetch reduce"
 search="effort time-limit gap objective"
 declare -A want=(
     [generate]="schedule output quiet export-lp $search $profile"
-    [eval]="json"
+    [eval]="json jitter samples seed"
     [validate]=""
     [compare]="json mem-sweep quiet zero-all $search $profile"
     [frontier]="json svg effort $profile"
+    [profile]="from output pp vpp mb placement time-unit quiet"
+    [check-profile]="schedule hidden seq"
+    [plan]="model gpu-mem pp mb vpp placement split link-bw link-latency
+            gpus-per-node inter-bw dp zero effort output schedule-out csv
+            quiet"
     [list]=""
-    [render]="output ascii width trace unit compare realized iter"
+    [render]="output ascii width trace time-unit compare realized iter"
     [export]="to format output"
     [import]="from name output quiet $profile"
 )
@@ -30,7 +35,7 @@ expect_status 0 "--help"
 for cmd in "${!want[@]}"; do
     grep -qE "^  $cmd +[a-z]" "$OUT" || fail "--help does not list $cmd"
 done
-[ "$(grep -cE '^  [a-z]+ +[a-z]' "$OUT")" -eq "${#want[@]}" ] ||
+[ "$(grep -cE '^  [a-z-]+ +[a-z]' "$OUT")" -eq "${#want[@]}" ] ||
     fail "--help lists other commands than ${!want[*]}"
 run "$ZBSCHED" -h
 expect_status 0 "-h"

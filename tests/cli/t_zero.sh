@@ -113,7 +113,7 @@ expect_status 1 "reduce microbatch with zero 1"
 expect_err "reduce microbatch needs zero >= 2 (sharded gradients), got zero 1"
 expect_err_lines 1
 run "$ZBSCHED" generate $dp --zero 2 --reduce layer -q
-expect_status 1 "--reduce layer"
+expect_status 2 "--reduce layer"
 expect_err "--reduce must be \"step\" or \"microbatch\", got 'layer'"
 expect_err_lines 1
 echo '{"pp": 2, "microbatches": 4, "dp": 2, "zero": 2,

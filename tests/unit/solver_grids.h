@@ -38,8 +38,8 @@ static const double grid_times[][4] = {
 };
 
 /* The bound grid: p 2..4, m p..p+3, four time sets, limits p + extra
- * (M_B 1, M_W 0.5): 144 instances (../shared/notes/ilp.md did this with
- * 48). Fills up to max shapes; returns how many the grid has. */
+ * (M_B 1, M_W 0.5): 144 instances. Fills up to max shapes; returns how
+ * many the grid has. */
 #define BOUND_GRID_MAX 256
 static inline int bound_grid(struct shape *out, int max)
 {

@@ -7,7 +7,8 @@
 #include <string.h>
 #include "helpers.h"
 #include "zbsched/bound.h"
-#include "build/construct.h"
+#include "build/build.h"
+#include "quality_cases.h"
 
 static const int ps[] = { 2, 4, 8, 16 };
 
@@ -279,31 +280,21 @@ Test(construct, refuses_v_placement_and_several_chunks)
 
 /* Uneven stage times at 1.5x 1F1B's memory, m >= 2p (the quality grid's
  * loop cells): the per-stage tuning starts from the best variant, so it
- * is never worse than any of them, and it lowers the constructed cost's
- * mean gap to the lower bound on these profiles from 0.80 % (the best
- * variant's) to 0.71 %. */
+ * is never worse than any of them, never below the lower bound, and on
+ * these profiles it gains somewhere (how much: tools/check_quality.c). */
 Test(construct, tuning_per_stage_beats_every_variant_on_uneven_profiles)
 {
     unsigned seed = 2027;
-    double tuned = 0, untuned = 0;
-    const int n = 10;
+    int gained = 0;
+    const int n = LOOP_UNEVEN_CASES;
 
     for (int i = 0; i < n; i++) {
-        struct shape sh = unit_shape(6 + rand_r(&seed) % 11, 1);
         struct zb_profile p;
         struct zb_schedule s;
         double best = INFINITY, bound, cost;
         char what[64];
 
-        sh.mb = 2 * sh.pp + rand_r(&seed) % (2 * sh.pp + 1);
-        sh.comm = uniform(&seed, 0, 0.12);
-        sh.m_w = uniform(&seed, 0.3, 0.6);
-        sh.limit = 1.5 * sh.pp;
-        make_profile(&sh, &p);
-        for (int k = 0; k < sh.pp; k++)
-            p.stage[k] = (struct zb_stage_times){
-                uniform(&seed, 0.8, 1.2), uniform(&seed, 0.85, 1.35),
-                uniform(&seed, 0.35, 1.0) };
+        loop_uneven_profile(&seed, &p);
         for (int v = 0; v < CONSTRUCT_VARIANTS; v++) {
             zb_schedule_init(&s, "zb", &p);
             cr_assert_eq(zbi_construct_variant(&p, v, &s, NULL), 0);
@@ -318,11 +309,11 @@ Test(construct, tuning_per_stage_beats_every_variant_on_uneven_profiles)
         bound = zb_bound_cost(&p);
         cr_assert_leq(cost, best * (1 + 1e-12), "%s: tuned %g, a variant %g",
                       what, cost, best);
-        tuned += cost / bound - 1;
-        untuned += best / bound - 1;
+        cr_assert_geq(cost, bound * (1 - 1e-9), "%s: tuned %g below the "
+                      "bound %g", what, cost, bound);
+        gained += cost < best * (1 - 1e-9);
         zb_schedule_release(&s);
         zb_profile_release(&p);
     }
-    cr_assert_lt(tuned / n, 0.0075, "mean gap %g (the best variants': %g)",
-                 tuned / n, untuned / n);
+    cr_assert_gt(gained, 0, "the tuning gained on none of %d profiles", n);
 }

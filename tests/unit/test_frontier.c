@@ -2,7 +2,7 @@
  * point respects the bound at each limit it fits, and the controllable-
  * memory families fill the low-memory end. */
 #include <string.h>
-#include "plan/best.h"
+#include "plan/plan.h"
 #include "helpers.h"
 #include "zbsched/frontier.h"
 
@@ -34,7 +34,8 @@ Test(frontier, front_falls_and_bound_holds)
             cr_assert_geq(pt->peak, last_peak, "sorted by peak");
             last_peak = pt->peak;
             if (isfinite(pt->limit))
-                cr_assert_leq(pt->peak, pt->limit * (1 + 1e-9), "%s", pt->name);
+                cr_assert_leq(pt->peak, pt->limit * (1 + 1e-9), "%s",
+                              pt->name);
             for (int k = 0; k < f.nb; k++)
                 if (f.bounds[k].limit >= pt->peak * (1 - 1e-9))
                     cr_assert_geq(pt->cost, f.bounds[k].bound * (1 - 1e-9),
@@ -53,6 +54,41 @@ Test(frontier, front_falls_and_bound_holds)
         cr_assert_geq(on_front, 2);
         zb_frontier_release(&f);
     }
+}
+
+/* With an FB time shorter than some stages' F plus B, an overlapping
+ * family (DualPipeV) runs less work than the passes' times say; the bound
+ * at each limit scales for the shortest FB any rank can run, not stage
+ * 0's alone (here stage 0 is the fast one, whose ratio would scale
+ * nothing, and DualPipeV would beat the bound). */
+Test(frontier, bound_holds_for_overlapped_passes_on_uneven_stages)
+{
+    struct shape sh = unit_shape(4, 8);
+    struct zb_profile prof;
+    struct zb_options opt;
+    struct zb_frontier f;
+    struct zb_error err = { 0 };
+    int overlapped = 0;
+
+    make_profile(&sh, &prof);
+    prof.fb = 2.0;
+    prof.stage[0] = (struct zb_stage_times){ 0.6, 0.8, 1 };
+    prof.stage[3] = (struct zb_stage_times){ 1.3, 2.0, 1.1 };
+    zb_options_init(&opt);
+    opt.effort = -1;
+    cr_assert_eq(zb_frontier_build(&prof, &opt, &f, &err), 0, "%s", err.msg);
+    for (int i = 0; i < f.n; i++) {
+        const struct zb_frontier_point *pt = &f.pts[i];
+        overlapped += !strcmp(pt->name, "dualpipev");
+        for (int k = 0; k < f.nb; k++)
+            if (f.bounds[k].limit >= pt->peak * (1 - 1e-9))
+                cr_assert_geq(pt->cost, f.bounds[k].bound * (1 - 1e-9),
+                              "%s (vpp %d) at %g beats the bound at %g",
+                              pt->name, pt->vpp, pt->peak, f.bounds[k].limit);
+    }
+    cr_assert_gt(overlapped, 0);
+    zb_frontier_release(&f);
+    zb_profile_release(&prof);
 }
 
 Test(frontier, controllable_memory_families_and_zb_at_low_limits)
@@ -164,7 +200,7 @@ Test(frontier, pick_tries_every_shape_or_the_profiles_own)
 }
 
 /* The pick takes the fixed families' orders from zb's own candidates
- * (frontier.c, pool_shape()): each must be the order the family builds
+ * (choose.c, pool_shape()): each must be the order the family builds
  * alone. With uneven stages and a limit the families' costs differ, so
  * the runner-up's cost names the order it came from; in V, and with the
  * V runner-up forced by a limit only some families fit. */
@@ -203,7 +239,7 @@ Test(frontier, pick_weighs_each_family_as_it_builds_alone)
 /* A family that never holds more than 1F1B's memory (zb-v, v-half,
  * v-min: zb_generator.peak_cap) cannot beat a candidate that already
  * costs less than the bound at that memory: zb's collection leaves it
- * out above 1F1B's limit (best.c, outclassed()), and the pick does not
+ * out above 1F1B's limit (candidates.c, outclassed()), and the pick does not
  * build it either; at 1F1B's limit it stays. V, p 4, m 8, comm 0.2: at
  * 1.5p zb costs 48.4, zb-v 50.8 above a bound of 50.6 at 1F1B's
  * memory. */
@@ -214,13 +250,13 @@ Test(frontier, leaves_out_a_family_outclassed_at_its_memory)
                             k == 0 ? 8 : 12 };
         struct zb_profile prof;
         struct zb_options opt;
-        struct best_candidates c;
+        struct plan_candidates c;
         struct zb_frontier_pick pk;
         struct zb_schedule alone;
 
         make_profile(&sh, &prof);
         zb_options_init(&opt);
-        zbi_best_candidates_collect(&prof, &opt, &c);
+        zbi_plan_collect(&prof, &opt, &c);
         pick(&prof, false, &pk);
         for (int i = 0; zb_generators[i]; i++) {
             const struct zb_generator *g = zb_generators[i];
@@ -236,7 +272,7 @@ Test(frontier, leaves_out_a_family_outclassed_at_its_memory)
             }
             zb_schedule_release(&alone);
         }
-        zbi_best_candidates_release(&c);
+        zbi_plan_release(&c);
         zb_schedule_release(&pk.sched);
         zb_profile_release(&prof);
     }

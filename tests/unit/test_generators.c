@@ -113,7 +113,7 @@ Test(generators, bubble_sizes_of_table_2_with_unequal_times)
 }
 
 /* With comm 0.05 the closed forms no longer hold, but the ZB-H1 order
- * meets the lower bound (../shared/notes/ilp.md: 107.2 at 8x32). */
+ * meets the lower bound (107.2 at 8x32). */
 Test(generators, zb_h1_is_optimal_at_onef1b_memory_with_comm)
 {
     struct shape sh = { 8, 1, 32, ZB_PLACEMENT_LOOP, 1, 1.2, 0.8, 0.05, 1,
@@ -147,10 +147,16 @@ Test(generators, zb_v_and_interleaved_zb_beat_onef1b_at_its_memory)
 
 static const struct random_ranges ranges = { 1, 8, 3, 3, 4, 3.0, true };
 
+/* Legality does not depend on the search (test_improve.c covers it):
+ * zb runs a token budget here, enough to take the search's path. */
 Test(generators, every_family_is_legal_on_random_profiles)
 {
     unsigned seed = 12345;
     int generated = 0;
+    struct zb_options o;
+
+    zb_options_init(&o);
+    o.effort = 0.001;
 
     for (int iter = 0; iter < 300; iter++) {
         struct zb_profile p;
@@ -163,7 +169,7 @@ Test(generators, every_family_is_legal_on_random_profiles)
             /* The solver has its own tests (test_solver.c). */
             if (g->solver || zb_generator_accepts(g, &p, NULL) < 0)
                 continue;
-            int rc = zb_generator_run(g, &p, NULL, &s, &err);
+            int rc = zb_generator_run(g, &p, &o, &s, &err);
             /* Only a memory-aware family may refuse, and only for memory. */
             if (rc < 0) {
                 cr_assert(g->memory_aware && rc == ZB_ENOMEM_LIMIT,
@@ -209,7 +215,7 @@ Test(generators, every_family_is_legal_on_random_profiles)
     cr_assert_gt(generated, 600);
 }
 
-/* ---- edge cases ---------------------------------------------------------- */
+/* ---- edge cases --------------------------------------------------------- */
 
 Test(generators, handles_fewer_microbatches_than_ranks_and_one_rank)
 {
@@ -297,7 +303,7 @@ Test(generators, handles_many_microbatches)
     assert_near(gen_cost("1f1b", &sh), 3.0 * (4096 + 3), "1f1b at m 4096");
 }
 
-/* The open case of ../shared/notes/ilp.md (F 1, B 1.2, W 0.8, comm 0.05,
+/* The ILP's open case (docs/ilp.md; F 1, B 1.2, W 0.8, comm 0.05,
  * M_W = M_B/2, limit 2p): GLPK's best known schedules were 25.3 at 4x8
  * (after search) and 98.7 at 8x32; `zb` must not fall behind them. */
 Test(generators, zb_meets_the_best_known_schedules_with_memory_2p)

@@ -1,13 +1,13 @@
-/* test_improve.c - the local search on compute orders (schedules/search/improve.c):
- * never worse, legal and within limits, reproducible, and it does improve
- * poor or heuristic starts. Efforts are small: each test takes a second
- * or two at most on an idle machine (the `zb` ones run it whole). */
+/* test_improve.c - the local search on compute orders
+ * (schedules/search/improve.c): never worse, legal and within limits,
+ * reproducible, and it does improve poor or heuristic starts. Efforts
+ * are small: each test takes a second or two at most on an idle machine
+ * (the `zb` ones run it whole). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plan/best.h"
-#include "build/families.h"
-#include "search/improve.h"
+#include "plan/plan.h"
+#include "search/search.h"
 #include "search/improve_eval.h"
 #include "helpers.h"
 #include "zbsched/generator.h"
@@ -54,7 +54,8 @@ static void assert_legal(const struct zb_schedule *s)
     zb_schedule_release(&t);
 }
 
-static bool same_order(const struct zb_schedule *a, const struct zb_schedule *b)
+static bool same_order(const struct zb_schedule *a,
+                       const struct zb_schedule *b)
 {
     for (int r = 0; r < a->profile.pp; r++) {
         if (a->ranks[r].n != b->ranks[r].n)
@@ -94,7 +95,8 @@ Test(improve, never_returns_a_worse_order_and_stays_legal_on_random_profiles)
         makespan = s.predicted.makespan;
         improve(&p, &s, 0.01, (unsigned)i, 1 + i % 2);
         cr_assert(s.predicted.cost < cost ||
-                  (s.predicted.cost == cost && s.predicted.makespan <= makespan),
+                  (s.predicted.cost == cost &&
+                   s.predicted.makespan <= makespan),
                   "profile %d: cost %g -> %g", i, cost, s.predicted.cost);
         improved += s.predicted.cost < cost;
         assert_legal(&s);
@@ -502,8 +504,8 @@ Test(improve, zb_is_never_worse_than_searching_its_best_candidate)
         struct shape sh = unit_shape(4 + iter, 3 * (4 + iter));
         struct zb_profile p;
         struct zb_options o;
-        struct best_candidates c;
-        struct best b;
+        struct plan_candidates c;
+        struct plan_pick b;
         struct zb_schedule s, z;
         struct zb_error err = { 0 };
 
@@ -514,11 +516,11 @@ Test(improve, zb_is_never_worse_than_searching_its_best_candidate)
                                                   uniform(&seed, 1.0, 1.3),
                                                   uniform(&seed, 0.5, 0.9) };
         zb_options_init(&o);
-        zbi_best_candidates_collect(&p, &o, &c);
-        zbi_best_init(&b);
+        zbi_plan_collect(&p, &o, &c);
+        zbi_pick_init(&b);
         for (int i = 0; i < c.n; i++)
-            zbi_best_consider(&b, &c.s[i]);
-        cr_assert_eq(zbi_best_result(&b, &p, &err), 0, "%s", err.msg);
+            zbi_pick_consider(&b, &c.s[i]);
+        cr_assert_eq(zbi_pick_result(&b, &p, &err), 0, "%s", err.msg);
         zb_schedule_init(&s, "best", &p);
         zb_schedule_copy_order(&s, b.sched);
         improve(&p, &s, zbi_improve_default_effort(&p), (unsigned)o.seed, 1);
@@ -529,7 +531,7 @@ Test(improve, zb_is_never_worse_than_searching_its_best_candidate)
                       iter, z.predicted.cost, s.predicted.cost);
         zb_schedule_release(&s);
         zb_schedule_release(&z);
-        zbi_best_candidates_release(&c);
+        zbi_plan_release(&c);
         zb_profile_release(&p);
     }
 }

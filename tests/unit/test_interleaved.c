@@ -5,7 +5,7 @@
  * (pp 9, vpp 5, m 28 runs at 3, not at 4), so no shortcut is safe that
  * this would not catch. */
 #include "helpers.h"
-#include "families/onef1b.h"
+#include "families/families.h"
 
 /* The old linear search: returns the extra it chose, s holds the order. */
 static int reference_order(const struct zb_profile *p, struct zb_schedule *s)

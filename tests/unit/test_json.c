@@ -17,7 +17,8 @@ static void assert_same(const struct zb_schedule *a,
     for (int r = 0; r < a->profile.pp; r++) {
         cr_assert_eq(a->ranks[r].n, b->ranks[r].n, "rank %d length", r);
         for (int i = 0; i < a->ranks[r].n; i++) {
-            const struct zb_op *x = &a->ranks[r].ops[i], *y = &b->ranks[r].ops[i];
+            const struct zb_op *x = &a->ranks[r].ops[i];
+            const struct zb_op *y = &b->ranks[r].ops[i];
             cr_assert(x->kind == y->kind && x->stage == y->stage &&
                       x->mb == y->mb && x->peer == y->peer &&
                       x->start == y->start && x->end == y->end,

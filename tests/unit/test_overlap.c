@@ -2,6 +2,7 @@
  * validator, JSON, PyTorch CSV, and the dualpipev family that uses it. */
 #include <string.h>
 #include "helpers.h"
+#include "zbsched/bound.h"
 #include "zbsched/json.h"
 #include "zbsched/torch.h"
 
@@ -55,6 +56,8 @@ Test(overlap, sim_times_fb_as_one_op_and_peaks_after_its_f)
     tiny(&s, 1.5);
     cr_assert_eq(zb_sim_run(&s, &err), 0, "%s", err.msg);
     assert_near(s.predicted.cost, 11.5, "cost with fb 1.5");
+    zb_bound_set(&s);
+    cr_assert_gt(s.predicted.lower_bound, 0);
     cr_assert_leq(s.predicted.lower_bound, s.predicted.cost);
     zb_schedule_release(&s);
 }
@@ -106,6 +109,7 @@ Test(overlap, json_and_torch_csv_round_trip)
     cr_assert_eq(zb_json_parse_schedule(text, &back, &err), 0, "%s",
                  err.msg);
     cr_assert_eq(zb_sim_run(&back, &err), 0, "%s", err.msg);
+    zb_bound_set(&back);
     free(text);
     text = zb_json_format_schedule(&back);
     csv = zb_json_format_schedule(&s);

@@ -2,9 +2,7 @@
  * bound against schedules that meet it, and zb_sim_measure() against the
  * simulator on the orders of the builders that time their own passes. */
 #include "helpers.h"
-#include "build/families.h"
-#include "build/construct_v.h"
-#include "build/warm_depth.h"
+#include "build/build.h"
 
 /* p 2, m 2, 1F1B, F 1, B 2, W 1 (BW 3), comm 0.5. By hand:
  *   rank 0: F0 [0,1]  F1 [1,2]  BW0 [6,9]     BW1 [10,13]
@@ -59,8 +57,8 @@ Test(sim, agrees_with_a_case_worked_by_hand)
     zb_profile_release(&p);
 }
 
-/* ../shared/notes/ilp.md: LB2 equals ZB-H1 at 1F1B memory and ZB-H2 at
- * 2p-1, unit times, so the bound is tight there. */
+/* The lower bound equals ZB-H1 at 1F1B memory and ZB-H2 at 2p-1, unit
+ * times, so the bound is tight there. */
 Test(sim, lower_bound_is_tight_for_the_handcrafted_families)
 {
     for (int p = 2; p <= 16; p *= 2)
@@ -150,8 +148,8 @@ Test(sim, measures_a_builders_times_as_it_simulates_them)
         struct zb_schedule s;
         random_profile(&seed, &rr, &p);
         for (int k = 0; k < 3; k++) {
-            static const char *const who[] = { "zbi_greedy_best", "zbi_construct_v",
-                                               "zbi_warm_depth_loop" };
+            static const char *const who[] = {
+                "zbi_greedy_best", "zbi_construct_v", "zbi_warm_depth_loop" };
             int rc;
             zb_schedule_init(&s, who[k], &p);
             rc = k == 0 ? zbi_greedy_best(&p, &s, NULL)

@@ -1,9 +1,9 @@
-/* test_solver.c - the integer-program solver: the proven optima of
- * ../shared/notes/ilp.md, never worse than `zb`, the closed-form bound
- * below every optimum it proves, and the interface (options, interrupt,
- * progress, LP export, impossible limits). No timing asserts: every
- * instance here is proven in well under a second on an idle machine, and
- * limits are far above that. */
+/* test_solver.c - the integer-program solver: the proven optima of the
+ * ILP benchmark's small instances, never worse than `zb`, the closed-form
+ * bound below every optimum it proves, and the interface (options,
+ * interrupt, progress, LP export, impossible limits). No timing asserts:
+ * every instance here is proven in well under a second on an idle
+ * machine, and limits are far above that. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +16,7 @@
 #include "zbsched/sim.h"
 #include "zbsched/solver.h"
 
-/* Profile of ../shared/notes/ilp.md: M_B = 1, M_W = 0.5, limit = n * p. */
+/* The ILP benchmark's profile: M_B = 1, M_W = 0.5, limit = n * p. */
 static struct shape notes_shape(int pp, int mb, bool real, double n)
 {
     struct shape sh = { pp, 1, mb, ZB_PLACEMENT_LOOP, 1, 1, 1, 0, 1, 0.5,
@@ -143,7 +143,7 @@ Test(solver, proves_zero_bubble_for_v_placement)
     assert_optimal(&sh, ZB_OBJECTIVE_COST, 24);
 }
 
-/* ---- the two grids, a slice each (the whole: make bench) ----------------- */
+/* ---- the two grids, a slice each (the whole: make bench) ---------------- */
 
 /* Never worse than the heuristic: the first 6 profiles of the random
  * grid (solver_grids.h) with 0.25 s of search each; tools/
@@ -240,7 +240,7 @@ Test(solver, closed_form_bound_holds_for_chunked_placements)
             }
 }
 
-/* ---- interface ----------------------------------------------------------- */
+/* ---- interface ---------------------------------------------------------- */
 
 /* The open case at p 8, m 32: not proven in seconds, so it shows what an
  * unfinished search reports. */
@@ -322,7 +322,7 @@ static void interrupt_now(const struct zb_progress *pr, void *ctx)
     *(volatile sig_atomic_t *)ctx = 1;
 }
 
-/* A limit whose milliseconds overflow an int (issue 13) reaches GLPK
+/* A limit whose milliseconds overflow an int reaches GLPK
  * clamped; Ctrl-C during the search (here from the first progress report,
  * after a second) returns the best order so far within a second. */
 Test(solver, huge_time_limit_runs_until_interrupted, .timeout = 120)

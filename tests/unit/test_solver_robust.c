@@ -47,7 +47,8 @@ Test(solver_robust, catches_a_glpk_failure_and_recovers)
     double obj = 0;
 
     zbi_ilp_glpk_quiet();
-    cr_assert_eq(zbi_ilp_glpk_run(bad_call, NULL, msg, sizeof(msg)), ZB_ESOLVER);
+    cr_assert_eq(zbi_ilp_glpk_run(bad_call, NULL, msg, sizeof(msg)),
+                 ZB_ESOLVER);
     cr_assert(strstr(msg, "GLPK failed: ") == msg, "message '%s'", msg);
     cr_assert_gt(strlen(msg), strlen("GLPK failed: "), "no reason given");
     /* The environment was freed and GLPK works again in this thread. */
@@ -78,7 +79,7 @@ Test(solver_robust, ilp_holds_on_random_microsecond_profiles, .timeout = 600)
                              .m_w = uniform(&seed, 0.3, 0.7) };
         sh.mb = sh.pp + rand_r(&seed) % (2 * sh.pp);
         /* Np is N times 1F1B's activations, p * M_B, whatever the vpp
-         * (DESIGN.md): with V that reaches down to ZB-V's own 1p. */
+         * (docs/design.md): with V that reaches down to ZB-V's own 1p. */
         sh.limit = uniform(&seed, 1, 3) * sh.pp;
         make_profile(&sh, &p);
         for (int st = 0; st < sh.pp * sh.vpp; st++)

@@ -6,7 +6,7 @@
 #include <string.h>
 #include "helpers.h"
 #include "zbsched/bound.h"
-#include "build/warm_depth.h"
+#include "build/build.h"
 
 /* Loop placement, one chunk per rank, unequal stage times, a limit of 1
  * to 3 times 1F1B's peak (p activations) on every rank. */

@@ -7,7 +7,7 @@
 #include "zbsched/dp.h"
 #include "zbsched/json.h"
 #include "zbsched/zero.h"
-#include "plan/best.h"
+#include "plan/plan.h"
 
 /* Unit times, 1e9 parameters per stage, d 4, 1 GB/time unit, latency
  * 0.01: a REDUCE_GRAD of ZeRO-0 takes 3.06, an UNSHARD 1.53. */
@@ -218,14 +218,14 @@ Test(zero, zb_keeps_the_shortest_step_among_its_candidates)
         struct zb_profile p;
         struct zb_schedule s;
         struct zb_options opt;
-        struct best_candidates c;
+        struct plan_candidates c;
         struct zb_error err = { 0 };
         int scored = 0;
 
         zero7b_profile(&p, vpp);
         gen("zb", &p, &s);
         zb_options_init(&opt);
-        zbi_best_candidates_collect(&p, &opt, &c);
+        zbi_plan_collect(&p, &opt, &c);
         for (int i = 0; i < c.n; i++) {
             struct zb_schedule x;
             bool grouped;
@@ -246,7 +246,7 @@ Test(zero, zb_keeps_the_shortest_step_among_its_candidates)
         cr_assert_lt(fabs(s.predicted.step_time -
                           (vpp == 1 ? 2055.62 : 1960.42)), 1e-6,
                      "vpp %d: step %.17g", vpp, s.predicted.step_time);
-        zbi_best_candidates_release(&c);
+        zbi_plan_release(&c);
         zb_schedule_release(&s);
         zb_profile_release(&p);
     }

@@ -1,0 +1,146 @@
+/* split.h - the layer-split planner of `zbsched plan`: from a per-layer
+ * model (model.h), a pipeline degree, microbatches and a GPU's memory to
+ * the layers of each stage, the shape (vpp, placement) and a zb schedule,
+ * with the exact memory per rank, a lower bound over every split it could
+ * choose, and torchtitan's default split and the min-max compute split
+ * beside it (DESIGN.md "Plan JSON"; docs/plan.md has the method).
+ *
+ * Memory inside the schedule search is conservative: zb sees one M_B (the
+ * largest activation of a rank's stages, per rank) and one comm (the
+ * slowest boundary). The finished order is then evaluated exactly: memory
+ * per rank by zb_memory_replay() with each stage's own bytes, the step
+ * with each boundary's own transfer time (zb_plan_retime()).
+ * Ownership: a plan owns its splits and schedules; zb_plan_release()
+ * frees them; returned strings are the caller's. */
+#ifndef ZBSCHED_SPLIT_H
+#define ZBSCHED_SPLIT_H
+
+#include <stdbool.h>
+#include "zbsched/error.h"
+#include "zbsched/memory_model.h"
+#include "zbsched/model.h"
+#include "zbsched/profile.h"
+#include "zbsched/schedule.h"
+
+/* Point-to-point links between neighbouring stages: n bytes take
+ * latency + n / bandwidth seconds; ranks sit gpus_per_node to a node, and
+ * a boundary between nodes uses inter_bandwidth. */
+struct zb_link {
+    double bandwidth;           /* bytes/s; INFINITY: transfers are free */
+    double latency;             /* seconds per transfer */
+    int gpus_per_node;          /* 0: every rank on one node */
+    double inter_bandwidth;     /* bytes/s between nodes */
+};
+
+enum zb_split_mode {
+    ZB_SPLIT_AUTO,      /* search */
+    ZB_SPLIT_EVEN,      /* torchtitan's default split */
+    ZB_SPLIT_GIVEN      /* counts[] layers per stage */
+};
+
+struct zb_plan_request {
+    int pp, microbatches;
+    int vpp;                    /* chunks per rank; 0: auto (1 and 2) */
+    int placement;              /* enum zb_placement, or -1: auto */
+    enum zb_split_mode split;
+    const int *counts;          /* ZB_SPLIT_GIVEN: layers per stage */
+    int n_counts;               /* pp*vpp entries: sets vpp */
+    double gpu_mem;             /* bytes one GPU may hold */
+    struct zb_link link;
+    int dp, zero;               /* data parallelism over the model state */
+    double effort;              /* zb's search on the finalists (options.h;
+                                   0: zb's default) */
+};
+
+/* One split of the model over a shape's stages, evaluated. */
+struct zb_plan_split {
+    bool exists;                /* a split was made (every stage
+                                   non-empty); the rest is valid only so */
+    bool scheduled;             /* zb found an order within the
+                                   conservative limits: sched, cost */
+    bool fits;                  /* scheduled, and every rank's exact
+                                   total within gpu_mem */
+    int vpp;
+    enum zb_placement placement;
+    int nstages;                /* pp*vpp */
+    int *counts;                /* layers per stage, in stage order */
+    struct zb_schedule sched;   /* the order, on the conservative profile
+                                   (model time unit, memory in GiB);
+                                   the baselines keep none (ranks NULL) */
+    double cost, makespan, bubble_ratio;    /* re-timed with each
+                                               boundary's comm */
+    struct zb_memory_rank *ranks;   /* pp entries; activations from the
+                                       exact replay (unscheduled: the
+                                       least any schedule holds) */
+    double effort;              /* the zb effort it was scheduled with */
+};
+
+struct zb_plan {
+    struct zb_plan_split best;  /* the answer (exists even when nothing
+                                   fits: then fits is false) */
+    struct zb_plan_split even;  /* torchtitan's default in best's shape */
+    struct zb_plan_split minmax;    /* min-max compute split, same shape */
+    double lower_bound;         /* no split of any searched shape runs the
+                                   step in less (>= total work / pp) */
+    /* best's split with no memory limit: its cost, and which rank's
+       memory binds (-1: time does, the limit costs nothing) */
+    double unlimited_cost;
+    int binding_rank;
+    int evaluations;            /* zb runs made */
+};
+
+/* Plan. ZB_EINVAL for a request the model cannot take (a shape with
+ * more stages than layers, counts that do not add up to the layer count,
+ * a layer whose bytes exceed the GPU alone, model state over every
+ * split), each naming the problem; when no split fits the memory, 0
+ * with best.fits false (the summary says what it needs). */
+int zb_plan_run(const struct zb_model *m, const struct zb_plan_request *rq,
+                struct zb_plan *out, struct zb_error *err);
+void zb_plan_release(struct zb_plan *p);
+
+/* Each boundary's transfer time in the model's time unit (nstages - 1
+ * entries into comm; 0 between stages of one rank). */
+void zb_plan_boundary_comm(const struct zb_model *m,
+                           const struct zb_plan_request *rq,
+                           const struct zb_profile *shape, const int *counts,
+                           double *comm);
+
+/* Time s's compute order again with comm[k] on the edge between stage k
+ * and k+1 (nstages - 1 entries; 0 within a rank) in place of the
+ * profile's one comm: each pass starts when its rank is free and its
+ * input has arrived, as the simulator does (sim.h takes one comm for all
+ * edges). Fills cost, makespan and bubble_ratio; ZB_EILLEGAL if a pass
+ * waits on one that never runs. */
+int zb_plan_retime(const struct zb_schedule *s, const double *comm,
+                   double *cost, double *makespan, double *bubble_ratio,
+                   struct zb_error *err);
+
+/* ---- What trainers take ------------------------------------------- */
+
+/* Megatron's --pipeline-model-parallel-layout for split s (E embedding,
+ * t layer, m MTP, L the head group, stages joined by |, x*n and (...)*n
+ * repeats), or NULL where Megatron cannot express it (V placement, an
+ * `other` layer, the head split over stages, E or L not at the ends). */
+char *zb_plan_megatron_layout(const struct zb_model *m,
+                              const struct zb_plan_split *s);
+
+/* Parse a layout string back into layers per stage of m (at most max
+ * stages into counts, their number into *nstages), reading as Megatron
+ * does: commas dropped, (...)*n and x*n expanded, | between stages, E
+ * and L standing for every embedding and head entry. ZB_EINVAL where the
+ * letters do not follow m's layers. */
+int zb_plan_layout_parse(const struct zb_model *m, const char *layout,
+                         int *counts, int max, int *nstages,
+                         struct zb_error *err);
+
+/* torchtitan's pipeline_parallel_schedule that builds s's stages for
+ * its CSV: "1F1B" (loop, vpp 1), "Interleaved1F1B" (loop, vpp > 1),
+ * "ZBVZeroBubble" (v). */
+const char *zb_plan_torchtitan_schedule(const struct zb_plan_split *s);
+
+/* The Plan JSON document (DESIGN.md), newline-terminated. */
+char *zb_plan_format_json(const struct zb_model *m,
+                          const struct zb_plan_request *rq,
+                          const struct zb_plan *p);
+
+#endif

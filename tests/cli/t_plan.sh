@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# t_plan.sh - `zbsched plan` (docs/plan.md): the Plan JSON contract of
+# DESIGN.md, the Megatron layout and torchtitan module lists parsed back
+# to the plan's stages, the embedded schedule validated and re-evaluated,
+# the bound and the baselines, the side files, and every bad input.
+. "$(dirname "$0")/../lib/tap.sh"
+
+EX=$(dirname "$0")/../../docs/examples
+GPT=$EX/gpt-small.model.json
+L8=$EX/llama3-8b.model.json
+base="--pp 4 --mb 16 --gpu-mem 16GiB --link-bw 25GB/s --link-latency 10us"
+
+run "$ZBSCHED" plan "$GPT" $base -o "$TMP/p.json" --schedule-out \
+    "$TMP/s.json" --csv "$TMP/s.csv"
+expect_status 0 "plan gpt-small"
+expect_err "split (layers per stage): "
+expect_err "rank 0: "
+expect_err " GiB of 16.0 GiB (model state "
+expect_err "even split (torchtitan's default): "
+expect_err "min-max compute split: "
+expect_err "lower bound "
+expect_err "bound by "
+expect_err " ms (cost; makespan "
+
+# The contract fields (DESIGN.md "Plan JSON").
+check "plan has the contract's fields" jq -e '
+  .format == "zbsched-plan" and .version == 1 and .model == "gpt-small" and
+  .pp == 4 and (.vpp | type) == "number" and
+  (.placement == "loop" or .placement == "v") and .microbatches == 16 and
+  .schedule_name == "zb" and .fits == true and
+  (.stages | length) == .pp * .vpp and
+  ([.stages[] | has("stage") and has("rank") and has("layers")] | all) and
+  (.predicted | has("cost") and has("makespan") and has("bubble_ratio") and
+   has("lower_bound") and has("gap")) and
+  (.predicted.ranks | length) == 4 and
+  ([.predicted.ranks[] | has("memory_bytes") and has("activation_bytes") and
+    has("model_state_bytes")] | all) and
+  (.baselines.even | has("cost") and has("fits")) and
+  (.torchtitan.module_fqns_per_model_part | length) == .pp * .vpp and
+  (.torchtitan.pipeline_parallel_schedule | type) == "string" and
+  .torchtitan.num_pp_microbatches == 16 and
+  .schedule.format == "zbsched-schedule"' "$TMP/p.json"
+check "every rank within --gpu-mem" jq -e \
+    '[.predicted.ranks[].memory_bytes <= .gpu_memory_bytes] | all' \
+    "$TMP/p.json"
+
+# Layers: every layer of the expanded model in exactly one stage, in
+# model order; the module lists and the Megatron layout (read as Megatron
+# reads it) give the same stages.
+cat >"$TMP/check.py" <<'PY'
+import json, re, sys
+model, plan = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+layers = []
+for e in model["layers"]:
+    for i in range(e.get("count", 1)):
+        layers.append((e["name"].replace("{i}", str(i)), e["kind"]))
+names = [n for n, _ in layers]
+stages = [s["layers"] for s in plan["stages"]]
+assert sum(stages, []) == names, "stages do not list the model in order"
+assert [s["stage"] for s in plan["stages"]] == list(range(len(stages)))
+assert plan["torchtitan"]["module_fqns_per_model_part"] == stages
+assert plan["layers_per_stage"] == [len(s) for s in stages]
+mg = plan["megatron"]
+if sys.argv[3] == "null":
+    assert mg is None, "megatron should be null"
+    sys.exit(0)
+lay = mg["pipeline_model_parallel_layout"].replace(",", "")
+lay = re.sub(r"\(([^)]+)\)\*(\d+)", lambda m: m.group(1) * int(m.group(2)),
+             lay)
+lay = re.sub(r"(.)\*(\d+)", lambda m: m.group(1) * int(m.group(2)), lay)
+letter = {"embedding": "E", "layer": "t", "mtp": "m", "head": "L"}
+at, got = 0, []
+for st in lay.split("|"):
+    n = 0
+    for ch in st:
+        kind = layers[at][1]
+        assert letter[kind] == ch, f"{ch} at {layers[at][0]}"
+        while True:
+            at += 1
+            n += 1
+            if ch not in "EL" or at == len(layers) or layers[at][1] != kind:
+                break
+    got.append(n)
+assert at == len(layers)
+assert got == [len(s) for s in stages], f"{got} vs stages"
+PY
+check "stages list the model; module lists and layout round-trip" \
+    python3 "$TMP/check.py" "$GPT" "$TMP/p.json" layout
+
+# The embedded schedule: legal, the same as --schedule-out, and eval
+# gives the plan's cost (one link: every boundary's comm is the same).
+jq '.schedule' "$TMP/p.json" >"$TMP/emb.json"
+run "$ZBSCHED" validate "$TMP/emb.json"
+expect_status 0 "the embedded schedule validates"
+check "--schedule-out is the embedded schedule" \
+    cmp <(jq -S . "$TMP/emb.json") <(jq -S . "$TMP/s.json")
+run "$ZBSCHED" eval "$TMP/emb.json" --json
+expect_status 0 "eval the embedded schedule"
+cost=$(jq '.predicted.cost' "$TMP/p.json")
+ecost=$(jq '.cost' "$OUT")
+check "eval gives the plan's cost ($cost)" python3 -c \
+    "import sys; a, b = float('$cost'), float('$ecost'); \
+sys.exit(abs(a - b) > 1e-9 * a)"
+check "the CSV has one row per rank" test "$(wc -l <"$TMP/s.csv")" -eq 4
+
+# The bound: at most the cost, at least total work x m / p; the plan no
+# worse than either baseline where it fits.
+total=$(jq '[.layers[] | (.F + .B + .W) * (.count // 1)] | add' "$GPT")
+check "lower bound <= cost" jq -e '.predicted.lower_bound <=
+    .predicted.cost' "$TMP/p.json"
+check "lower bound >= total work / p" jq -e --argjson t "$total" \
+    '.predicted.lower_bound >= $t * 16 / 4 * (1 - 1e-12)' "$TMP/p.json"
+check "gap = cost / bound - 1" jq -e '(.predicted.gap - (.predicted.cost /
+    .predicted.lower_bound - 1)) | fabs < 1e-12' "$TMP/p.json"
+for b in even minmax; do
+    check "plan no worse than the $b split" jq -e --arg b $b \
+        '(.baselines[$b].fits | not) or
+         .predicted.cost <= .baselines[$b].cost * (1 + 1e-12)' "$TMP/p.json"
+done
+
+# A larger model, each shape: the layout is null under V.
+run "$ZBSCHED" plan "$L8" --pp 8 --mb 32 --gpu-mem 80GiB --link-bw 50GB/s \
+    -q -o "$TMP/l8.json"
+expect_status 0 "plan llama3-8b"
+expect_err_lines 0
+check "llama3-8b: stages and layout round-trip" \
+    python3 "$TMP/check.py" "$L8" "$TMP/l8.json" layout
+run "$ZBSCHED" plan "$L8" --pp 8 --mb 32 --gpu-mem 80GiB --placement v -q \
+    -o "$TMP/v.json"
+expect_status 0 "plan --placement v"
+check "V: ZBVZeroBubble, vpp 2" jq -e '.placement == "v" and .vpp == 2 and
+    .torchtitan.pipeline_parallel_schedule == "ZBVZeroBubble"' "$TMP/v.json"
+check "V: megatron null, module lists match" \
+    python3 "$TMP/check.py" "$L8" "$TMP/v.json" null
+run "$ZBSCHED" plan "$L8" --pp 4 --vpp 2 --placement loop --mb 8 \
+    --gpu-mem 80GiB -q -o "$TMP/i.json"
+check "loop vpp 2: Interleaved1F1B" jq -e '.vpp == 2 and
+    .torchtitan.pipeline_parallel_schedule == "Interleaved1F1B"' "$TMP/i.json"
+
+# Where memory decides: the plan fits where the even and the min-max
+# split cannot hold one microbatch on rank 0.
+run "$ZBSCHED" plan "$L8" --pp 8 --mb 32 --vpp 1 --gpu-mem 25GiB -q \
+    -o "$TMP/m.json"
+expect_status 0 "plan llama3-8b in 25 GiB"
+check "it fits where even and min-max do not" jq -e '.fits and
+    (.baselines.even.fits | not) and (.baselines.minmax.fits | not) and
+    .layers_per_stage[0] < .baselines.even.layers_per_stage[0]' "$TMP/m.json"
+
+# Given splits.
+run "$ZBSCHED" plan "$GPT" $base --split even -q -o "$TMP/e.json"
+expect_status 0 "--split even"
+check "--split even is torchtitan's" jq -e \
+    '.layers_per_stage == .baselines.even.layers_per_stage' "$TMP/e.json"
+run "$ZBSCHED" plan "$GPT" $base --split even --vpp 1 -q -o "$TMP/e1.json"
+check "--split even --vpp 1: 4 4 3 4" jq -e \
+    '.layers_per_stage == [4, 4, 3, 4]' "$TMP/e1.json"
+run "$ZBSCHED" plan "$GPT" $base --split 3,4,4,4 -q -o "$TMP/g.json"
+expect_status 0 "--split 3,4,4,4"
+check "--split keeps the given split" jq -e \
+    '.layers_per_stage == [3, 4, 4, 4] and .vpp == 1' "$TMP/g.json"
+run "$ZBSCHED" plan "$GPT" $base --split 2,2,2,2,2,2,1,2 -q -o "$TMP/g2.json"
+check "--split with pp x 2 entries sets vpp 2" jq -e '.vpp == 2' \
+    "$TMP/g2.json"
+
+run "$ZBSCHED" plan "$GPT" $base --split 1,4,5,5 -q -o "$TMP/g3.json"
+expect_status 0 "--split with the embedding alone (its B is 0)"
+check "--split 1,4,5,5 kept" jq -e '.layers_per_stage == [1, 4, 5, 5]' \
+    "$TMP/g3.json"
+
+# Two nodes of two ranks, a slow link between them: the plan re-times
+# each boundary; eval sees the slowest link on every boundary, never
+# less.
+run "$ZBSCHED" plan "$GPT" $base --gpus-per-node 2 --inter-bw 1GB/s -q \
+    -o "$TMP/n.json"
+expect_status 0 "--gpus-per-node --inter-bw"
+jq '.schedule' "$TMP/n.json" >"$TMP/n-s.json"
+run "$ZBSCHED" eval "$TMP/n-s.json" --json
+check "eval at the slowest link >= the plan's cost" python3 -c \
+    "import json, sys; p = json.load(open('$TMP/n.json')); \
+e = json.load(open('$OUT')); sys.exit(e['cost'] < p['predicted']['cost'])"
+
+# Bad input: one line each, naming the problem.
+bad() {
+    local what=$1 want=$2 code=$3
+    shift 3
+    run "$ZBSCHED" plan "$@"
+    expect_status "$code" "$what"
+    expect_err "$want"
+    expect_err_lines 1
+}
+bad "--split not adding up" "--split adds up to 14 layers, the model has 15" \
+    1 "$GPT" $base --split 3,4,4,3
+bad "--split entries not a multiple of pp" "not a multiple of --pp 4" 1 \
+    "$GPT" $base --split 5,5,5
+bad "--split garbage" "--split must be auto, even or layers per stage" 2 \
+    "$GPT" $base --split 4,x
+bad "--gpu-mem missing" "--gpu-mem is required" 2 "$GPT" --pp 4 --mb 16
+bad "--gpu-mem with a bad unit" "--gpu-mem: '80GX' is not a size" 2 \
+    "$GPT" --pp 4 --mb 16 --gpu-mem 80GX
+bad "--link-bw without /s" "--link-bw: '50GB' is not a bandwidth" 2 \
+    "$GPT" --pp 4 --mb 16 --gpu-mem 16GiB --link-bw 50GB
+bad "--link-latency with a bad unit" "--link-latency: '5min' is not a time" \
+    2 "$GPT" --pp 4 --mb 16 --gpu-mem 16GiB --link-latency 5min
+bad "--zero without dp" "--zero 1 needs --dp >= 2" 1 "$GPT" $base --zero 1
+bad "--pp missing" "--pp and --mb are required" 2 "$GPT" --mb 4 \
+    --gpu-mem 80GiB
+bad "more stages than layers" "need at least as many layers" 1 "$GPT" \
+    --pp 16 --mb 16 --gpu-mem 80GiB
+bad "more passes than a schedule may have" "is too large" 1 "$GPT" \
+    --pp 8 --mb 100000 --gpu-mem 80GiB
+bad "a layer over any GPU" "layer 'tok_embeddings' alone needs" 1 "$L8" --pp 8 \
+    --mb 8 --gpu-mem 8GiB
+bad "nothing fits at any split" "no split fits --gpu-mem 24.0 GiB" 1 "$L8" \
+    --pp 2 --mb 8 --gpu-mem 24GiB
+
+sed 's/"F": 0.02/"F": -1/' "$L8" >"$TMP/neg.json"
+bad "a negative time" "layers[0].F must be >= 0, got -1" 1 "$TMP/neg.json" \
+    --pp 8 --mb 8 --gpu-mem 80GiB
+sed 's/"act_bytes"/"act_byte"/' "$L8" >"$TMP/key.json"
+bad "an unknown key" "unknown key 'layers[0].act_byte'" 1 "$TMP/key.json" \
+    --pp 8 --mb 8 --gpu-mem 80GiB
+bad "a missing file" "cannot open" 1 "$TMP/none.json" --pp 8 --mb 8 \
+    --gpu-mem 80GiB
+
+done_testing

@@ -1,0 +1,54 @@
+/* cuda_api.h - the cuda backend's internal header: the CUDA runtime,
+ * cuBLAS and NCCL it calls (the real ones under nvcc; with ZB_CUDA_EMU the
+ * host-only fake of tests/emu/, which runs the same cuda_host.cu in CI
+ * without a GPU), and what cuda_host.cu (setup, transport, timeline) and
+ * the kernels (cuda.cu, or tests/emu/kernels.cc) share. */
+#ifndef ZBEXEC_CUDA_API_H
+#define ZBEXEC_CUDA_API_H
+
+#ifdef ZB_CUDA_EMU
+#include "fake_cuda.h"
+#else
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <nccl.h>
+#endif
+#include <stddef.h>
+
+/* A failing call records file:line and the first message in the backend
+ * state dev (sticky, CUDA's own model); the next sync point returns it. */
+void cu_sticky(void *dev, const char *file, int line, const char *what);
+/* The compute stream of the backend state dev. */
+cudaStream_t cu_compute(void *dev);
+
+#define CHECK_CUDA(d, call)                                                \
+    do {                                                                   \
+        cudaError_t e_ = (call);                                           \
+        if (e_ != cudaSuccess)                                             \
+            cu_sticky(d, __FILE__, __LINE__, cudaGetErrorString(e_));      \
+    } while (0)
+#define CHECK_BLAS(d, call)                                                \
+    do {                                                                   \
+        cublasStatus_t s_ = (call);                                        \
+        if (s_ != CUBLAS_STATUS_SUCCESS)                                   \
+            cu_sticky(d, __FILE__, __LINE__, cublasGetStatusString(s_));   \
+    } while (0)
+#define CHECK_NCCL(d, call)                                                \
+    do {                                                                   \
+        ncclResult_t r_ = (call);                                          \
+        if (r_ != ncclSuccess)                                             \
+            cu_sticky(d, __FILE__, __LINE__, ncclGetErrorString(r_));      \
+    } while (0)
+
+/* The math table's kernels (exec.h, struct zb_math), queued on the
+ * compute stream. */
+void cu_bias_act(void *dev, float *z, const float *bias, int rows,
+                 int cols, bool tanh_act);
+void cu_act_grad(void *dev, float *dz, const float *dy, const float *y,
+                 size_t n);
+void cu_colsum(void *dev, float *out, const float *x, int rows, int cols);
+void cu_axpy(void *dev, float *y, float a, const float *x, size_t n);
+void cu_mse(void *dev, float *dy, float *loss, const float *y,
+            const float *t, size_t n, float scale);
+
+#endif
