@@ -456,7 +456,9 @@ static double memory_chain(const struct zb_profile *p, int r,
 
     if (!isfinite(limit) || p->m_b <= 0)
         return 0;
-    k = floor(limit / p->m_b + 1e-9);
+    /* More than m microbatches' room is as good as m (and keeps k, cast
+     * to long below, in range for any limit). */
+    k = fmin(floor(limit / p->m_b + 1e-9), p->microbatches);
     if (k < 1)
         return 0;           /* infeasible; rank_idle says so */
     for (int c = 0; c < v; c++) {
