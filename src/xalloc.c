@@ -1,12 +1,17 @@
 /* xalloc.c - allocation wrappers that abort on exhaustion (see xalloc.h). */
+#define _GNU_SOURCE     /* program_invocation_short_name */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "zbsched/xalloc.h"
 
+/* The message names the program that ran out (zbsched, zbexec, a test),
+ * not the library. */
 static void die_oom(size_t size)
 {
-    fprintf(stderr, "zbsched: out of memory allocating %zu bytes\n", size);
+    fprintf(stderr, "%s: out of memory allocating %zu bytes\n",
+            program_invocation_short_name, size);
     abort();
 }
 

@@ -2,7 +2,10 @@
  * gradients, the per-microbatch activations, the transfer table, and the
  * counted allocation behind the realized peak_memory and model state. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
 #include "exec.h"
 #include "zbsched/xalloc.h"
 
@@ -131,16 +134,69 @@ static void init_stage(struct exec *x, struct stage_state *st, int stage,
         st->loss = x->m->alloc(x->dev, (size_t)mbs);
 }
 
+/* Bytes of host memory this rank may still take: MemAvailable, or less
+ * under an address-space limit (ulimit -v); 0 when neither is known. */
+static double host_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    double avail = 0, kib;
+    char line[128];
+    struct rlimit rl;
+
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "MemAvailable: %lf kB", &kib) == 1)
+            avail = kib * 1024;
+    if (f)
+        fclose(f);
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (avail == 0 || (double)rl.rlim_cur < avail))
+        avail = (double)rl.rlim_cur;
+    return avail;
+}
+
+/* What this rank's model will hold at its peak, in bytes: per chunk the
+ * weights, gradients and the two working copies, the first stage's inputs
+ * and the last's targets, and each microbatch in flight (the schedule's
+ * predicted peak, in M_B units) keeping every layer's output and input
+ * gradient. A floor, not an exact count: enough to refuse a model that
+ * cannot fit before allocating any of it. */
+static double model_bytes(const struct exec *x)
+{
+    const struct zb_profile *p = x->p;
+    double floats = ((double)p->vpp * 4 + 1) * x->nparam;
+    double peak = x->sched.predicted.ranks[x->rank].peak_memory;
+
+    for (int c = 0; c < p->vpp; c++) {
+        int s = zb_profile_rank_stage(p, x->rank, c);
+        if (s == 0 || s == x->nstages - 1)
+            floats += (double)p->microbatches * x->nact;
+    }
+    if (p->m_b > 0 && isfinite(peak))
+        floats += ceil(peak / p->m_b - 1e-9) * 2.0 * x->net.layers * x->nact;
+    return floats * sizeof(float);
+}
+
 int exec_state_init(struct exec *x, struct zb_error *err)
 {
     const struct zb_profile *p = x->p;
     const int iters = x->opt.iters, n = x->ops->n;
     float *host;
 
-    (void)err;
     x->net = (struct mlp){ x->opt.layers, x->opt.hidden, x->opt.batch };
     x->nact = mlp_nact(&x->net);
     x->nparam = mlp_nparam(&x->net);
+    /* The cpu backend's tensors live in host memory: refuse a model that
+     * cannot fit there with the numbers, rather than abort midway. */
+    if (!x->opt.synthetic && !strcmp(x->be->name, "cpu")) {
+        double need = model_bytes(x), avail = host_available();
+        if (avail > 0 && need > avail)
+            return zb_error_set(err, ZB_EINVAL, "--model mlp:layers=%d,"
+                                "hidden=%d,batch=%d needs at least %.1f GiB "
+                                "on this rank, more than the %.1f GiB "
+                                "available", x->net.layers, x->net.hidden,
+                                x->net.batch, need / (1 << 30),
+                                avail / (1 << 30));
+    }
     host = zb_xmalloc(x->nparam * sizeof(float));
     x->st = zb_xcalloc((size_t)p->vpp, sizeof(*x->st));
     for (int c = 0; c < p->vpp; c++)

@@ -69,6 +69,14 @@ if [ "$BACKEND" = cpu ]; then
     expect "refused: zbexec has no cuda backend" 1 \
         "backend 'cuda' is not in this program: run zbexec-cuda" "$ERR"
 fi
+# A model larger than host memory: refused with the rank and the sizes,
+# before anything is allocated (it used to abort in the allocator).
+if [ "$BACKEND" = cpu ]; then
+    zbexec 2 "$TMP/base.json" --model mlp:layers=64,hidden=16384,batch=65536
+    expect "refused: a model larger than memory" 1 \
+        'rank [01]: --model mlp:layers=64,hidden=16384,batch=65536 needs at least [0-9.]+ GiB on this rank, more than the [0-9.]+ GiB available' \
+        "$ERR"
+fi
 # ZBEXEC_CUDA (set by the Makefile where it is built) on a machine
 # without a GPU.
 if [ "$BACKEND" = cpu ] && [ -x "${ZBEXEC_CUDA:-}" ] && ! have_gpu; then
