@@ -77,7 +77,7 @@ static int read_file(const char *path, char **text)
                   path);
         return CLI_FAIL;
     }
-    if (zb_io_slurp(path, text, &err) < 0)
+    if (zb_io_slurp_limit(path, ZB_IO_MAX_TRACE, text, &err) < 0)
         return cli_fail_file(path, &err);
     return CLI_OK;
 }

@@ -34,7 +34,7 @@ static int load_realized(const char *path, const struct zb_schedule *s,
 
     v->real_m.ranks = zb_xcalloc((size_t)s->profile.pp,
                               sizeof(*v->real_m.ranks));
-    if ((rc = zb_io_slurp(path, &text, &err)) == 0) {
+    if ((rc = zb_io_slurp_limit(path, ZB_IO_MAX_TRACE, &text, &err)) == 0) {
         rc = zb_timeline_parse(text, &s->profile, us_per_unit, iter,
                                &v->real, &err);
         free(text);

@@ -22,6 +22,12 @@
 
 int zb_io_slurp(const char *path, char **out, struct zb_error *err)
 {
+    return zb_io_slurp_limit(path, ZB_IO_MAX_INPUT, out, err);
+}
+
+int zb_io_slurp_limit(const char *path, size_t limit, char **out,
+                      struct zb_error *err)
+{
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
     size_t len = 0, cap = 1 << 16, n;
     char *buf;
@@ -33,25 +39,23 @@ int zb_io_slurp(const char *path, char **out, struct zb_error *err)
     buf = zb_xmalloc(cap);
     while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
         len += n;
-        if (len > ZB_IO_MAX_INPUT)
+        if (len > limit)
             break;
         if (cap - len - 1 == 0) {
             /* Room for one byte past the limit, to see it is passed. */
-            cap = cap * 2 > ZB_IO_MAX_INPUT + 2 ? ZB_IO_MAX_INPUT + 2
-                                                : cap * 2;
+            cap = cap * 2 > limit + 2 ? limit + 2 : cap * 2;
             buf = zb_xrealloc(buf, cap);
         }
     }
-    if (ferror(f) || len > ZB_IO_MAX_INPUT) {
+    if (ferror(f) || len > limit) {
         int e = errno;
         bool big = !ferror(f);
         free(buf);
         if (f != stdin)
             fclose(f);
         if (big)
-            return zb_error_set(err, ZB_EIO, "input is larger than %d MiB "
-                                "(the limit of every reader)",
-                                ZB_IO_MAX_INPUT >> 20);
+            return zb_error_set(err, ZB_EIO, "input is larger than %zu MiB "
+                                "(the limit of this reader)", limit >> 20);
         return zb_error_set(err, ZB_EIO, "cannot read '%s': %s", path,
                             strerror(e));
     }

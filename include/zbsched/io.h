@@ -12,9 +12,19 @@
  * ZB_MAX_PASSES: some 150 MB). */
 #define ZB_IO_MAX_INPUT (256 << 20)
 
+/* The most a trace reader takes in (realized traces, profiler traces): a
+ * Chrome trace spends about 540 bytes a pass against a schedule's 150,
+ * so the trace of the largest schedule a profile may ask for is some
+ * 540 MB; a profiler's trace of one training step is of that order too. */
+#define ZB_IO_MAX_TRACE ((size_t)1 << 30)
+
 /* Read a whole file (or stdin for "-") into a NUL-terminated buffer the
  * caller frees; more than ZB_IO_MAX_INPUT bytes is an error. */
 int zb_io_slurp(const char *path, char **out, struct zb_error *err);
+
+/* The same with another limit (ZB_IO_MAX_TRACE for traces). */
+int zb_io_slurp_limit(const char *path, size_t limit, char **out,
+                      struct zb_error *err);
 
 /* Write len bytes to path atomically ("-" = stdout): into a new file
  * beside it (O_EXCL, unpredictable name, removed on SIGINT, SIGTERM and

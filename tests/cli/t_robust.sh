@@ -83,7 +83,7 @@ expect_err "--mem-sweep '1e17:2e17:1' has 100000000000000000 points (at"
 
 run t "$ZBSCHED" eval /dev/zero
 expect_status 1 "endless input"
-expect_err "zbsched: '/dev/zero': input is larger than 256 MiB"
+expect_err "zbsched: '/dev/zero': input is larger than 256 MiB (the limit of this reader)"
 expect_err_lines 1
 
 # A small CSV that names a huge microbatch asks for no huge table.

@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "zbsched/io.h"
+#include "zbsched/trace.h"
+#include "helpers.h"
 
 /* A fresh folder; entries() counts what is in it. */
 static void make_dir(char *dir, size_t n)
@@ -110,4 +112,32 @@ Test(io, a_signal_during_a_write_removes_the_temporary_file)
         cr_assert_eq(entries(dir), 0, "signal %d: nothing left", sig);
         rmdir(dir);
     }
+}
+
+/* The trace of the largest schedule a profile may ask for reads back: a
+ * trace's bytes per pass (V placement, every edge between ranks: the most
+ * communication events a pass brings), times the pass cap, stay within
+ * the trace readers' limit. */
+Test(io, the_largest_schedules_trace_fits_the_trace_limit)
+{
+    struct shape sh = unit_shape(8, 32);
+    struct zb_profile p;
+    struct zb_schedule s;
+    char *trace;
+    double per_pass;
+
+    sh.vpp = 2;
+    sh.placement = ZB_PLACEMENT_V;
+    make_profile(&sh, &p);
+    gen("zb-v", &p, &s);
+    trace = zb_trace_format(&s, 1000);
+    per_pass = (double)strlen(trace) / (3.0 * 8 * 2 * 32);
+    cr_assert_lt(per_pass * ZB_MAX_PASSES, (double)ZB_IO_MAX_TRACE,
+                 "%.0f bytes a pass", per_pass);
+    cr_assert_gt(per_pass * ZB_MAX_PASSES, (double)ZB_IO_MAX_INPUT,
+                 "the schedules' limit would not do (%.0f bytes a pass)",
+                 per_pass);
+    free(trace);
+    zb_schedule_release(&s);
+    zb_profile_release(&p);
 }
