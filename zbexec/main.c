@@ -11,6 +11,7 @@
 #include "zbsched/json.h"
 #include "zbsched/sim.h"
 #include "zbsched/validate.h"
+#include "zbsched/xalloc.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, GO_ON = -1 };
 
@@ -32,15 +33,36 @@ static void split_overlaps(struct zb_op_list *l)
     *l = out;
 }
 
+/* The schedule's text on every rank: world rank 0 reads the file and
+ * sends the bytes to the others, so stdin ("-") works and every rank runs
+ * the very same schedule. A rank whose peer failed to read gets
+ * ZB_EIO; exec_agree() then reports rank 0's own reason. */
+static int read_everywhere(struct exec *x, char **text, struct zb_error *err)
+{
+    int len = -1, rc = 0;
+
+    *text = NULL;
+    if (x->world == 0 &&
+        (rc = zb_io_slurp(x->opt.schedule, text, err)) == 0)
+        len = (int)strlen(*text);
+    MPI_Bcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (len < 0)
+        return rc < 0 ? rc : zb_error_set(err, ZB_EIO, "rank 0 could not "
+                                          "read '%s'", x->opt.schedule);
+    if (x->world != 0)
+        *text = zb_xmalloc((size_t)len + 1);
+    MPI_Bcast(*text, len + 1, MPI_CHAR, 0, MPI_COMM_WORLD);
+    return 0;
+}
+
 static int load(struct exec *x, struct zb_error *err)
 {
-    const char *path = x->opt.schedule;
     char *text = NULL;
     int rc;
 
     if ((rc = exec_backend_find(x->opt.backend, &x->be, err)) < 0)
         return rc;
-    if ((rc = zb_io_slurp(path, &text, err)) < 0)
+    if ((rc = read_everywhere(x, &text, err)) < 0)
         return rc;
     rc = zb_json_parse_schedule(text, &x->sched, err);
     free(text);
@@ -98,7 +120,7 @@ static int load(struct exec *x, struct zb_error *err)
     x->post_validation = x->sched.post_validation || x->opt.post_validation;
     return 0;
 fail:
-    zb_error_prefix(err, "'%s'", path);
+    zb_error_prefix(err, "'%s'", x->opt.schedule);
     return rc;
 }
 

@@ -69,6 +69,10 @@ if [ "$BACKEND" = cpu ]; then
     expect "refused: zbexec has no cuda backend" 1 \
         "backend 'cuda' is not in this program: run zbexec-cuda" "$ERR"
 fi
+# The schedule on stdin: rank 0 reads it and every rank runs those bytes.
+zbexec 2 - --model "$MODEL" <"$TMP/base.json"
+expect "runs: the schedule on stdin" 0
+
 # A model larger than host memory: refused with the rank and the sizes,
 # before anything is allocated (it used to abort in the allocator).
 if [ "$BACKEND" = cpu ]; then
