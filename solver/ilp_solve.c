@@ -2,8 +2,10 @@
  * the caller's orders, stop at once if a closed-form bound proves it, else
  * search; say honestly what was proven. The `ilp` row (schedules/plan/ilp.c)
  * lowers and validates the order like any generator's. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include "ilp_search.h"
 #include "zbsched/bound.h"
 #include "zbsched/dp.h"
@@ -212,8 +214,10 @@ int zb_ilp_export_lp(const struct zb_profile *prof,
     rel.obj_lb = opt->independent ? 0 : closed_bound(p, opt->objective);
     zbi_ilp_glpk_quiet();
     md = zbi_ilp_model_build(&rel, true);
+    errno = 0;
     if ((rc = zbi_ilp_model_write_lp(md, path, unit)) < 0)
-        zb_error_set(err, rc, "cannot write the model to '%s'", path);
+        zb_error_set(err, rc, "cannot write the model to '%s': %s", path,
+                     errno ? strerror(errno) : "GLPK's writer failed");
     zbi_ilp_model_free(md);
     zbi_ilp_glpk_done();
 out:

@@ -264,6 +264,20 @@ int zb_io_write_file(const char *given, const char *data, size_t len,
     return temp_finish(path, ok, e, err);
 }
 
+/* A writer's error names the file it was handed, the temporary one: say
+ * the target instead, which is the name the user gave. */
+static void name_target(struct zb_error *err, const char *target)
+{
+    char *at = err ? strstr(err->msg, pending) : NULL;
+    char msg[sizeof(err->msg)];
+
+    if (!at)
+        return;
+    snprintf(msg, sizeof(msg), "%.*s%s%s", (int)(at - err->msg), err->msg,
+             target, at + strlen(pending));
+    memcpy(err->msg, msg, sizeof(msg));
+}
+
 int zb_io_write_with(const char *given,
                      int (*write)(const char *tmp, void *ctx,
                                   struct zb_error *err),
@@ -282,6 +296,7 @@ int zb_io_write_with(const char *given,
     rc = write(pending, ctx, err);
     if (rc < 0) {
         unlink(pending);
+        name_target(err, given);
         guard_end();
         return rc;
     }
