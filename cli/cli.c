@@ -58,7 +58,12 @@ int cli_fail(const struct zb_error *err)
 
 int cli_fail_file(const char *path, struct zb_error *err)
 {
-    zb_error_prefix(err, "'%s'", path);
+    char quoted[ZB_ERROR_MSG_MAX];
+
+    /* The file is named once: io.h's messages already name it. */
+    snprintf(quoted, sizeof(quoted), "'%s'", path);
+    if (!strstr(err->msg, quoted))
+        zb_error_prefix(err, "%s", quoted);
     return cli_fail(err);
 }
 
@@ -387,15 +392,21 @@ int cli_load_draft(const struct cli_args *a, const struct cli_shape *shape,
     if (rc == 0 && shape)
         zb_profile_draft_set_shape(out, shape->pp, shape->vpp,
                                    shape->microbatches, shape->placement);
-    /* Flags override the file, in the order given. A flag's text that is
-     * not a value of its kind is a usage error (exit 2), as cli_number's. */
-    for (int i = 0; i < a->n && rc == 0; i++)
-        if (is_profile_flag(a->names[i]) &&
-            (rc = zb_profile_draft_set(out, a->names[i], a->values[i],
-                                       &err)) < 0) {
-            zb_profile_draft_release(out);
-            cli_fail(&err);
-            return CLI_USAGE;
+    /* Flags override the file, in the order given, but --time-unit first:
+     * the times with a unit ("--f 14.4ms") are read into it. A flag's text
+     * that is not a value of its kind is a usage error (exit 2), as
+     * cli_number's. */
+    for (int pass = 0; pass < 2 && rc == 0; pass++)
+        for (int i = 0; i < a->n; i++) {
+            const char *name = a->names[i];
+            if (!is_profile_flag(name) ||
+                (pass == 0) != !strcmp(name, "time-unit"))
+                continue;
+            if (zb_profile_draft_set(out, name, a->values[i], &err) < 0) {
+                zb_profile_draft_release(out);
+                cli_fail(&err);
+                return CLI_USAGE;
+            }
         }
     if (rc < 0) {
         zb_profile_draft_release(out);

@@ -1,7 +1,6 @@
 /* cli_solver.c - what generate and compare share to drive a search row
  * (ilp): --time-limit, --gap, --objective, --export-lp, Ctrl-C and the
  * progress line. The library never prints; these callbacks do, on stderr. */
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,19 +58,8 @@ int cli_generator_options(const struct cli_args *a, double default_time,
         cli_error("%s: --time-limit and --gap must be >= 0", cmd);
         return CLI_USAGE;
     }
-    /* Any finite limit works (the solver clamps GLPK's int milliseconds);
-     * an infinite one is a typo for a large one. */
-    if (!isfinite(opt->time_limit) || !isfinite(opt->gap)) {
-        cli_error("%s: --time-limit and --gap must be finite, got '%s'",
-                  cmd, isfinite(opt->time_limit) ? cli_get(a, "gap")
-                                                 : cli_get(a, "time-limit"));
-        return CLI_USAGE;
-    }
-    if (!isfinite(opt->effort)) {
-        cli_error("%s: --effort must be a finite number of seconds, got "
-                  "'%s'", cmd, cli_get(a, "effort"));
-        return CLI_USAGE;
-    }
+    /* cli_number() reads decimal numbers only: every value is finite
+     * (the solver clamps GLPK's int milliseconds). */
     if (obj && !strcmp(obj, "makespan"))
         opt->objective = ZB_OBJECTIVE_MAKESPAN;
     else if (obj && strcmp(obj, "cost")) {

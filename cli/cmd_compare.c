@@ -18,6 +18,7 @@
 #include "report.h"
 #include "zbsched/dp.h"
 #include "zbsched/generator.h"
+#include "zbsched/units.h"
 #include "zbsched/xalloc.h"
 
 struct row {
@@ -206,15 +207,13 @@ static int parse_sweep(const char *spec, const struct zb_profile *p,
          tok = strtok_r(NULL, ":", &save)) {
         size_t len = strlen(tok);
         double scale = 1;
-        char *end;
         if (len > 1 && tok[len - 1] == 'p') {
             tok[len - 1] = '\0';
             scale = zb_profile_1f1b_peak(p);
         }
-        v[n] = strtod(tok, &end) * scale;
-        if (*end || end == tok)
+        if (zb_units_parse_number(tok, &v[n]) < 0)
             break;
-        n++;
+        v[n++] *= scale;
     }
     free(copy);
     if (n != 3 || tok || !(v[0] > 0) || !(v[2] > 0) || v[1] < v[0] ||
@@ -329,7 +328,8 @@ static const struct cli_opt opts[] = {
     { "quiet", 'q', NULL, "no progress lines (compare prints none "
                           "anyway)" },
     { "zero-all", 0, NULL, "with --dp >= 2: rows for ZeRO 0, 1, 2, 2mb "
-                          "(ZeRO-2\nreducing per microbatch), 3 and 3u2, 3u4, 3mbu2,\n3mbu4 (FSDP units)" },
+                          "(ZeRO-2\nreducing per microbatch), 3 and 3u2, 3u4, "
+                          "3mbu2,\n3mbu4 (FSDP units)" },
     { NULL, 0, NULL, NULL },
 };
 

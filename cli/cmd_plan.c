@@ -1,14 +1,17 @@
 /* cmd_plan.c - `zbsched plan MODEL --pp P --mb M --gpu-mem 80GiB`: the
  * layer split, shape and zb schedule for a per-layer model on GPUs of
- * that memory (split.h), written as Plan JSON (DESIGN.md), with the
- * schedule and torchtitan's CSV on request and a one-screen summary on
- * stderr. */
+ * that memory (split.h), written as Plan JSON (docs/formats.md, "Plan"),
+ * with the schedule, torchtitan's CSV and the plan's picture (SVG, PNG)
+ * on request and a one-screen summary on stderr. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "cli.h"
 #include "commands.h"
 #include "zbsched/io.h"
@@ -294,6 +297,67 @@ static int write_text(const char *path, char *text)
     return rc;
 }
 
+/* The picture as PNG through rsvg-convert (Debian's librsvg2-bin): the
+ * SVG goes through a temporary file, so a converter that stops early
+ * cannot break a pipe under us. */
+static int write_png(const char *path, const char *svg)
+{
+    extern char **environ;
+    char tmp[] = "/tmp/zbsched-plan-XXXXXX";
+    char *argv[] = { "rsvg-convert", "-f", "png", "-o", (char *)path, tmp,
+                     NULL };
+    struct zb_error err = { 0 };
+    int fd = mkstemp(tmp), rc, status = 0;
+    pid_t pid;
+
+    if (fd < 0) {
+        cli_error("plan: --png: cannot make a temporary file: %s",
+                  strerror(errno));
+        return CLI_FAIL;
+    }
+    close(fd);
+    if (zb_io_write_file(tmp, svg, strlen(svg), &err) < 0) {
+        unlink(tmp);
+        return cli_fail(&err);
+    }
+    rc = posix_spawnp(&pid, "rsvg-convert", NULL, NULL, argv, environ);
+    if (rc == 0 && waitpid(pid, &status, 0) < 0)
+        rc = errno;
+    unlink(tmp);
+    if (rc == ENOENT) {
+        cli_error("plan: --png needs rsvg-convert (Debian's librsvg2-bin), "
+                  "which is not on PATH; --svg writes the picture without it");
+        return CLI_FAIL;
+    }
+    if (rc || !WIFEXITED(status) || WEXITSTATUS(status)) {
+        cli_error("plan: --png: rsvg-convert failed writing '%s'", path);
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
+/* --svg and --png: the plan's picture (split.h). */
+static int pictures(const struct cli_args *a, const struct zb_model *m,
+                    const struct zb_plan_request *rq,
+                    const struct zb_plan *p)
+{
+    struct zb_plan_view v;
+    char *svg;
+    int rc = CLI_OK;
+
+    if (!cli_has(a, "svg") && !cli_has(a, "png"))
+        return CLI_OK;
+    zb_plan_view_make(m, rq, p, &v);
+    svg = zb_plan_render_svg(&v);
+    zb_plan_view_release(&v);
+    if (cli_has(a, "png"))
+        rc = write_png(cli_get(a, "png"), svg);
+    if (rc == CLI_OK && cli_has(a, "svg"))
+        return write_text(cli_get(a, "svg"), svg);
+    free(svg);
+    return rc;
+}
+
 static int run(const struct cli_args *a)
 {
     const char *path = a->npos ? a->pos[0] : cli_get(a, "model");
@@ -339,6 +403,8 @@ static int run(const struct cli_args *a)
         rc = write_text(cli_get(a, "csv"),
                         zb_torch_csv_format(&plan.best.sched,
                                             ZB_TORCH_COMPUTE_ONLY));
+    if (rc == CLI_OK)
+        rc = pictures(a, &m, &rq, &plan);
 out:
     zb_plan_release(&plan);
 out_model:
@@ -352,7 +418,7 @@ static const struct cli_opt opts[] = {
     { "gpu-mem", 0, "SIZE", "what one GPU may hold: 80GiB (required)" },
     { "pp", 0, "N", "pipeline ranks (required)" },
     { "mb", 0, "N", "microbatches (required)" },
-    { "vpp", 0, "auto|N", "chunks per rank (auto: 1 and 2)" },
+    { "vpp", 0, "auto|N", "chunks per rank (auto: 1 to 8)" },
     { "placement", 0, "auto|loop|v", "stage placement (auto: both)" },
     { "split", 0, "auto|even|N,...", "search (auto), torchtitan's even "
       "split, or\nlayers per stage (pp x vpp entries)" },
@@ -369,6 +435,9 @@ static const struct cli_opt opts[] = {
     { "schedule-out", 0, "FILE", "also write the schedule JSON" },
     { "csv", 0, "FILE", "also write the PyTorch CSV (torchtitan's\n"
       "pipeline_parallel_schedule_csv)" },
+    { "svg", 0, "FILE", "also draw the plan: stage work and rank memory,\n"
+      "beside the even split" },
+    { "png", 0, "FILE", "the same picture as PNG (needs rsvg-convert)" },
     { "quiet", 'q', NULL, "no summary on stderr" },
     { NULL, 0, NULL, NULL },
 };

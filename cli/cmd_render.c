@@ -1,17 +1,20 @@
 /* cmd_render.c - `zbsched render`: SVG (default), terminal (--ascii) and
  * predicted Chrome trace (--trace) of schedule files; --compare stacks
- * several, --realized draws a zbexec run above the prediction. */
+ * several, --realized draws a zbexec run above the prediction; a plan
+ * file (zbsched plan -o) is drawn as the plan's picture (split.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
 #include "zbsched/units.h"
 #include "commands.h"
 #include "zbsched/io.h"
 #include "zbsched/render.h"
+#include "zbsched/split.h"
 #include "zbsched/timeline.h"
 #include "zbsched/trace.h"
 #include "zbsched/xalloc.h"
@@ -179,12 +182,55 @@ static int draw(const struct cli_args *a, struct render *v, int width)
                             : zb_render_svg(v->panels, v->npanels, width));
 }
 
+/* A plan file: its picture to -o (else stdout), which takes no other
+ * option. *done false when the file is not a plan. Only a regular file
+ * is looked into: stdin or a pipe read here would be gone for the
+ * schedule reader. */
+static int render_plan(const struct cli_args *a, bool *done)
+{
+    const char *path = a->pos[0];
+    struct zb_error err = { 0 };
+    struct zb_plan_view view;
+    struct stat st;
+    char *text;
+    int rc;
+
+    *done = false;
+    if (a->npos != 1 || !strcmp(path, "-") || stat(path, &st) < 0 ||
+        !S_ISREG(st.st_mode) || zb_io_slurp(path, &text, &err) < 0)
+        return CLI_OK;     /* cli_load_schedule() reports what is wrong */
+    if (!zb_plan_json_detect(text)) {
+        free(text);
+        return CLI_OK;
+    }
+    *done = true;
+    if (cli_has(a, "ascii") || cli_has(a, "trace") || cli_has(a, "realized")
+        || cli_has(a, "compare") || cli_has(a, "iter") ||
+        cli_has(a, "width") || cli_has(a, "time-unit")) {
+        free(text);
+        cli_error("render: '%s' is a plan: its picture takes only -o", path);
+        return CLI_USAGE;
+    }
+    rc = zb_plan_view_parse(text, &view, &err);
+    free(text);
+    if (rc < 0)
+        return cli_fail_file(path, &err);
+    rc = write_text(cli_get(a, "output") ? cli_get(a, "output") : "-",
+                    zb_plan_render_svg(&view));
+    zb_plan_view_release(&view);
+    return rc;
+}
+
 static int run(const struct cli_args *a)
 {
-    struct render *v = zb_xcalloc(1, sizeof(*v));
+    struct render *v;
     double us_per_unit;
     int rc, width, iter = -1;
-    bool ascii;
+    bool ascii, plan;
+
+    if ((rc = render_plan(a, &plan)) != CLI_OK || plan)
+        return rc;
+    v = zb_xcalloc(1, sizeof(*v));
 
     ascii = cli_has(a, "ascii");
     if ((rc = check_usage(a)) != CLI_OK ||
@@ -247,5 +293,6 @@ const struct cli_command cmd_render = {
     .args = "FILE...", .min_args = 1, .max_args = CLI_MAX_ARGS,
     .groups = { { "options", opts } },
     .notes = "Several FILEs need --compare, which takes neither --realized "
-             "nor --trace.\n",
+             "nor --trace.\nA plan file (zbsched plan -o) is drawn as the "
+             "plan's picture (docs/plan.md).\n",
 };

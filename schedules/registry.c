@@ -1,7 +1,8 @@
 /* registry.c - the table of schedule families; `zbsched list` prints it.
  *
  * To add a schedule:
- *  1. write schedules/families/foo.c defining `const struct zb_generator zb_gen_foo`
+ *  1. write schedules/families/foo.c defining
+ *     `const struct zb_generator zb_gen_foo`
  *     (name, summary, placements, vpp range, the shape it runs in when
  *     the user gives none, generate());
  *  2. list zb_gen_foo below, in the order `zbsched list` should show;

@@ -177,11 +177,35 @@ static int parse_object(const cJSON *obj, const char *path,
 NUMBER_FIELD(p_pp, "pp", pp)
 NUMBER_FIELD(p_vpp, "vpp", vpp)
 NUMBER_FIELD(p_mb, "microbatches", microbatches)
-NUMBER_FIELD(p_f, "time.F", f)
-NUMBER_FIELD(p_b, "time.B", b)
-NUMBER_FIELD(p_w, "time.W", w)
-NUMBER_FIELD(p_comm, "time.comm", comm)
-NUMBER_FIELD(p_fb, "time.FB", fb)
+
+/* A time: a number, or a time with a unit ("14.4ms") in the profile's
+ * time_unit (read before every other key: profile_object()). */
+static int want_time(const cJSON *it, const char *path, struct zb_opt *o,
+                     const struct zb_profile_draft *d, struct zb_error *err)
+{
+    double v;
+
+    /* A number in quotes is a number of the wrong kind. */
+    if (!cJSON_IsString(it) || zb_units_parse_number(it->valuestring, &v) == 0)
+        return want_number(it, path, o, err);
+    if (zb_profile_draft_time(d, path, it->valuestring, &o->value, err) < 0)
+        return ZB_EPARSE;
+    o->set = true;
+    return 0;
+}
+
+#define TIME_FIELD(fn, path, field)                                         \
+    static int fn(const cJSON *it, struct zb_profile_draft *d,              \
+                  struct zb_error *err)                                     \
+    {                                                                       \
+        return want_time(it, path, &d->field, d, err);                      \
+    }
+
+TIME_FIELD(p_f, "time.F", f)
+TIME_FIELD(p_b, "time.B", b)
+TIME_FIELD(p_w, "time.W", w)
+TIME_FIELD(p_comm, "time.comm", comm)
+TIME_FIELD(p_fb, "time.FB", fb)
 
 /* A memory as a number or a size ("1.9GiB", held in GiB): set through
  * the flag of the same meaning, which says which it was. */
@@ -189,13 +213,16 @@ static int want_memory(const cJSON *it, const char *path, const char *flag,
                        struct zb_profile_draft *d, struct zb_error *err)
 {
     char num[40];
+    double v;
 
     if (cJSON_IsNumber(it)) {
         snprintf(num, sizeof(num), "%.17g", it->valuedouble);
         return zb_profile_draft_set(d, flag, num, err);
     }
-    if (!cJSON_IsString(it) || zb_profile_draft_set(d, flag, it->valuestring,
-                                                    err) < 0)
+    /* A string is a size: a number in quotes is of the wrong kind. */
+    if (!cJSON_IsString(it) ||
+        zb_units_parse_number(it->valuestring, &v) == 0 ||
+        zb_profile_draft_set(d, flag, it->valuestring, err) < 0)
         return zb_error_set(err, ZB_EPARSE, "%s must be a number or a size "
                             "(\"1.9GiB\": B, KB, MB, GB, TB, KiB, MiB, GiB, "
                             "TiB)", path);
@@ -290,7 +317,7 @@ static int p_stages(const cJSON *it, struct zb_profile_draft *d,
                 return unknown_key(path, field->string, names, 3, err);
             }
             snprintf(path, sizeof(path), "stages[%d].%s", i, names[k]);
-            if ((rc = want_number(field, path, dst[k], err)) < 0)
+            if ((rc = want_time(field, path, dst[k], d, err)) < 0)
                 return rc;
         }
         i++;
@@ -313,9 +340,11 @@ static int p_limit(const cJSON *it, struct zb_profile_draft *d,
         return 0;
     }
     if (cJSON_IsString(it)) {
-        /* "2p" or "80GiB" as on the command line */
+        /* "2p" or "80GiB" as on the command line; not a bare number */
         struct zb_error e2;
-        if (zb_profile_draft_set(d, "mem-limit", it->valuestring, &e2) < 0)
+        double v;
+        if (zb_units_parse_number(it->valuestring, &v) == 0 ||
+            zb_profile_draft_set(d, "mem-limit", it->valuestring, &e2) < 0)
             return zb_error_set(err, ZB_EPARSE,
                                 "memory.limit must be a number, a size "
                                 "(\"80GiB\"), an array or \"Np\", got "
@@ -499,6 +528,19 @@ static const struct key_rule profile_rules[] = {
     { NULL, NULL },
 };
 
+/* A profile object: its time_unit first, which the times with a unit
+ * are read into, then every key in order. */
+static int profile_object(const cJSON *obj, const char *path,
+                          struct zb_profile_draft *d, struct zb_error *err)
+{
+    const cJSON *unit = cJSON_IsObject(obj)
+        ? cJSON_GetObjectItemCaseSensitive(obj, "time_unit") : NULL;
+
+    if (unit && p_time_unit(unit, d, err) < 0)
+        return ZB_EPARSE;
+    return parse_object(obj, path, profile_rules, d, err);
+}
+
 int zb_json_parse_profile(const char *text, struct zb_profile_draft *d,
                           struct zb_error *err)
 {
@@ -507,7 +549,7 @@ int zb_json_parse_profile(const char *text, struct zb_profile_draft *d,
 
     if (!root)
         return ZB_EPARSE;
-    rc = parse_object(root, "", profile_rules, d, err);
+    rc = profile_object(root, "", d, err);
     cJSON_Delete(root);
     return rc;
 }
@@ -749,7 +791,7 @@ int zb_json_parse_schedule(const char *text, struct zb_schedule *out,
         rc = zb_error_set(err, ZB_EPARSE, "schedule has no \"profile\"");
         goto out;
     }
-    if ((rc = parse_object(x, "profile", profile_rules, &d, err)) < 0 ||
+    if ((rc = profile_object(x, "profile", &d, err)) < 0 ||
         (rc = zb_profile_build(&d, &prof, err)) < 0) {
         zb_error_prefix(err, "profile");
         goto out;
@@ -773,7 +815,7 @@ out:
     return rc;
 }
 
-/* ---- Writers -------------------------------------------------------------- */
+/* ---- Writers ---------------------------------------------------------- */
 
 static void add_key_num(struct strbuf *sb, const char *key, double v)
 {
@@ -953,7 +995,8 @@ static void add_predicted(struct strbuf *sb, const struct zb_schedule *s)
                                ? m->cost / m->lower_bound - 1 : 0);
     zbi_sb_addf(sb, ", ");
     add_key_num(sb, "makespan_lower_bound", m->makespan_bound);
-    zbi_sb_addf(sb, ", \"fits_memory\": %s,", m->fits_memory ? "true" : "false");
+    zbi_sb_addf(sb, ", \"fits_memory\": %s,",
+                m->fits_memory ? "true" : "false");
     if (zb_dp_active(&s->profile)) {
         zbi_sb_addf(sb, " ");
         add_key_num(sb, "step_time", m->step_time);
@@ -976,8 +1019,9 @@ static void add_predicted(struct strbuf *sb, const struct zb_schedule *s)
     zbi_sb_addf(sb, "\n    ]\n  },\n");
 }
 
-/* One op, with zbi_sb_add() rather than zbi_sb_addf(): a schedule at p 64, m 1024
- * has about a million, and reading a format per field took 0.15 s there. */
+/* One op, with zbi_sb_add() rather than zbi_sb_addf(): a schedule at
+ * p 64, m 1024 has about a million, and reading a format per field took
+ * 0.15 s there. */
 static void add_op(struct strbuf *sb, const struct zb_schedule *s,
                    const struct zb_op *op)
 {

@@ -1,4 +1,4 @@
-/* json_model.c - the model JSON reader (model.h; DESIGN.md "Model JSON").
+/* json_model.c - the model JSON reader (model.h; docs/formats.md, "Model").
  *
  * Besides json.c and json_trace.c the only file that sees cJSON: the tree
  * is read into a struct zb_model and deleted here. Strict by design: a

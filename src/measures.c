@@ -1,4 +1,4 @@
-/* measures.c - the measures of DESIGN.md from compute ops' times, one
+/* measures.c - the measures of docs/design.md from compute ops' times, one
  * definition for the simulator's predictions and zbexec's realized runs,
  * and the order in which candidate schedules compare. */
 #include <math.h>

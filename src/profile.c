@@ -72,6 +72,30 @@ static int parse_memory(const char *flag, const char *text, double *v,
     return 0;
 }
 
+int zb_profile_draft_time(const struct zb_profile_draft *d, const char *what,
+                          const char *text, double *out,
+                          struct zb_error *err)
+{
+    double sec;
+    char num[32];
+
+    if (zb_units_parse_number(text, out) == 0)
+        return 0;
+    if (zb_units_parse_time(what, text, ZB_TIME_S, &sec, err) < 0)
+        return zb_error_set(err, ZB_EINVAL, "%s: '%s' is not a number or a "
+                            "time (14.4ms: us, ms or s)", what, text);
+    if (!d->time_unit_set)
+        return zb_error_set(err, ZB_EINVAL, "%s: '%s' has a unit: give the "
+                            "profile's time_unit (--time-unit us|ms|s)",
+                            what, text);
+    /* Through seconds, 1ms is 1000.0000000000001 us: 15 digits give the
+     * decimal back (no typed time has more). */
+    snprintf(num, sizeof(num), "%.15g",
+             sec / zb_time_unit_seconds(d->time_unit));
+    *out = strtod(num, NULL);
+    return 0;
+}
+
 static void set_opt(struct zb_opt *o, double v)
 {
     o->value = v;
@@ -122,8 +146,15 @@ int zb_profile_draft_set(struct zb_profile_draft *d, const char *name,
         return 0;
     }
     if (!strcmp(name, "time-unit")) {
-        if (zb_time_unit_parse("--time-unit", value, &d->time_unit, err) < 0)
+        enum zb_time_unit u;
+        if (zb_time_unit_parse("--time-unit", value, &u, err) < 0)
             return ZB_EINVAL;
+        /* Relabelling the file's times would change every one of them. */
+        if (d->time_unit_set && u != d->time_unit)
+            return zb_error_set(err, ZB_EINVAL, "--time-unit %s, but the "
+                                "profile says time_unit %s", value,
+                                zb_time_unit_name(d->time_unit));
+        d->time_unit = u;
         d->time_unit_set = true;
         return 0;
     }
@@ -156,10 +187,16 @@ int zb_profile_draft_set(struct zb_profile_draft *d, const char *name,
         return 0;
     }
     for (size_t i = 0; i < sizeof(numeric) / sizeof(numeric[0]); i++) {
+        char what[16];
         if (strcmp(name, numeric[i].flag))
             continue;
-        if (zb_units_parse_number(value, &v) < 0)
-            goto bad;
+        snprintf(what, sizeof(what), "--%s", name);
+        /* The counts (pp, vpp, mb) are plain; the times may have a unit. */
+        if (i < 3 ? zb_units_parse_number(value, &v) < 0
+                  : zb_profile_draft_time(d, what, value, &v, err) < 0)
+            return i < 3 ? zb_error_set(err, ZB_EINVAL, "--%s: '%s' is not "
+                                        "a number", name, value)
+                         : ZB_EINVAL;
         set_opt((struct zb_opt *)((char *)d + numeric[i].offset), v);
         if (i >= 3 && i <= 5)
             d->flag_times[i - 3] = true;
@@ -298,13 +335,16 @@ static int check_sizes(const struct zb_profile_draft *d, struct zb_profile *p,
     if (!d->m_b.set)
         return zb_error_set(err, ZB_EINVAL, "memory is given as sizes: "
                             "memory.M_B (--m-b) needs one too (1.9GiB)");
-    if (!d->m_b_sized)
-        plain = "memory.M_B", v = d->m_b.value;
-    else if (d->m_w.set && !d->m_w_sized && d->m_w.value != 0)
-        plain = "memory.M_W", v = d->m_w.value;
-    else if (numbered && !d->limit_sized)
-        plain = "memory.limit",
+    if (!d->m_b_sized) {
+        plain = "memory.M_B";
+        v = d->m_b.value;
+    } else if (d->m_w.set && !d->m_w_sized && d->m_w.value != 0) {
+        plain = "memory.M_W";
+        v = d->m_w.value;
+    } else if (numbered && !d->limit_sized) {
+        plain = "memory.limit";
         v = d->limit_kind == ZB_LIMIT_VALUE ? d->limit : d->limits[0];
+    }
     if (plain)
         return zb_error_set(err, ZB_EINVAL, "%s = %g has no unit while "
                             "other memory sizes have one: write it as a "

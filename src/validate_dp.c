@@ -264,6 +264,10 @@ static int scan_rank(const struct zb_schedule *s, int r, struct where *w,
         }
         if (!zb_op_is_collective(op->kind))
             continue;
+        if (op->unit != 0)
+            return zb_error_set(err, ZB_EILLEGAL, "rank %d op %d (%s) names "
+                                "unit %d, but data_parallel.units is 1", r,
+                                i, DESC(op), op->unit);
         if (op->mb >= 0 && (op->kind != ZB_OP_REDUCE_GRAD || !mb_mode))
             return zb_error_set(err, ZB_EILLEGAL, "rank %d op %d (%s): only "
                                 "a REDUCE_GRAD under reduce microbatch "

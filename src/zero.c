@@ -47,8 +47,11 @@ static void push_units(const struct zb_profile *p, struct zb_op_list *l,
     for (int h = 0; h < np; h++) {
         const struct zb_op *x = &part[h];
         bool is_w = x->kind == ZB_OP_W || x->kind == ZB_OP_BW;
+        /* An FB on one stage: its B uses the units its F gathered. */
+        bool again = h > 0 && x->stage == part[0].stage;
         if (kind == ZB_OP_REDUCE_GRAD ? !(zb_dp_per_mb(p) && is_w)
-                                      : p->dp.zero < 3 || x->kind == ZB_OP_W)
+                                      : p->dp.zero < 3 ||
+                                            x->kind == ZB_OP_W || again)
             continue;
         for (int j = 0; j < k; j++) {
             struct zb_op c = {

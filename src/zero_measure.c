@@ -69,9 +69,12 @@ static int plan(const struct zb_profile *p, const struct zb_op *op,
         for (int j = 0; j < k; j++)
             out[n++] = (struct seg){
                 x->stage, x->kind == ZB_OP_F ? j : k - 1 - j, x->mb,
-                p->dp.zero >= 3 && x->kind != ZB_OP_W, rd, d / k };
+                p->dp.zero >= 3 && x->kind != ZB_OP_W &&
+                    !(h > 0 && x->stage == part[0].stage),
+                rd, d / k };
     }
-    /* FB may take its own time (`fb`): its segments share it. */
+    /* FB may take its own time (`fb`): its segments share it. An FB on
+     * one stage gathers once, for its F (zero.c). */
     for (int j = 0; j < n && sum > 0; j++)
         out[j].len *= total / sum;
     return n;
@@ -249,6 +252,8 @@ static struct held *unit_held(const struct zb_schedule *s, int r, int *n)
     for (int i = 0; i < l->n; i++) {
         const struct zb_op *op = &l->ops[i];
         int idx = op->stage * k + op->unit;
+        if (zb_zero_unit_op(p, op) && (op->unit < 0 || op->unit >= k))
+            continue;       /* the validator names it */
         if (op->kind == ZB_OP_UNSHARD && zb_zero_unit_op(p, op)) {
             open[idx] = op->start;
         } else if (op->kind == ZB_OP_RESHARD && zb_zero_unit_op(p, op)) {

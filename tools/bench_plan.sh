@@ -18,6 +18,8 @@ cases=(
   "llama3-8b, 30 GiB|$L8 --gpu-mem 30GiB"
   "llama3-8b, 28 GiB|$L8 --gpu-mem 28GiB"
   "llama3-8b, 25 GiB, vpp 1|$L8 --gpu-mem 25GiB --vpp 1"
+  "llama3-8b, pp 4, mb 4, 80 GiB|$EX/llama3-8b.model.json --pp 4 --mb 4
+   --gpu-mem 80GiB --link-bw 50GB/s"
   "llama3-70b-tp4, vpp 5|$EX/llama3-70b-tp4.model.json --pp 8 --vpp 5
    --mb 64 --gpu-mem 80GiB --link-bw 50GB/s"
   "moe-61-mtp|$EX/moe-61-mtp.model.json --pp 16 --mb 64 --gpu-mem 80GiB

@@ -26,8 +26,21 @@ best_of_3() {
     echo "$best"
 }
 
+# The cost `zbsched generate ARGS` reports for its schedule (stderr).
+cost_of() {
+    "$zbsched" generate "$@" 2>&1 >/dev/null |
+        sed -n 's/^zbsched: zb: cost \([^,]*\),.*/\1/p'
+}
+
 verdict() {     # verdict SECONDS TARGET
     awk -v s="$1" -v t="$2" 'BEGIN { print (s <= t) ? "met" : "**not met**" }'
+}
+
+# ref_row P,M REF_S REF_COST "WALL CPU" COST TARGET: a line of the
+# side-by-side with the reference.
+ref_row() {
+    local wall=${4%% *} cpu=${4##* }
+    echo "| $1 | $2 | $3 | $wall | $cpu | $5 | $6 | $(verdict "$wall" "$6") |"
 }
 
 row() {         # row COMMAND "WALL CPU" TARGET: one line of the table
@@ -74,6 +87,17 @@ t64pv=$(best_of_3 --pp 64 --mb 1024 $paper64 --placement v --mem-limit 1.5p)
 t32p=$(best_of_3 --pp 32 --mb 256 $paper8 --mem-limit 2p)
 t32pv=$(best_of_3 --pp 32 --mb 256 $paper8 --placement v --mem-limit 1.5p)
 t64p8v=$(best_of_3 --pp 64 --mb 1024 $paper8 --placement v --mem-limit 1.5p)
+# The issue's side-by-side with the Zero Bubble reference's heuristic:
+# 1.5B's times in milliseconds, loop, 2p (the reference's figures are
+# quoted from docs/bench-quality.md's table, measured on an idle box).
+ref15="--f 18.5 --b 18.1 --w 9.3 --comm 0.6 --m-b 1 --m-w 0.3664 --mem-limit 2p"
+r8=$(best_of_3 --pp 8 --mb 32 $ref15); c8=$(cost_of --pp 8 --mb 32 $ref15)
+r32=$(best_of_3 --pp 32 --mb 256 $ref15); c32=$(cost_of --pp 32 --mb 256 $ref15)
+r64=$(best_of_3 --pp 64 --mb 1024 $ref15)
+c64=$(cost_of --pp 64 --mb 1024 $ref15)
+# One answer in any unit: the grid's orders at every time x 1000.
+scale_line=$(bash "$(dirname "$0")/scale_check.sh" "$bin" "$zbsched" 1000 |
+             tail -1)
 # Uneven stages (a grid instance cut to p 8, m 32, V, 1p), where ZB-V's
 # room start begins better than the chosen order and gets a search too.
 uneven8="$(dirname "$0")/../docs/examples/uneven-v-p8.json"
@@ -183,6 +207,28 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
         "$t64p8v" 3
     row "\`--profile docs/examples/uneven-v-p8.json\` (p 8, m 32, V, uneven stages, 1p)" \
         "$t8u" 0.3
+    echo
+    echo "## Against the reference's heuristic"
+    echo
+    echo "Issue 41's side-by-side: the Zero Bubble paper's 1.5B times in"
+    echo "milliseconds (\`$ref15\`), loop; \`zbsched generate\` whole"
+    echo "process at the default effort, best of three as above, against the"
+    echo "reference's heuristic call alone (without Python's start-up),"
+    echo "measured on an idle machine of this kind (issue 41). Targets: the"
+    echo "issue's."
+    echo
+    echo "| p, m | reference s | reference cost | zbsched s | CPU s | cost |" \
+         "target s | |"
+    echo "|---|---|---|---|---|---|---|---|"
+    ref_row "8, 32" 0.015-0.022 1474.4 "$r8" "$c8" 0.02
+    ref_row "32, 256" 0.63-0.82 11768.8 "$r32" "$c32" 0.5
+    ref_row "64, 1024" 8.1 47043.9 "$r64" "$c64" 1
+    echo
+    echo "## One answer in any unit"
+    echo
+    echo "Every grid instance's profile with every time multiplied by 1000"
+    echo "(\`bash tools/scale_check.sh $bin $zbsched 1000\`): \`zb\`'s"
+    echo "schedule against the one at F = 1, op for op; $scale_line."
 } >"$out.tmp"
 mv "$out.tmp" "$out"
 cat "$out"

@@ -19,7 +19,16 @@
  * gradient into a full buffer g of its own, the REDUCE_GRAD after it
  * reduce-scatters that into the shard, and the buffer is freed when the
  * reduce-scatter is seen done; the stage's next W waits for that, as
- * the simulator's W waits for the buffer. */
+ * the simulator's W waits for the buffer.
+ *
+ * With FSDP units (data_parallel.units K > 1, docs/zero.md "Units") a
+ * stage's parameters are K contiguous ranges; a unit's UNSHARD gathers
+ * its range into the stage's full buffer (the first allocates it, as at
+ * K = 1), its RESHARD releases it (the stage's last gathered unit frees
+ * the buffer) and a per-microbatch REDUCE_GRAD reduce-scatters its range
+ * of g into the matching part of the shard. These run blocking on the
+ * host (cpu backend), so the replay checks the numbers and the memory of
+ * a pass's units, not their overlap. */
 #include <limits.h>
 #include <stdlib.h>
 #include "exec.h"
@@ -40,6 +49,104 @@ bool coll_per_mb(const struct exec *x)
     return x->dp > 1 && zb_dp_per_mb(x->p);
 }
 
+static bool units(const struct exec *x)
+{
+    return x->dp > 1 && zb_dp_units(x->p);
+}
+
+/* Unit u of a stage: [*a, *b) of its parameters; into cnt and dsp (dp
+ * entries) each replica's part of it and where that starts in it. */
+static void unit_range(const struct exec *x, int u, size_t *a, size_t *b,
+                       int *cnt, int *dsp)
+{
+    const size_t k = (size_t)x->p->dp.units;
+
+    *a = x->nparam * (size_t)u / k;
+    *b = x->nparam * (size_t)(u + 1) / k;
+    for (int r = 0; r < x->dp; r++) {
+        size_t lo = (size_t)x->shard_off[r], hi = lo + (size_t)x->shard_n[r];
+        lo = lo > *a ? lo : *a;
+        hi = hi < *b ? hi : *b;
+        cnt[r] = hi > lo ? (int)(hi - lo) : 0;
+        dsp[r] = hi > lo ? (int)(lo - *a) : 0;
+    }
+}
+
+/* Units of stage st gathered before op i: the UNSHARDs minus the
+ * RESHARDs of the list so far (an iteration starts sharded). */
+static int gathered_units(const struct exec *x, int i, int stage)
+{
+    int n = 0;
+
+    for (int j = 0; j < i; j++) {
+        const struct zb_op *o = &x->ops->ops[j];
+        if (o->stage == stage && o->kind == ZB_OP_UNSHARD)
+            n++;
+        else if (o->stage == stage && o->kind == ZB_OP_RESHARD)
+            n--;
+    }
+    return n;
+}
+
+static int op_error(struct exec *x, int i, const char *why,
+                    struct zb_error *err);
+static void move_shard(struct exec *x, struct stage_state *st, bool in);
+
+/* One unit's collective, blocking (see the top of the file). */
+static int unit_coll(struct exec *x, int i, struct stage_state *st,
+                     struct zb_error *err)
+{
+    const struct zb_op *op = &x->ops->ops[i];
+    const int me = x->replica;
+    int *cnt = zb_xmalloc(2 * (size_t)x->dp * sizeof(int)), *dsp = cnt + x->dp;
+    size_t a, b;
+    int rc = MPI_SUCCESS, held = gathered_units(x, i, op->stage);
+    const char *what = "MPI_Allgatherv";
+
+    if (op->unit < 0 || op->unit >= x->p->dp.units) {
+        free(cnt);
+        return op_error(x, i, "names no unit of its stage", err);
+    }
+    unit_range(x, op->unit, &a, &b, cnt, dsp);
+    if (op->kind == ZB_OP_UNSHARD) {
+        if (!st->w)
+            move_shard(x, st, true);
+        rc = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, st->w + a,
+                            cnt, dsp, MPI_FLOAT, x->dp_comm);
+    } else if (op->kind == ZB_OP_RESHARD) {
+        if (!st->w || held < 1)
+            rc = op_error(x, i, "frees a unit that is not gathered", err);
+        else if (held == 1)
+            move_shard(x, st, false);
+    } else {
+        float *mine = st->gshard + (a + (size_t)dsp[me] -
+                                    (size_t)x->shard_off[me]);
+        if (!st->g || st->grad_mb != op->mb) {
+            free(cnt);
+            return op_error(x, i, "does not follow its microbatch's W", err);
+        }
+        /* As post_reduce_mb(): the shard so far joins this replica's slot
+         * of the unit's gradient, which the sum then counts once. */
+        if (st->nreduced > 0 && cnt[me] > 0)
+            x->m->axpy(x->dev, st->g + a + dsp[me], 1.0f, mine,
+                       (size_t)cnt[me]);
+        what = "MPI_Reduce_scatter";
+        rc = MPI_Reduce_scatter(st->g + a, mine, cnt, MPI_FLOAT, MPI_SUM,
+                                x->dp_comm);
+        /* A W reduces its units K-1 .. 0 (zero_measure.h): 0 ends it. */
+        if (rc == MPI_SUCCESS && op->unit == 0) {
+            st->grad_mb = -1;
+            st->reduce_op = i;
+            st->reduced = ++st->nreduced == x->p->microbatches;
+        }
+    }
+    free(cnt);
+    x->t[i].done = exec_now() - x->epoch;
+    if (rc < 0)
+        return rc;
+    return rc == MPI_SUCCESS ? 0 : exec_mpi_error(rc, what, err);
+}
+
 int coll_init(struct exec *x, struct zb_error *err)
 {
     const size_t per = x->nparam / (size_t)x->dp,
@@ -50,6 +157,9 @@ int coll_init(struct exec *x, struct zb_error *err)
         return zb_error_set(err, ZB_EUNSUPPORTED, "a stage of %zu "
                             "parameters is beyond an MPI collective's int "
                             "count", x->nparam);
+    if (units(x) && x->be != &zb_executor_cpu)
+        return zb_error_set(err, ZB_EUNSUPPORTED, "data_parallel.units > 1 "
+                            "runs on the cpu backend only");
     x->shard_n = zb_xcalloc((size_t)x->dp, sizeof(int));
     x->shard_off = zb_xcalloc((size_t)x->dp, sizeof(int));
     for (int r = 0, off = 0; r < x->dp; r++) {
@@ -312,6 +422,8 @@ int coll_post(struct exec *x, int i, struct zb_error *err)
         return op_error(x, i, "needs data parallelism (dp >= 2)", err);
     if (x->opt.synthetic)
         rc = 0;     /* refused in main.c; kept safe */
+    else if (units(x) && (op->kind != ZB_OP_REDUCE_GRAD || op->mb >= 0))
+        rc = unit_coll(x, i, st, err);
     else if (op->kind == ZB_OP_REDUCE_GRAD)
         rc = post_reduce(x, i, st, err);
     else if (op->kind == ZB_OP_UNSHARD)
@@ -345,6 +457,11 @@ int coll_before_pass(struct exec *x, int i, struct stage_state *st,
     }
     if (!zero3(x))
         return 0;
+    /* With units a W reads no weights; the other passes read them all. */
+    if (units(x) && k == ZB_OP_W)
+        return 0;
+    if (units(x) && gathered_units(x, i, st->stage) != x->p->dp.units)
+        return op_error(x, i, "runs on sharded units", err);
     if (!st->w)
         return op_error(x, i, "runs on sharded weights (no UNSHARD before "
                         "it)", err);

@@ -1,5 +1,5 @@
 /* exec.h - zbexec, the executor: replays a schedule's per-rank op lists
- * with one MPI process per rank (DESIGN.md, "Commands"). The one header of
+ * with one MPI process per rank (docs/design.md, "Commands"). The one header of
  * zbexec/: options, the backend table, the model and the engine state.
  *
  * Ownership: struct exec owns everything it points to; exec_release()
@@ -487,7 +487,7 @@ int reference_check(struct exec *x, bool *exact, struct zb_error *err);
 
 /* ---- Measures, report, trace, profile ------------------------------------ */
 
-/* Realized measures (DESIGN.md names), in profile time units: the mean
+/* Realized measures (docs/design.md names), in profile time units: the mean
  * over the measured iterations (all but the warm-up), peaks their max. */
 struct realized {
     double cost, makespan, bubble_ratio, sync_bubble_ratio;

@@ -2,7 +2,7 @@
  * end and peak memory per iteration (with data parallelism also the
  * step's ends with its collectives and the model state), gathered on rank
  * 0 and set beside the simulator's predictions with the difference
- * (DESIGN.md, "Measures"; docs/zbexec.md).
+ * (docs/design.md, "Measures"; docs/zbexec.md).
  *
  * Times are host-clock ms since the run's epoch, one instant on every
  * rank's clock (exec_common_epoch), so makespan across ranks carries its

@@ -1,5 +1,5 @@
-/* model.h - a per-layer model, the input of `zbsched plan` (DESIGN.md,
- * "Model JSON"): each layer's F/B/W times, activation bytes, parameters
+/* model.h - a per-layer model, the input of `zbsched plan` (docs/formats.md,
+ * "Model"): each layer's F/B/W times, activation bytes, parameters
  * and output bytes, as one pipeline rank's GPU sees them (after tensor
  * parallelism), and the bytes of model state per parameter.
  *

@@ -132,6 +132,13 @@ void zb_profile_draft_warn(struct zb_profile_draft *d, const char *fmt, ...)
 int zb_profile_draft_set(struct zb_profile_draft *d, const char *name,
                          const char *value, struct zb_error *err);
 
+/* A time as text into d's time unit: a plain number as it is, or a time
+ * with a unit ("14.4ms") when d has a time_unit (without one, ZB_EINVAL
+ * saying so). what names the flag or field in the error. */
+int zb_profile_draft_time(const struct zb_profile_draft *d, const char *what,
+                          const char *text, double *out,
+                          struct zb_error *err);
+
 /* Set the shape directly, as --pp, --vpp, --mb and --placement would (for
  * a caller that already holds the numbers, such as an imported CSV). */
 void zb_profile_draft_set_shape(struct zb_profile_draft *d, int pp, int vpp,

@@ -18,9 +18,10 @@ int zb_sim_run(struct zb_schedule *s, struct zb_error *err);
 
 /* zb_sim_run()'s measures for an order whose compute ops already hold the
  * times it would give them (a builder that times each pass as it places
- * it: zbi_greedy_best(), zbi_construct_v(), zbi_warm_depth_loop()): s->predicted from
- * those times (no lower bounds either), in one walk over the lists instead
- * of the event loop (v-min at p 64, m 1024: 6 ms against 74). The ops
+ * it: zbi_greedy_best(), zbi_construct_v(), zbi_warm_depth_loop()):
+ * s->predicted from those times (no lower bounds either), in one walk
+ * over the lists instead of the event loop (v-min at p 64, m 1024: 6 ms
+ * against 74). The ops
  * seq is left alone, so lowering still needs zb_sim_run(). With data
  * parallelism it is zb_sim_run() (the collectives need the loop). */
 int zb_sim_measure(struct zb_schedule *s, struct zb_error *err);

@@ -3,7 +3,7 @@
  * the layers of each stage, the shape (vpp, placement) and a zb schedule,
  * with the exact memory per rank, a lower bound over every split it could
  * choose, and torchtitan's default split and the min-max compute split
- * beside it (DESIGN.md "Plan JSON"; docs/plan.md has the method).
+ * beside it (docs/formats.md, "Plan"; docs/plan.md has the method).
  *
  * Memory inside the schedule search is conservative: zb sees one M_B (the
  * largest activation of a rank's stages, per rank) and one comm (the
@@ -40,7 +40,8 @@ enum zb_split_mode {
 
 struct zb_plan_request {
     int pp, microbatches;
-    int vpp;                    /* chunks per rank; 0: auto (1 and 2) */
+    int vpp;                    /* chunks per rank; 0: auto (1 to 8,
+                                   as the layers allow) */
     int placement;              /* enum zb_placement, or -1: auto */
     enum zb_split_mode split;
     const int *counts;          /* ZB_SPLIT_GIVEN: layers per stage */
@@ -138,9 +139,48 @@ int zb_plan_layout_parse(const struct zb_model *m, const char *layout,
  * "ZBVZeroBubble" (v). */
 const char *zb_plan_torchtitan_schedule(const struct zb_plan_split *s);
 
-/* The Plan JSON document (DESIGN.md), newline-terminated. */
+/* The Plan JSON document (docs/formats.md, "Plan"), newline-terminated. */
 char *zb_plan_format_json(const struct zb_model *m,
                           const struct zb_plan_request *rq,
                           const struct zb_plan *p);
+
+/* ---- The picture (docs/plan.md, "The picture") --------------------- */
+
+/* What the picture draws of one split: per stage its rank and the F, B,
+ * W of one microbatch summed over its layers; per rank its memory. */
+struct zb_plan_view_split {
+    bool exists, scheduled, fits;
+    double cost;                /* valid when scheduled */
+    int nstages;
+    int *counts, *rank;         /* per stage */
+    double *f, *b, *w;          /* per stage */
+    struct zb_memory_rank *ranks;   /* pp entries */
+};
+
+struct zb_plan_view {
+    char *model;
+    enum zb_time_unit time_unit;
+    int pp, vpp, microbatches;
+    enum zb_placement placement;
+    double gpu_mem;             /* bytes */
+    struct zb_plan_view_split plan, even;
+};
+
+/* The view of a finished plan, or of a Plan JSON document (the fields
+ * zb_plan_format_json() writes; ZB_EPARSE naming the one missing or
+ * wrong). zb_plan_view_release() frees either. */
+void zb_plan_view_make(const struct zb_model *m,
+                       const struct zb_plan_request *rq,
+                       const struct zb_plan *p, struct zb_plan_view *out);
+int zb_plan_view_parse(const char *text, struct zb_plan_view *out,
+                       struct zb_error *err);
+/* Whether text is a JSON object whose format is "zbsched-plan". */
+bool zb_plan_json_detect(const char *text);
+void zb_plan_view_release(struct zb_plan_view *v);
+
+/* SVG document: the plan's split beside the even split, per stage a bar
+ * of F + B + W per microbatch, per rank a stacked bar of model state,
+ * activation peak and buffers against the GPU's memory. */
+char *zb_plan_render_svg(const struct zb_plan_view *v);
 
 #endif

@@ -13,14 +13,18 @@
  *   7. p-r-1 times: a deferred W, B chunk 0 (its W deferred);
  *   8. the deferred W.
  * A backward that is not deferred runs whole: BW alone, or an FB with its
- * W right after. Needs m >= 2p (phase 4 at least once on rank 0; the
- * generator table says so, zb_generator_accepts() refuses less). A fixed
+ * W right after; where the simulator times it better, each FB runs as its
+ * F then its B instead (gen_dualpipev()). Needs m >= 2p (phase 4 at least
+ * once on rank 0; the generator table says so, zb_generator_accepts()
+ * refuses less). A fixed
  * shape: it ignores the limit and reports whether it fits; its peak is
  * 2p+1 chunk activations at unit times, one over 1F1B's: an FB holds its
  * F's before its B frees any (docs/controllable-memory.md). */
 #include <stdlib.h>
 #include "families/families.h"
+#include "plan/plan.h"
 #include "zbsched/generator.h"
+#include "zbsched/sim.h"
 #include "zbsched/xalloc.h"
 
 struct prog {
@@ -29,6 +33,7 @@ struct prog {
     int nf[2], nb[2];           /* next microbatch per chunk */
     struct zb_op *wq;           /* deferred W, oldest first */
     int wq_head, wq_tail;
+    bool split;                 /* an FB as its F, then its B */
 };
 
 static int stage_of(const struct prog *g, int chunk)
@@ -62,14 +67,20 @@ static void weight(struct prog *g)
     zb_schedule_push(g->s, g->r, ZB_OP_W, w->stage, w->mb);
 }
 
-/* F of chunk fc overlapped with the whole backward of chunk bc. */
+/* F of chunk fc overlapped with the whole backward of chunk bc (split:
+ * the F, then the B, then its W). */
 static void overlapped(struct prog *g, int fc, int bc)
 {
     struct zb_op op = { .kind = ZB_OP_FB, .stage = stage_of(g, fc),
                         .mb = g->nf[fc]++, .b_stage = stage_of(g, bc),
                         .b_mb = g->nb[bc]++, .peer = -1, .seq = -1 };
 
-    zb_op_list_push(&g->s->ranks[g->r], &op);
+    if (g->split) {
+        zb_schedule_push(g->s, g->r, ZB_OP_F, op.stage, op.mb);
+        zb_schedule_push(g->s, g->r, ZB_OP_B, op.b_stage, op.b_mb);
+    } else {
+        zb_op_list_push(&g->s->ranks[g->r], &op);
+    }
     zb_schedule_push(g->s, g->r, ZB_OP_W, op.b_stage, op.b_mb);
 }
 
@@ -121,21 +132,42 @@ static void rank_program(struct prog *g, int p, int m)
         weight(g);
 }
 
-static int gen_dualpipev(const struct zb_profile *p,
-                         const struct zb_options *opt, struct zb_schedule *s,
-                         struct zb_error *err)
+static void build(const struct zb_profile *p, bool split,
+                  struct zb_schedule *s)
 {
     const int m = p->microbatches;
 
-    (void)opt;
-    (void)err;
     for (int r = 0; r < p->pp; r++) {
-        struct prog g = { .s = s, .r = r };
+        struct prog g = { .s = s, .r = r, .split = split };
         g.wq = zb_xmalloc((size_t)(2 * m) * sizeof(*g.wq));
         rank_program(&g, p->pp, m);
         free(g.wq);
     }
-    return 0;
+}
+
+/* The program with its FB ops, and with each split into its F and its B
+ * in the same place; the better timed is kept. An FB waits for both
+ * inputs and gains only where the profile's FB time (--fb) is below
+ * F + B; split, the F runs as soon as its input is there, as PyTorch's
+ * own order does (its overlap of an F and a whole backward runs them one
+ * after the other where they cannot overlap). Same passes, same order,
+ * so the same memory but for the FB's own (its F's before its B frees). */
+static int gen_dualpipev(const struct zb_profile *p,
+                         const struct zb_options *opt, struct zb_schedule *s,
+                         struct zb_error *err)
+{
+    struct zb_schedule split;
+    int rc;
+
+    (void)opt;
+    build(p, false, s);
+    zb_schedule_init(&split, s->name, p);
+    build(p, true, &split);
+    if ((rc = zb_sim_run(s, err)) == 0 && zb_sim_run(&split, NULL) == 0 &&
+        zbi_pick_better(&split, s))
+        zb_schedule_copy_order(s, &split);
+    zb_schedule_release(&split);
+    return rc;
 }
 
 const struct zb_generator zb_gen_dualpipev = {

@@ -87,6 +87,24 @@ int zbi_vblock_order(const struct zb_profile *p,
  * the block's own peak of live activations. */
 void zbi_vblock_compact(const struct zb_profile *p, int *slot);
 
+/* The paper's own finish of the block (the Zero Bubble repository's
+ * V-Half/V-Min): two rounds of moving the passes outside the steady state
+ * into earlier free slots within the block's peak and re-timing at unit
+ * times, then W passes split per chunk (vblock_squeeze.c). Errors as
+ * zbi_vblock_order(). */
+int zbi_vblock_squeezed(const struct zb_profile *p,
+                        void (*offsets)(int pp, int rank, int off[4]),
+                        struct zb_schedule *s, struct zb_error *err);
+
+/* v-half's and v-min's order (vblock_best.c): the best, timed with the
+ * real durations, of the block (compacted too where compact), the
+ * squeezed block and builders on the real times held to the block's
+ * peak; none holds more than the block alone. */
+int zbi_vblock_best(const struct zb_profile *p,
+                    void (*offsets)(int pp, int rank, int off[4]),
+                    bool compact, struct zb_schedule *s,
+                    struct zb_error *err);
+
 /* ---- ZB-V (zb_v.c) ---------------------------------------------------- */
 
 /* The zb-v family's order from its two orders on a profile held to

@@ -3,9 +3,10 @@
  * built from a building block whose microbatch lifespan on rank 0 is
  * about 4p slots of a 6-slot period, so a rank holds about a third of
  * 1F1B's activations (paper: floor((p+4)/3) stage activations against p)
- * at about two thirds of 1F1B's bubble (F = B = W). A fixed shape: it
- * ignores the limit and reports whether it fits. Measured values:
- * docs/controllable-memory.md. */
+ * at about two thirds of 1F1B's bubble (F = B = W). Its order is the
+ * best of the block's (repeated, the paper's squeeze, builders held to
+ * its peak: vblock_best.c). A fixed shape: it ignores the limit and
+ * reports whether it fits. Measured values: docs/controllable-memory.md. */
 #include "families/families.h"
 #include "zbsched/generator.h"
 
@@ -25,7 +26,7 @@ static int gen_v_min(const struct zb_profile *p, const struct zb_options *opt,
                      struct zb_schedule *s, struct zb_error *err)
 {
     (void)opt;
-    return zbi_vblock_order(p, offsets, false, s, err);
+    return zbi_vblock_best(p, offsets, false, s, err);
 }
 
 const struct zb_generator zb_gen_v_min = {

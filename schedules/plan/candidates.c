@@ -48,6 +48,18 @@ static bool always(const struct zb_profile *p,
     return true;
 }
 
+/* Whether no candidate so far meets the cost bound, or at the default
+ * effort is close to it (plan.h): a dear start could then win no more
+ * than the close gap (docs/tuning.md, "Close to the bound"). */
+static bool far(const struct plan_candidates *c)
+{
+    for (int i = 0; i < c->n; i++)
+        if (c->eager ? zbi_pick_meets_bound(&c->s[i])
+                     : zbi_pick_close(&c->s[i]))
+            return false;
+    return true;
+}
+
 /* The caps could only save memory once a candidate meets the cost bound,
  * which an unlimited rank (so not settled) does not ask for, and their
  * search is dear (docs/tuning.md, "Capped list"). */
@@ -55,10 +67,7 @@ static bool short_of_bound(const struct zb_profile *p,
                            const struct plan_candidates *c)
 {
     (void)p;
-    for (int i = 0; i < c->n; i++)
-        if (zbi_pick_meets_bound(&c->s[i]))
-            return false;
-    return true;
+    return far(c);
 }
 
 static bool loop_one_chunk(const struct zb_profile *p,
@@ -75,10 +84,18 @@ static bool v_two_chunks(const struct zb_profile *p,
     return p->placement == ZB_PLACEMENT_V && p->vpp == 2;
 }
 
+/* The warm-up depths' descent is dear: not where a candidate is close. */
+static bool loop_one_chunk_far(const struct zb_profile *p,
+                               const struct plan_candidates *c)
+{
+    return loop_one_chunk(p, c) && far(c);
+}
+
 static bool v_small(const struct zb_profile *p,
                     const struct plan_candidates *c)
 {
-    return v_two_chunks(p, c) && zb_pass_count(p) <= B_ROOM_MAX_PASSES;
+    return v_two_chunks(p, c) && zb_pass_count(p) <= B_ROOM_MAX_PASSES &&
+           far(c);
 }
 
 static int zb_v_paper(const struct zb_profile *p, struct zb_schedule *s,
@@ -94,19 +111,21 @@ static int zb_v_b_room(const struct zb_profile *p, struct zb_schedule *s,
 }
 
 /* The table, in the order the candidates are built (the first of equals
- * is chosen): the list scheduler's best policy; under V below 1F1B's
- * memory and under interleaved placement the same with searched in-flight
- * caps (build.h; elsewhere it declines); the paper's construction and
- * the list scheduler braked by a warm-up depth per stage (loop, one
- * chunk); ZB-V built the paper's way and with full ranks making room
- * with a B (build.h). The fixed families follow (collect()). */
+ * is chosen): the paper's construction (loop, one chunk: first, since
+ * where it settles the list scheduler's eight policies are not run,
+ * docs/tuning.md, "Close to the bound"); the list scheduler's best
+ * policy; under V below 1F1B's memory and under interleaved placement the
+ * same with searched in-flight caps (build.h; elsewhere it declines); the
+ * list scheduler braked by a warm-up depth per stage (loop, one chunk);
+ * ZB-V built the paper's way and with full ranks making room with a B
+ * (build.h). The fixed families follow (collect()). */
 static const struct plan_row rows[] = {
+    { "zb-construct", loop_one_chunk, zbi_construct_loop, CAME_SIMULATED,
+      PLAN_CHOSEN },
     { "list-scheduler", always, zbi_greedy_best, CAME_TIMED, PLAN_CHOSEN },
     { "capped-list", short_of_bound, zbi_greedy_capped, CAME_TIMED,
       PLAN_CAPPED_START },
-    { "zb-construct", loop_one_chunk, zbi_construct_loop, CAME_SIMULATED,
-      PLAN_CHOSEN },
-    { "warm-depth", loop_one_chunk, zbi_warm_depth_loop, CAME_TIMED,
+    { "warm-depth", loop_one_chunk_far, zbi_warm_depth_loop, CAME_TIMED,
       PLAN_DEPTH_START },
     { "zb-v-construct", v_two_chunks, zb_v_paper, CAME_TIMED, PLAN_CHOSEN },
     { "zb-v-b-room", v_small, zb_v_b_room, CAME_TIMED, PLAN_ROOM_START },
@@ -238,6 +257,7 @@ void zbi_plan_collect(const struct zb_profile *p,
     out->outclassed = zb_xcalloc((size_t)families, sizeof(bool));
     out->n = 0;
     out->settled = false;
+    out->eager = zbi_pick_eager(opt, p);
     out->cap = out->cap_bound = 0;
     zb_bound_both(p, &out->cost_bound, &out->makespan_bound);
     /* Timing an order is enough to compare; the winner is lowered and

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stddef.h>
 #include "plan/plan.h"
+#include "search/search.h"
 #include "zbsched/measures.h"
 
 bool zbi_pick_better(const struct zb_schedule *x, const struct zb_schedule *y)
@@ -34,6 +35,17 @@ bool zbi_pick_shorter(const struct zb_schedule *x,
 bool zbi_pick_meets_bound(const struct zb_schedule *s)
 {
     return s->predicted.cost <= s->predicted.lower_bound * (1 + 1e-9);
+}
+
+bool zbi_pick_close(const struct zb_schedule *s)
+{
+    return s->predicted.fits_memory &&
+           s->predicted.cost <= s->predicted.lower_bound * (1 + PLAN_CLOSE_GAP);
+}
+
+bool zbi_pick_eager(const struct zb_options *opt, const struct zb_profile *p)
+{
+    return opt && opt->effort > zbi_improve_default_effort(p);
 }
 
 void zbi_pick_init(struct plan_pick *b)

@@ -35,6 +35,10 @@
  *   settled      the collection stopped early: a candidate met its lower
  *                bounds on cost and makespan, so a later one could at
  *                best tie it.
+ *   close        a fitting candidate within PLAN_CLOSE_GAP of the cost
+ *                bound (pick.c): at the default effort the dear starts of
+ *                their own are then not built, and a close choice is not
+ *                searched.
  *   outclassed   a fixed family left out of the collection: it never
  *                holds more than its peak_cap (generator.h), and a kept
  *                candidate costs less than the bound at that memory.
@@ -91,6 +95,8 @@ struct plan_candidates {
     int n;
     bool *outclassed;           /* per zb_generators entry: left out as
                                    outclassed */
+    bool eager;                 /* opt asks for more than the default
+                                   search (zbi_pick_eager()) */
     bool settled;               /* the collection stopped at a candidate
                                    that met its bounds (no data
                                    parallelism) */
@@ -133,6 +139,20 @@ bool zbi_pick_shorter(const struct zb_schedule *x,
  * and no search or other start can improve on it. */
 bool zbi_pick_meets_bound(const struct zb_schedule *s);
 
+/* A relative gap to the cost bound within which a fitting order is
+ * close: what any search or further start could gain is at most that,
+ * so at the default effort the dear starts are not built and nothing is
+ * searched (docs/tuning.md, "Close to the bound"). */
+#define PLAN_CLOSE_GAP 3e-3
+
+/* Whether s fits and costs at most PLAN_CLOSE_GAP over its bound. */
+bool zbi_pick_close(const struct zb_schedule *s);
+
+/* Whether opt asks for more than the default search on p (--effort
+ * above zbi_improve_default_effort()): then closeness saves nothing (opt
+ * may be NULL). */
+bool zbi_pick_eager(const struct zb_options *opt, const struct zb_profile *p);
+
 /* The best that fits: the best candidate considered that fits the limit
  * (zbi_pick_better(); the first of equals). Those over it only tell how
  * far over the leanest one is. */
@@ -174,10 +194,12 @@ struct plan_start {
 };
 
 /* The searches for `zb` on c from its choice: starts[0] is always the
- * choice (share 0 where it meets its bound: it is optimal), then the
+ * choice (share 0 where it meets its bound: it is optimal; and, unless
+ * opt is eager, where it is close: then it is the only start), then the
  * runner-up and the starts of their own, in the order they are searched.
  * Returns the count. */
 int zbi_plan_searches(const struct zb_profile *p,
+                      const struct zb_options *opt,
                       const struct plan_candidates *c,
                       const struct zb_schedule *choice,
                       struct plan_start starts[PLAN_MAX_STARTS]);

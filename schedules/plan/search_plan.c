@@ -12,7 +12,9 @@
  * room start searched, its basin is the one that wins: it takes the
  * runner-up's share and all but BESIDE_SHARE of the choice's (the capped
  * list adds those to its own; the room start does not need them). A
- * choice that meets the lower bound is optimal: it is not searched.
+ * choice that meets the lower bound is optimal: it is not searched; one
+ * close to it (plan.h) is not searched either, nor any other start,
+ * unless the user asked for more effort.
  * With data parallelism the search minimises the step, which the pick by
  * step then weighs against every candidate: one search, from the choice.
  * Why each share is what it is: docs/tuning.md, "Search plan". */
@@ -89,6 +91,7 @@ static const struct zb_schedule *own(const struct plan_candidates *c,
 }
 
 int zbi_plan_searches(const struct zb_profile *p,
+                      const struct zb_options *opt,
                       const struct plan_candidates *c,
                       const struct zb_schedule *choice,
                       struct plan_start starts[PLAN_MAX_STARTS])
@@ -103,6 +106,8 @@ int zbi_plan_searches(const struct zb_profile *p,
         starts[0].share = 1;
         return n;
     }
+    if (zbi_pick_close(choice) && !zbi_pick_eager(opt, p))
+        return n;   /* a search could gain PLAN_CLOSE_GAP at most */
     depth = own(c, PLAN_DEPTH_START, choice);
     room = own(c, PLAN_ROOM_START, choice);
     capped = own(c, PLAN_CAPPED_START, choice);

@@ -6,7 +6,11 @@
  * see, so the searched order and every fitting candidate are scored by
  * their step (collectives placed, the W post-pass applied where it helps)
  * and the shortest is kept. Never worse than any of its candidates, and
- * equal to ZB-H1 at 1F1B's memory. */
+ * equal to ZB-H1 at 1F1B's memory. Every decision is made on the profile
+ * normalised once (its mean pass time 1, each time rounded to PLAN_BITS
+ * significant bits), so the same model in any time unit gets the same
+ * order, its cost scaled by the unit. */
+#include <math.h>
 #include <stdio.h>
 #include "plan/plan.h"
 #include "search/search.h"
@@ -137,7 +141,7 @@ int zbi_plan_zb(const struct zb_profile *p, const struct zb_options *opt,
 
     if ((rc = zbi_pick_choice(c, p, opt, &choice, err)) < 0)   /* pick */
         return rc;
-    n = zbi_plan_searches(p, c, choice, starts);        /* plan searches */
+    n = zbi_plan_searches(p, opt, c, choice, starts);       /* plan searches */
     timed = search_starts(p, opt, c, starts, n, s);     /* search */
     if (zb_dp_active(p)) {                              /* pick by step */
         if ((rc = pick_by_step(c, s, err)) < 0)
@@ -148,15 +152,75 @@ int zbi_plan_zb(const struct zb_profile *p, const struct zb_options *opt,
     return timed ? 0 : zb_sim_run(s, err);
 }
 
+/* Significant bits a normalised time keeps: the same model scaled by any
+ * factor rounds to the same values (a tie at the last bit is about 1e-8
+ * likely per value), far below any difference a schedule can tell. */
+#define PLAN_BITS 24
+
+/* x rounded to PLAN_BITS significant bits (0, infinities and NAN as
+ * they are). */
+static double snap(double x)
+{
+    double m;
+    int e;
+
+    if (x == 0 || !isfinite(x))
+        return x;
+    m = frexp(x, &e);   /* sets e before it is read below */
+    return ldexp(nearbyint(ldexp(m, PLAN_BITS)), e - PLAN_BITS);
+}
+
+/* p's times divided by its mean pass time (or its comm, or 1 where all
+ * are 0) and snapped into q (a copy of p): the unit no longer decides.
+ * Memory is unchanged: fitting depends only on each rank's order. */
+static void normalise(const struct zb_profile *p, struct zb_profile *q)
+{
+    double sum = 0, u;
+    int n = zb_profile_stages(p);
+
+    zb_profile_copy(q, p);
+    for (int i = 0; i < n; i++)
+        sum += p->stage[i].f + p->stage[i].b + p->stage[i].w;
+    u = sum > 0 ? sum / (3.0 * n) : p->comm > 0 ? p->comm : 1;
+    for (int i = 0; i < n; i++) {
+        q->stage[i].f = snap(p->stage[i].f / u);
+        q->stage[i].b = snap(p->stage[i].b / u);
+        q->stage[i].w = snap(p->stage[i].w / u);
+    }
+    q->comm = snap(p->comm / u);
+    q->fb = snap(p->fb / u);
+    q->dp.bandwidth = snap(p->dp.bandwidth * u);
+    q->dp.latency = snap(p->dp.latency / u);
+    q->dp.all_reduce = snap(p->dp.all_reduce / u);
+    q->dp.reduce_scatter = snap(p->dp.reduce_scatter / u);
+    q->dp.all_gather = snap(p->dp.all_gather / u);
+}
+
+/* zb on p, planned on p normalised (normalise()); the order is then timed
+ * on p itself. */
 static int gen_zb(const struct zb_profile *p, const struct zb_options *opt,
                   struct zb_schedule *s, struct zb_error *err)
 {
     struct plan_candidates c;
+    struct zb_profile q;
+    struct zb_schedule t;
     int rc;
 
-    zbi_plan_collect(p, opt, &c);                       /* collect */
-    rc = zbi_plan_zb(p, opt, &c, s, err);
+    normalise(p, &q);
+    if ((rc = zb_schedule_init(&t, s->name, &q)) < 0) {
+        zb_profile_release(&q);
+        return rc;
+    }
+    zbi_plan_collect(&q, opt, &c);                      /* collect */
+    rc = zbi_plan_zb(&q, opt, &c, &t, err);
     zbi_plan_release(&c);
+    if (rc == 0) {
+        zb_schedule_copy_order(s, &t);
+        snprintf(s->origin, sizeof(s->origin), "%s", t.origin);
+        rc = zb_sim_run(s, err);
+    }
+    zb_schedule_release(&t);
+    zb_profile_release(&q);
     return rc;
 }
 

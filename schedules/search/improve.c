@@ -19,10 +19,11 @@
  * with data parallelism the step's end after the collectives
  * (improve_step.h).
  * A budget is spent in annealing runs of a fifth of the default budget,
- * each restarted from the best order so far; a budget above the default
- * begins with exactly the default's runs, so more effort is never
- * worse. Only +, *, / and comparisons decide (no exp(), no clock), so a
- * seed and a budget give one result everywhere. */
+ * each restarted from the best order so far, and the default's runs stop
+ * after a run's work without a new best (STALL_CYCLES); a budget above
+ * the default begins with exactly the default's runs, so more effort is
+ * never worse. Only +, *, / and comparisons decide (no exp(), no clock),
+ * so a seed and a budget give one result everywhere. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -55,6 +56,12 @@
 #define CYCLE_SHARE 0.2
 /* Longest critical path kept. */
 #define PATH_MAX_OPS 8192
+/* Work without a new best, in annealing runs (CYCLE_SHARE of the default
+ * budget), after which the default search stops: a restart from the best
+ * that finds nothing better will not (deterministic: work, never the
+ * clock); --effort above the default then spends its extra budget in
+ * restarts as before (docs/tuning.md, "Search stagnation"). */
+#define STALL_CYCLES 1.0
 
 struct chain {
     const struct zb_profile *p;
@@ -73,6 +80,9 @@ struct chain {
     long path_at;             /* `accepted` when the path was taken */
     long evals, accepted;
     long skipped;             /* moves rejected on their estimate */
+    long best_at;             /* work when the best last improved */
+    long stall;               /* stop after this much work without a new
+                                 best (0: never) */
     const volatile sig_atomic_t *interrupt;    /* improve_opts' */
     int rc;
     struct zb_error err;
@@ -341,6 +351,13 @@ static void save_best(struct chain *c)
         memcpy(c->best[r], st->order[r], (size_t)st->len[r] * sizeof(int));
     c->best_cost = score(c);
     c->best_makespan = st->makespan;
+    c->best_at = st->work;
+}
+
+/* Whether the search has worked `stall` units without a new best. */
+static bool stalled(const struct chain *c)
+{
+    return c->stall > 0 && c->st.work - c->best_at >= c->stall;
 }
 
 /* Mean pass time: the scale of the temperatures. */
@@ -436,7 +453,7 @@ static void anneal(struct chain *c, long len, long cap)
     c->cyc_at = c->st.work;
     c->cyc_len = len > 0 ? len : 1;
     while (c->st.work < c->cyc_at + c->cyc_len && c->st.work < cap &&
-           !interrupted(c))
+           !interrupted(c) && !stalled(c))
         step(c);
 }
 
@@ -451,7 +468,7 @@ static void restarts(struct chain *c, long cycle, long upto)
     if (rest <= cycle / 8)
         return;
     k = rest / cycle > 1 ? rest / cycle : 1;
-    while (c->st.work < upto && !interrupted(c)) {
+    while (c->st.work < upto && !interrupted(c) && !stalled(c)) {
         zbi_improve_load(&c->st, c->best);
         c->energy = energy(c);
         c->path_at = -1;
@@ -471,9 +488,13 @@ static void anneal_all(struct chain *c)
                         IMPROVE_WORK_PER_SECOND);
     long base = c->base < c->budget ? c->base : c->budget;
 
+    c->stall = (long)(STALL_CYCLES * cycle);
+    c->best_at = c->st.work;
     anneal(c, base < cycle ? base : cycle, base);
     restarts(c, cycle, base);
-    restarts(c, cycle, c->budget);
+    c->stall = 0;
+    if (c->budget > base)
+        restarts(c, cycle, c->st.work + (c->budget - base));
 }
 
 static void *run_chain(void *arg)

@@ -14,7 +14,9 @@
  * improve_estimate.c; both private to this folder, improve_eval.h and
  * improve_step.h), and returns the best order found, timed by
  * zb_sim_run(). Deterministic: one seed and effort give one order on any
- * machine and under any load, with one thread or two. Only the
+ * machine and under any load, with one thread or two. The default
+ * budget's runs end early where they stagnate (a run's work without a
+ * new best: a count, never the clock); otherwise only the
  * interrupt flag can stop it early, and a *deadline* (deadline.c) raises
  * that flag at a wall-clock time for a caller that must end in time (the
  * `ilp` row). */

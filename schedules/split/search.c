@@ -12,7 +12,9 @@
  * best. The FINALISTS best of every shape
  * within FINAL_MARGIN, and the two baselines, are scheduled again at the
  * requested effort; the best that fits is the plan (better()). The bound
- * is over every split of every searched shape (bound()). */
+ * is over every split of every searched shape (bound()). Auto vpp also
+ * tries loop vpp 3 to MAX_AUTO_VPP, whose candidates are screened only
+ * where their busiest rank alone could beat the best so far. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,16 +37,22 @@
 /* A shape's screened splits go to the final effort only within this
  * share of the best screened split of all shapes: zb's local search
  * shortens a screened order by less (docs/tuning.md, "Plan finalists"). */
-#define FINAL_MARGIN 0.03
+#define FINAL_MARGIN 0.06
 /* The memory limit "binds" when lifting it shortens the step by more
  * than this share. */
 #define BINDING_SHARE 1e-3
 
-#define MAX_SHAPES 4
+/* Auto vpp tries loop vpp 1 to this (as the layers allow) and V
+ * (docs/tuning.md, "Plan auto vpp"). */
+#define MAX_AUTO_VPP 8
+#define MAX_SHAPES (MAX_AUTO_VPP + 1)
 
 struct shape {
     enum zb_placement pl;
     int vpp;
+    bool pruned;    /* a candidate is screened only where its busiest
+                       rank alone (busy_bound()) is below the best so far,
+                       and none once the best meets the bound */
 };
 
 /* Every split a shape evaluated, screened or final. */
@@ -197,9 +205,21 @@ static int climb(struct zbi_plan_ctx *c, struct pool *p,
     return rc;
 }
 
+/* Screen counts, unless the shape is pruned and counts cannot beat the
+ * best so far (*global) or that meets the bound lb. */
+static int screen_cand(struct zbi_plan_ctx *c, struct pool *p,
+                       const struct shape *sh, const int *counts,
+                       double lb, const double *global, struct zb_error *err)
+{
+    if (sh->pruned && (*global <= lb * (1 + 1e-9) ||
+                       busy_bound(c, sh, counts) >= *global))
+        return 0;
+    return screen(c, p, sh, counts, err);
+}
+
 /* Screen a shape's candidates. */
 static int screen_shape(struct zbi_plan_ctx *c, struct pool *p,
-                        const struct shape *sh, double *global,
+                        const struct shape *sh, double lb, double *global,
                         struct zb_error *err)
 {
     const struct zb_plan_request *rq = c->rq;
@@ -212,14 +232,14 @@ static int screen_shape(struct zbi_plan_ctx *c, struct pool *p,
         rc = screen(c, p, sh, rq->counts, err);
         goto out;
     }
-    if (zbi_split_even(c->m, n, k) == 0 && (rc = screen(c, p, sh, k,
-                                                        err)) < 0)
+    if (zbi_split_even(c->m, n, k) == 0 &&
+        (rc = screen_cand(c, p, sh, k, lb, global, err)) < 0)
         goto out;
     if (rq->split == ZB_SPLIT_EVEN)
         goto out;
     for (int side = 0; side < 2; side++)
         if (zbi_split_minmax(c->m, n, NULL, side, k) == 0 &&
-            (rc = screen(c, p, sh, k, err)) < 0)
+            (rc = screen_cand(c, p, sh, k, lb, global, err)) < 0)
             goto out;
     if (sh->vpp == 1)
         for (size_t f = 0; f < sizeof(inflight_factors) /
@@ -339,6 +359,7 @@ static int given_shape(const struct zb_model *m,
                             "multiple of --pp %d (one per stage)",
                             rq->n_counts, rq->pp);
     sh->vpp = rq->n_counts / rq->pp;
+    sh->pruned = false;
     if (rq->vpp > 0 && rq->vpp != sh->vpp)
         return zb_error_set(err, ZB_EINVAL, "--split has %d entries, but "
                             "--pp %d x --vpp %d is %d stages", rq->n_counts,
@@ -361,13 +382,15 @@ static int given_shape(const struct zb_model *m,
     return 1;
 }
 
-/* The shapes to search: auto vpp is 1 and 2, auto placement loop and
- * (at vpp 2) v; shapes with more stages than layers (the head group,
- * which the search never cuts, counted as one) are left out. */
+/* The shapes to search: auto vpp is 1 to MAX_AUTO_VPP (from 3 on
+ * pruned), auto placement loop and (at vpp 2) v; shapes with more stages
+ * than layers (the head group, which the search never cuts, counted as
+ * one) are left out. */
 static int shapes(const struct zb_model *m, const struct zb_plan_request *rq,
                   struct shape *out, struct zb_error *err)
 {
-    int n = 0, v0 = rq->vpp > 0 ? rq->vpp : 1, v1 = rq->vpp > 0 ? rq->vpp : 2;
+    int n = 0, v0 = rq->vpp > 0 ? rq->vpp : 1;
+    int v1 = rq->vpp > 0 ? rq->vpp : MAX_AUTO_VPP;
     int units = 0;     /* layers, the head group counted once */
 
     if (rq->split == ZB_SPLIT_GIVEN)
@@ -381,13 +404,14 @@ static int shapes(const struct zb_model *m, const struct zb_plan_request *rq,
         if (rq->pp * v > units)
             continue;
         if (rq->placement != ZB_PLACEMENT_V)
-            out[n++] = (struct shape){ ZB_PLACEMENT_LOOP, v };
+            out[n++] = (struct shape){ ZB_PLACEMENT_LOOP, v,
+                                       rq->vpp <= 0 && v > 2 };
         if (v == 2 && rq->placement != ZB_PLACEMENT_LOOP)
-            out[n++] = (struct shape){ ZB_PLACEMENT_V, 2 };
+            out[n++] = (struct shape){ ZB_PLACEMENT_V, 2, false };
     }
     if (rq->placement == ZB_PLACEMENT_V && rq->vpp <= 0 && n == 0 &&
         rq->pp * 2 <= units)
-        out[n++] = (struct shape){ ZB_PLACEMENT_V, 2 };
+        out[n++] = (struct shape){ ZB_PLACEMENT_V, 2, false };
     if (n == 0)
         return zb_error_set(err, ZB_EINVAL, "pp %d x vpp %d = %d stages "
                             "need at least as many layers; the model has %d "
@@ -565,7 +589,8 @@ int zb_plan_run(const struct zb_model *m, const struct zb_plan_request *rq,
         return rc;
     out->lower_bound = bound(&c, sh, nsh);
     for (int i = 0; i < nsh; i++)
-        if ((rc = screen_shape(&c, &pools[i], &sh[i], &global, err)) < 0)
+        if ((rc = screen_shape(&c, &pools[i], &sh[i], out->lower_bound,
+                               &global, err)) < 0)
             goto out;
     if (rq->split == ZB_SPLIT_AUTO && (rc = climbs(&c, pools, sh, nsh,
                                                    out->lower_bound,

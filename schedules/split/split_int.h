@@ -22,7 +22,7 @@ struct zbi_split_memory {
     double state_per_param;     /* zb_memory_state_per_param() */
 };
 
-/* torchtitan's default over nstages stages (DESIGN.md "Plan JSON"):
+/* torchtitan's default over nstages stages (docs/formats.md, "Plan"):
  * the blocks (kind layer) spread evenly over nstages with the first and
  * the last stage counted one block heavier, whatever precedes the first
  * block on the first stage and whatever follows the last on the last.

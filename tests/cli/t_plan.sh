@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # t_plan.sh - `zbsched plan` (docs/plan.md): the Plan JSON contract of
-# DESIGN.md, the Megatron layout and torchtitan module lists parsed back
+# docs/formats.md, the Megatron layout and torchtitan module lists parsed back
 # to the plan's stages, the embedded schedule validated and re-evaluated,
 # the bound and the baselines, the side files, and every bad input.
 . "$(dirname "$0")/../lib/tap.sh"
@@ -22,7 +22,7 @@ expect_err "lower bound "
 expect_err "bound by "
 expect_err " ms (cost; makespan "
 
-# The contract fields (DESIGN.md "Plan JSON").
+# The contract fields (docs/formats.md, "Plan").
 check "plan has the contract's fields" jq -e '
   .format == "zbsched-plan" and .version == 1 and .model == "gpt-small" and
   .pp == 4 and (.vpp | type) == "number" and
@@ -137,6 +137,20 @@ run "$ZBSCHED" plan "$L8" --pp 4 --vpp 2 --placement loop --mb 8 \
 check "loop vpp 2: Interleaved1F1B" jq -e '.vpp == 2 and
     .torchtitan.pipeline_parallel_schedule == "Interleaved1F1B"' "$TMP/i.json"
 
+# Few microbatches, where the bubble decides: auto vpp goes past 2 (the
+# layers allow up to 8 stages a rank here) and beats the plans at vpp 1
+# and 2.
+for v in auto 1 2; do
+    run "$ZBSCHED" plan "$L8" --pp 4 --mb 4 --gpu-mem 80GiB --link-bw 50GB/s \
+        --vpp $v -q -o "$TMP/b$v.json"
+    expect_status 0 "plan llama3-8b pp 4 mb 4 --vpp $v"
+done
+check "auto vpp: a deeper shape, no worse than vpp 1 and 2" jq -e -s '
+    .[0].vpp > 2 and .[0].placement == "loop" and
+    .[0].predicted.cost <= .[1].predicted.cost and
+    .[0].predicted.cost <= .[2].predicted.cost' "$TMP/bauto.json" \
+    "$TMP/b1.json" "$TMP/b2.json"
+
 # Where memory decides: the plan fits where the even and the min-max
 # split cannot hold one microbatch on rank 0.
 run "$ZBSCHED" plan "$L8" --pp 8 --mb 32 --vpp 1 --gpu-mem 25GiB -q \
@@ -221,5 +235,68 @@ bad "an unknown key" "unknown key 'layers[0].act_byte'" 1 "$TMP/key.json" \
     --pp 8 --mb 8 --gpu-mem 80GiB
 bad "a missing file" "cannot open" 1 "$TMP/none.json" --pp 8 --mb 8 \
     --gpu-mem 80GiB
+
+# The picture: the plan's split beside the even split, stage work and
+# rank memory; well-formed SVG, the same from a written plan, names
+# escaped, PNG through rsvg-convert.
+run "$ZBSCHED" plan "$GPT" $base -q -o "$TMP/pic.json" --svg "$TMP/pic.svg" \
+    --png "$TMP/pic.png"
+expect_status 0 "plan --svg --png"
+check "the plan's SVG is well formed" xmllint --noout "$TMP/pic.svg"
+check "the PNG is a PNG" sh -c "head -c 8 '$TMP/pic.png' | od -An -tx1 |
+    grep -q '89 50 4e 47 0d 0a 1a 0a'"
+check "both columns: the plan's split and the even split" sh -c "
+    grep -qF \"the plan's split\" '$TMP/pic.svg' &&
+    grep -qF \"even split (torchtitan's default)\" '$TMP/pic.svg'"
+check "a memory bar per rank and column, under the --gpu-mem line" sh -c "
+    test \$(grep -c ': model state ' '$TMP/pic.svg') -eq 8 &&
+    test \$(grep -c -- '>--gpu-mem 16.0 GiB<' '$TMP/pic.svg') -eq 2"
+# Every stage of both splits has its F bar, showing the JSON's F.
+f0=$(jq '.stages[0].F' "$TMP/pic.json")
+n0=$(jq '.layers_per_stage[0]' "$TMP/pic.json")
+check "an F bar per stage of both splits" test "$(grep -c \
+    '): F ' "$TMP/pic.svg")" -eq $((2 * $(jq '.pp * .vpp' "$TMP/pic.json")))
+check "stage 0's F bar is the plan's F ($f0)" grep -qF \
+    "stage 0 (rank 0, $n0 layers): F $(printf '%.4g' "$f0") ms" "$TMP/pic.svg"
+check "stage F, B, W add up to the model's work" python3 -c "
+import json
+m, p = json.load(open('$GPT')), json.load(open('$TMP/pic.json'))
+t = sum((e['F'] + e['B'] + e['W']) * e.get('count', 1) for e in m['layers'])
+for fbw in ([[s['F'], s['B'], s['W']] for s in p['stages']],
+            p['baselines']['even']['stage_times']):
+    assert abs(sum(map(sum, fbw)) - t) <= 1e-9 * t
+assert len(p['baselines']['even']['ranks']) == 4"
+run "$ZBSCHED" render "$TMP/pic.json" -o "$TMP/rend.svg"
+expect_status 0 "render a plan file"
+check "render of the plan file draws the same picture" \
+    cmp "$TMP/pic.svg" "$TMP/rend.svg"
+jq '.schedule' "$TMP/pic.json" >"$TMP/pic-s.json"
+"$ZBSCHED" render - -o "$TMP/stdin.svg" <"$TMP/pic-s.json" 2>"$ERR"
+status=$?
+expect_status 0 "render - still reads a schedule from stdin"
+run "$ZBSCHED" render "$TMP/pic.json" --ascii
+expect_status 2 "render --ascii of a plan"
+expect_err "is a plan: its picture takes only -o"
+expect_err_lines 1
+jq 'del(.stages[1].F)' "$TMP/pic.json" >"$TMP/nof.json"
+run "$ZBSCHED" render "$TMP/nof.json" -o "$TMP/nof.svg"
+expect_status 1 "render of a plan without a stage's F"
+expect_err "stages[1].F must be a number >= 0"
+expect_err_lines 1
+jq '.baselines.even = null' "$TMP/pic.json" >"$TMP/noeven.json"
+run "$ZBSCHED" render "$TMP/noeven.json" -o "$TMP/noeven.svg"
+expect_status 0 "render of a plan without an even split"
+check "its column says so" grep -qF "none in this shape" "$TMP/noeven.svg"
+jq '.name = "a<b&c\"d"' "$GPT" >"$TMP/esc.model.json"
+run "$ZBSCHED" plan "$TMP/esc.model.json" $base -q -o "$TMP/esc.json" \
+    --svg "$TMP/esc.svg"
+check "a model name with markup: the SVG is well formed" \
+    xmllint --noout "$TMP/esc.svg"
+check "the name is escaped" grep -qF "a&lt;b&amp;c&quot;d" "$TMP/esc.svg"
+run env PATH=/nonexistent "$ZBSCHED" plan "$GPT" $base -q -o "$TMP/x.json" \
+    --png "$TMP/x.png"
+expect_status 1 "--png without rsvg-convert"
+expect_err "--png needs rsvg-convert"
+expect_err_lines 1
 
 done_testing

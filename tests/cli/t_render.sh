@@ -153,7 +153,7 @@ expect_status 0 "render imported"
 # ---- Errors: one line, the right status, no output left behind ---------
 run "$ZBSCHED" render "$TMP/nope.json"
 expect_status 1 "missing file"
-expect_err "zbsched: '$TMP/nope.json': cannot open"
+expect_err "zbsched: cannot open '$TMP/nope.json': No such file"
 expect_err_lines 1
 run "$ZBSCHED" render "$TMP/h1.json" "$TMP/v.json"
 expect_status 2 "two files"

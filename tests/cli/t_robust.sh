@@ -16,6 +16,15 @@ for lim in 1e300 1e20p; do
     expect_status 0 "--mem-limit $lim"
 done
 
+# A file is named once in its error.
+printf 'a\0b' >"$TMP/nul.json"
+run "$ZBSCHED" eval "$TMP/nul.json"
+expect_status 1 "a NUL byte"
+expect_err "zbsched: '$TMP/nul.json' contains a NUL byte"
+run "$ZBSCHED" eval "$TMP"
+expect_status 1 "a directory"
+expect_err "zbsched: cannot read '$TMP': Is a directory"
+
 # An option given twice is a usage error, not a silent override.
 run "$ZBSCHED" generate --pp 2 --mb 2 -q -o "$TMP/a.json" -o "$TMP/b.json"
 expect_status 2 "-o twice"

@@ -27,15 +27,15 @@ else fail "GiB cost '$a', plain '$b'"; fi
 run "$ZBSCHED" eval "$TMP/gib.json"
 expect_status 0 "eval reads sizes back"
 expect_out "40.0 GiB"
-printf '{"pp": 4, "microbatches": 8, "memory": {"M_B": "1GB", "limit": "8GB"}}\n' \
-    >"$TMP/gb.json"
+echo '{"pp": 4, "microbatches": 8,
+      "memory": {"M_B": "1GB", "limit": "8GB"}}' >"$TMP/gb.json"
 run "$ZBSCHED" generate --profile "$TMP/gb.json" -o "$TMP/gb.out.json"
 expect_status 0 "profile sizes in GB"
 expect_err "peak memory 7.45 GiB = 2.00x 1F1B"
 check "8GB is 7.45 GiB" grep -q '"limit": "7.4505805969238281GiB"' \
     "$TMP/gb.out.json"
-printf '{"pp": 2, "microbatches": 4, "memory": {"M_B": "1GiB", "limit": ["4GiB", null]}}\n' \
-    >"$TMP/arr.json"
+echo '{"pp": 2, "microbatches": 4,
+      "memory": {"M_B": "1GiB", "limit": ["4GiB", null]}}' >"$TMP/arr.json"
 run "$ZBSCHED" generate --profile "$TMP/arr.json" -q -o -
 expect_status 0 "an array of sizes"
 expect_out '"limit": ["4GiB", null]'
@@ -66,7 +66,8 @@ expect_err "data_parallel.bandwidth is per second"
 run "$ZBSCHED" generate $DP --bandwidth 50GB/s --time-unit ms --m-b 1GiB \
     -o "$TMP/dp.json"
 expect_status 0 "bandwidth per second with a time unit"
-check "50GB/s is 5e7 bytes per ms" grep -q '"bandwidth": 50000000,' "$TMP/dp.json"
+check "50GB/s is 5e7 bytes per ms" grep -q '"bandwidth": 50000000,' \
+    "$TMP/dp.json"
 check "bytes_per_unit is a GiB" grep -q '"bytes_per_unit": 1073741824,' \
     "$TMP/dp.json"
 # 1e9 parameters at 16 bytes are 14.9 GiB of model state.
@@ -91,8 +92,8 @@ check "time_unit is written back" grep -q '"time_unit": "us"' "$TMP/us.json"
 run "$ZBSCHED" eval "$TMP/us.json"
 expect_status 0 "eval with a time unit"
 expect_out "cost 1261345 us"
-printf '{"pp": 4, "microbatches": 8, "time_unit": "s", "time": {"F": 0.5, "B": 0.5, "W": 0.25}}\n' \
-    >"$TMP/s.json"
+echo '{"pp": 4, "microbatches": 8, "time_unit": "s",
+      "time": {"F": 0.5, "B": 0.5, "W": 0.25}}' >"$TMP/s.json"
 run "$ZBSCHED" generate --profile "$TMP/s.json" -o "$TMP/s.out.json"
 expect_status 0 "seconds"
 expect_err "cost 11.25 s, bubble_ratio 0.1111, makespan 11.50 s"
@@ -113,6 +114,29 @@ printf '{"time_unit": "min"}\n' >"$TMP/min.json"
 run "$ZBSCHED" generate --profile "$TMP/min.json" -q -o -
 expect_status 1 "an unknown time unit"
 expect_err "time_unit must be"
+# Times with a unit are read into the profile's time unit, whatever the
+# order of the flags or keys.
+run "$ZBSCHED" generate --pp 8 --mb 32 --f 14.407ms --b 14.38ms \
+    --w 9676us --comm 1.61ms --m-b 1.9GiB --mem-limit 40GiB --time-unit us \
+    -o "$TMP/ms.json"
+expect_status 0 "times with units"
+expect_err "picked zb (loop, vpp 1): cost 1261345 us"
+check "14.407ms is 14407 us" \
+    grep -q '"F": 14407, "B": 14380, "W": 9676, "comm": 1610}' "$TMP/ms.json"
+echo '{"pp": 2, "microbatches": 4, "time": {"F": "1ms", "B": 1, "W": 1},
+      "stages": [{"B": "0.002s"}, {}], "time_unit": "us"}' >"$TMP/tu.json"
+run "$ZBSCHED" generate --profile "$TMP/tu.json" -q -o -
+expect_status 0 "profile times with units"
+expect_out '{"F": 1000, "B": 2000, "W": 1}'
+run "$ZBSCHED" generate --pp 4 --mb 8 --f 14.4ms -q -o -
+expect_status 2 "a time with a unit and no time unit"
+expect_err "--f: '14.4ms' has a unit: give the profile's time_unit"
+run "$ZBSCHED" generate --profile "$TMP/tu.json" --time-unit ms -q -o -
+expect_status 2 "--time-unit against the file's"
+expect_err "--time-unit ms, but the profile says time_unit us"
+run "$ZBSCHED" generate --pp 4 --mb 8 --comm fast -q -o -
+expect_status 2 "a time that is no time"
+expect_err "--comm: 'fast' is not a number or a time"
 # render takes the profile's unit; --time-unit is the one name.
 run "$ZBSCHED" render "$TMP/s.out.json" --trace "$TMP/s.trace.json"
 expect_status 0 "render a trace in seconds"
@@ -149,8 +173,8 @@ run "$ZBSCHED" genrate --pp 4
 expect_status 2 "a misspelt command"
 expect_err "'genrate' is not a command (did you mean 'generate'?)"
 # Unknown keys are errors naming the closest.
-printf '{"pp": 4, "microbatches": 8, "time": {"F": 1, "B": 1, "W": 1, "Comm": 2}}\n' \
-    >"$TMP/comm.json"
+echo '{"pp": 4, "microbatches": 8,
+      "time": {"F": 1, "B": 1, "W": 1, "Comm": 2}}' >"$TMP/comm.json"
 run "$ZBSCHED" generate --profile "$TMP/comm.json" -q -o -
 expect_status 1 "time.Comm"
 expect_err "unknown key 'time.Comm' (did you mean 'time.comm'?)"
@@ -167,7 +191,7 @@ printf '{"pp": 2, "microbatches": 2, "measured": {}}\n' >"$TMP/meas.json"
 run "$ZBSCHED" generate --profile "$TMP/meas.json" -q -o -
 expect_status 0 "\"measured\" stays accepted"
 "$ZBSCHED" generate --pp 2 --mb 2 -q -o "$TMP/two.json"
-sed 's/"solver"\|"ranks": \[/&/; s/"predicted"/"predictd"/' "$TMP/two.json" \
+sed 's/"predicted"/"predictd"/' "$TMP/two.json" \
     >"$TMP/pred.json"
 run "$ZBSCHED" eval "$TMP/pred.json"
 expect_status 1 "a schedule key"
@@ -184,6 +208,12 @@ printf '{"pp": "two"}\n' >"$TMP/two.p.json"
 run "$ZBSCHED" generate --profile "$TMP/two.p.json" -q -o -
 expect_status 1 "a typed profile value"
 expect_err "pp must be a number"
+for j in '{"memory": {"M_B": "1.9"}}' '{"memory": {"limit": "40"}}' \
+    '{"time": {"F": "1", "B": 1, "W": 1}}'; do
+    echo "$j" >"$TMP/q.json"
+    run "$ZBSCHED" generate --profile "$TMP/q.json" -q -o -
+    expect_status 1 "a number in quotes: $j"
+done
 printf '{"memory": {"M_B": true}}\n' >"$TMP/bool.json"
 run "$ZBSCHED" generate --profile "$TMP/bool.json" -q -o -
 expect_status 1 "a typed memory"
@@ -210,7 +240,8 @@ expect_status 0 "decimal spellings"
 # ---- 5. version -----------------------------------------------------------
 run "$ZBSCHED" --version
 expect_status 0 "--version"
-if grep -qE '^zbsched [0-9]+\.[0-9]+\.[0-9]+$' "$OUT"; then ok "one version line"
+if grep -qE '^zbsched [0-9]+\.[0-9]+\.[0-9]+$' "$OUT"; then
+    ok "one version line"
 else fail "version line: $(cat "$OUT")"; fi
 
 done_testing

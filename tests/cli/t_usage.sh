@@ -7,7 +7,8 @@
 
 # The options of each command's rows (cli/cmd_*.c, cli.c's shared lists).
 profile="profile pp vpp mb placement per f b w fb comm time-unit m-b m-w
-         mem-limit dp zero params bandwidth latency prefetch reduce"
+         mem-limit dp zero params bandwidth latency prefetch reduce
+         fsdp-units"
 search="effort time-limit gap objective"
 declare -A want=(
     [generate]="schedule output quiet export-lp $search $profile"
@@ -19,7 +20,7 @@ declare -A want=(
     [check-profile]="schedule hidden seq"
     [plan]="model gpu-mem pp mb vpp placement split link-bw link-latency
             gpus-per-node inter-bw dp zero effort output schedule-out csv
-            quiet"
+            svg png quiet"
     [list]=""
     [render]="output ascii width trace time-unit compare realized iter"
     [export]="to format output"

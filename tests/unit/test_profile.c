@@ -241,9 +241,12 @@ Test(profile, rejects_bad_times_naming_the_field)
                  "{\"F\": 1, \"B\": 1}]}", NULL, "stages[1].W is missing");
     assert_error(NULL, neg, "time.B must be a finite number > 0, got -1");
     /* nan and inf are not numbers a user types (units.h). */
-    assert_error(NULL, nan_f, "--f: 'nan' is not a number");
-    assert_error(NULL, inf_w, "--w: 'inf' is not a number");
-    assert_error(NULL, bad, "--comm: 'fast' is not a number");
+    assert_error(NULL, nan_f, "--f: 'nan' is not a number or a time "
+                              "(14.4ms: us, ms or s)");
+    assert_error(NULL, inf_w, "--w: 'inf' is not a number or a time "
+                              "(14.4ms: us, ms or s)");
+    assert_error(NULL, bad, "--comm: 'fast' is not a number or a time "
+                            "(14.4ms: us, ms or s)");
     assert_error("{\"time\": {\"F\": \"1\", \"B\": 1, \"W\": 1}}", NULL,
                  "time.F must be a number");
 }

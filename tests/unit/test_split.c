@@ -368,3 +368,61 @@ Test(split, plan_errors_name_the_problem)
               err.msg);
     zb_model_release(&m);
 }
+
+/* The picture's view of a plan: made from the plan in memory and read
+ * back from its JSON, the same numbers and the same SVG. */
+Test(split, plan_view_reads_back_from_the_json)
+{
+    struct zb_model m;
+    struct zb_plan_request rq = request(4, 8, 60);
+    struct zb_plan p;
+    struct zb_plan_view a, b;
+    struct zb_error err = { 0 };
+    char *json, *sa, *sb;
+
+    make_model(14, 7, true, NULL, 2e9, &m);
+    cr_assert_eq(zb_plan_run(&m, &rq, &p, &err), 0, "%s", err.msg);
+    zb_plan_view_make(&m, &rq, &p, &a);
+    json = zb_plan_format_json(&m, &rq, &p);
+    cr_assert(zb_plan_json_detect(json));
+    cr_assert_eq(zb_plan_view_parse(json, &b, &err), 0, "%s", err.msg);
+    cr_assert_eq(a.pp, b.pp);
+    cr_assert_eq(a.vpp, b.vpp);
+    cr_assert(a.even.exists && b.even.exists);
+    for (int i = 0; i < a.plan.nstages; i++) {
+        cr_assert_eq(a.plan.counts[i], b.plan.counts[i]);
+        cr_assert_eq(a.plan.rank[i], b.plan.rank[i]);
+        cr_assert_float_eq(a.plan.f[i], b.plan.f[i], 1e-9);
+        cr_assert_float_eq(a.even.w[i], b.even.w[i], 1e-9);
+    }
+    for (int r = 0; r < 4; r++)
+        cr_assert_float_eq(a.even.ranks[r].activations,
+                           b.even.ranks[r].activations, 1);
+    sa = zb_plan_render_svg(&a);
+    sb = zb_plan_render_svg(&b);
+    cr_assert_str_eq(sa, sb);
+    cr_assert(!zb_plan_json_detect("{\"format\": \"zbsched-schedule\"}"));
+    free(sa);
+    free(sb);
+    free(json);
+    zb_plan_view_release(&a);
+    zb_plan_view_release(&b);
+    zb_plan_release(&p);
+    zb_model_release(&m);
+}
+
+/* A plan file missing what the picture draws is refused naming it. */
+Test(split, plan_view_names_a_missing_field)
+{
+    struct zb_plan_view v;
+    struct zb_error err = { 0 };
+
+    cr_assert_lt(zb_plan_view_parse("{\"format\": \"zbsched-plan\", \"pp\": "
+                                    "1, \"vpp\": 1, \"microbatches\": 2, "
+                                    "\"placement\": \"loop\", \"time_unit\":"
+                                    " \"ms\", \"gpu_memory_bytes\": 1e9, "
+                                    "\"stages\": [{\"rank\": 0, \"layers\": "
+                                    "[\"a\"], \"F\": 1, \"B\": 1}]}", &v,
+                                    &err), 0);
+    cr_assert_str_eq(err.msg, "plan: stages[0].W must be a number >= 0");
+}
