@@ -98,7 +98,8 @@ const struct cli_opt cli_profile_opts[] = {
     { "dp", 0, "D", "data-parallel replicas of each rank (1: none;\n"
                     "docs/zero.md)" },
     { "zero", 0, "0-3", "ZeRO stage with dp >= 2 (0)" },
-    { "params", 0, "N", "parameters of every stage (dp >= 2)" },
+    { "params", 0, "N", "parameters of every stage: model state with"
+                        "\ndp >= 2, or in a size --mem-limit at dp 1" },
     { "bandwidth", 0, "BYTES/T", "collective link bandwidth (unlimited);"
                                  "\n50GB/s with --time-unit" },
     { "latency", 0, "T", "collective latency per ring step (0)" },

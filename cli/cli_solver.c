@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "cli.h"
 #include "report.h"
 #include "zbsched/dp.h"
@@ -18,12 +19,21 @@ static void on_sigint(int sig)
     interrupted = 1;
 }
 
+/* The search's lines as ever; the warm start's one line only on a
+ * terminal and past a second (pipes and tests see no change). */
 static void print_progress(const struct zb_progress *pr, void *ctx)
 {
     (void)ctx;
-    fprintf(stderr, "zbsched: ilp %6.1f s  incumbent %.6g  bound %.6g  "
-            "gap %.2f%%  nodes %ld\n", pr->elapsed, pr->objective, pr->bound,
-            100 * pr->gap, pr->nodes);
+    if (pr->phase == ZB_PROGRESS_WARM_START) {
+        if (pr->elapsed >= 1.0 && isatty(STDERR_FILENO))
+            fprintf(stderr, "zbsched: ilp warm start %.1f s\n",
+                    pr->elapsed);
+        return;
+    }
+    fprintf(stderr, "zbsched: ilp search %.1f s, %.1f s in all  "
+            "incumbent %.6g  bound %.6g  gap %.2f%%  nodes %ld\n",
+            pr->elapsed, pr->wall, pr->objective, pr->bound, 100 * pr->gap,
+            pr->nodes);
 }
 
 /* Ctrl-C stops the search and keeps the best schedule found; the handler

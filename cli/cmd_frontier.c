@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cli.h"
 #include "commands.h"
 #include "zbsched/frontier.h"
@@ -63,6 +64,17 @@ static void print_json(const struct zb_frontier *f)
     printf("\n]}\n");
 }
 
+/* On a terminal only (pipes and tests see nothing): one line, redrawn,
+ * ended before the table. */
+static void print_progress(const struct zb_progress *pr, void *ctx)
+{
+    bool *shown = ctx;
+
+    fprintf(stderr, "\rzbsched: frontier: %d of %d points, %.0f s",
+            pr->done, pr->total, pr->wall);
+    *shown = true;
+}
+
 static int run(const struct cli_args *a)
 {
     struct zb_profile prof = { 0 };
@@ -70,13 +82,20 @@ static int run(const struct cli_args *a)
     struct zb_frontier f;
     struct zb_error err = { 0 };
     const char *svg = cli_get(a, "svg");
+    bool shown = false;
     int rc;
 
     zb_options_init(&opt);
     if ((rc = cli_number(a, "effort", 0, &opt.effort)) != CLI_OK ||
         (rc = cli_load_profile(a, NULL, NULL, &prof)) != CLI_OK)
         return rc;
+    if (isatty(STDERR_FILENO)) {
+        opt.progress = print_progress;
+        opt.progress_ctx = &shown;
+    }
     rc = zb_frontier_build(&prof, &opt, &f, &err);
+    if (shown)
+        fputc('\n', stderr);
     zb_profile_release(&prof);
     if (rc < 0)
         return cli_fail(&err);
@@ -118,5 +137,6 @@ const struct cli_command cmd_frontier = {
              "and 2 times\n1F1B's peak, with a short search per point "
              "(--effort, default 0.02 s; a\nlarger effort finds cheaper "
              "points, slower); the profile's own limit is not\nused. "
-             "front: no point has less memory and less cost.\n",
+             "front: no point has less memory and less cost.\nOn a "
+             "terminal, a progress line on stderr once a second.\n",
 };

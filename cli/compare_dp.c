@@ -126,6 +126,18 @@ int compare_dp(const struct zb_profile *prof, const struct zb_options *opt,
         p.dp.zero = vs[v].zero;
         p.dp.reduce = vs[v].reduce;
         p.dp.units = vs[v].units;
+        struct zb_error serr = { 0 };
+        /* Each stage's own model state leaves its own activation budget
+         * under a total limit (profile.h, mem_total). */
+        if (zb_profile_count_state(&p, &serr) < 0) {
+            if (json)
+                report_error_json(stdout, "*", serr.msg);
+            else
+                printf("%-15s %4s %s\n", "*",
+                       variant_label(&vs[v], label, sizeof(label)),
+                       serr.msg);
+            continue;
+        }
         for (int i = 0; zb_generators[i]; i++) {
             const struct zb_generator *g = zb_generators[i];
             struct zb_error err = { 0 };

@@ -78,6 +78,30 @@ static const char *reduce_note(const struct zb_profile *p)
     return zb_dp_per_mb(p) ? " reduce microbatch" : "";
 }
 
+/* "memory per rank 71.2 GiB of 80 GiB (model state 40.0, activations
+ * 31.2), " for the rank fullest against its total limit (profile.h,
+ * mem_total; sizes, so GiB). */
+static void total_note(FILE *out, const struct zb_schedule *s)
+{
+    const struct zb_profile *p = &s->profile;
+    int q = 0;
+    double best = -INFINITY;
+
+    for (int r = 0; r < p->pp; r++) {
+        double used = zb_profile_model_state(p, r) +
+                      s->predicted.ranks[r].peak_memory;
+        if (used / p->mem_total[r] > best) {
+            best = used / p->mem_total[r];
+            q = r;
+        }
+    }
+    double state = zb_profile_model_state(p, q);
+    double act = s->predicted.ranks[q].peak_memory;
+    fprintf(out, "memory per rank %s of %s (model state %.1f, activations "
+            "%.1f), ", report_memory(p, state + act).s,
+            report_memory(p, p->mem_total[q]).s, state, act);
+}
+
 void report_summary(FILE *out, const struct zb_schedule *s)
 {
     const struct zb_profile *p = &s->profile;
@@ -88,6 +112,8 @@ void report_summary(FILE *out, const struct zb_schedule *s)
             "memory %s = %.2fx 1F1B, ", s->name, report_time(p, m->cost).s,
             m->bubble_ratio, report_time(p, m->makespan).s,
             report_memory(p, report_max_peak(s)).s, report_peak_vs_1f1b(s));
+    if (p->mem_total)
+        total_note(out, s);
     if (zb_dp_active(p))
         fprintf(out, "step time %s and memory %s with dp %d zero %d%s, ",
                 report_time(p, m->step_time).s,

@@ -135,9 +135,11 @@ double zbi_ilp_shared_lower(struct ilp_shared *sh)
 
 void zbi_ilp_shared_progress(struct ilp_shared *sh, struct zb_progress *pr)
 {
+    double t = zb_clock_now() - sh->t0;
+
     pthread_mutex_lock(&sh->lock);
     *pr = (struct zb_progress){
-        .elapsed = zb_clock_now() - sh->t0,
+        .phase = ZB_PROGRESS_SEARCH, .elapsed = t, .wall = t,
         .objective = sh->best_ev.obj * sh->unit,
         .bound = sh->bound * sh->unit, .nodes = sh->nodes,
         .gap = sh->bound > 0 ? sh->best_ev.obj / sh->bound - 1 : INFINITY,

@@ -204,7 +204,9 @@ int zb_dp_build(const struct zb_dp_draft *d, int nstages, struct zb_dp *out,
         return zb_error_set(err, ZB_EINVAL, "data_parallel.params has %d "
                             "entries, expected pp*vpp = %d", d->n_params,
                             nstages);
-    if (dp.degree < 2) {
+    /* At dp 1 params matter only as model state (profile.h, mem_total):
+     * without them the profile stays as it was. */
+    if (dp.degree < 2 && !(params > 0) && !d->params_list) {
         *out = dp;
         return 0;
     }

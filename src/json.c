@@ -823,8 +823,8 @@ static void add_key_num(struct strbuf *sb, const char *key, double v)
     zbi_sb_add_num(sb, v);
 }
 
-/* ",\n  "dp": 4, "zero": 2, "data_parallel": {...}" (dp >= 2 only, so
- * profiles without data parallelism are written as before). */
+/* ",\n  "dp": 4, "zero": 2, "data_parallel": {...}" (dp >= 2, or params
+ * at dp 1, so profiles without either are written as before). */
 static void add_dp(struct strbuf *sb, const struct zb_profile *p,
                    const char *indent)
 {
@@ -942,19 +942,21 @@ static void add_profile(struct strbuf *sb, const struct zb_profile *p,
     zbi_sb_addf(sb, ", ");
     add_memory(sb, p, "M_W", p->m_w);
     if (zb_profile_has_limit(p)) {
+        /* The limits as given: a total one is read back as a total. */
+        const double *lim = p->mem_total ? p->mem_total : p->mem_limit;
         bool same = true;
         for (int r = 1; r < p->pp; r++)
-            if (p->mem_limit[r] != p->mem_limit[0])
+            if (lim[r] != lim[0])
                 same = false;
         zbi_sb_addf(sb, ", \"limit\": ");
         if (same) {
-            add_memory(sb, p, NULL, p->mem_limit[0]);
+            add_memory(sb, p, NULL, lim[0]);
         } else {
             zbi_sb_addf(sb, "[");
             for (int r = 0; r < p->pp; r++) {
                 zbi_sb_addf(sb, r ? ", " : "");
-                if (isfinite(p->mem_limit[r]))
-                    add_memory(sb, p, NULL, p->mem_limit[r]);
+                if (isfinite(lim[r]))
+                    add_memory(sb, p, NULL, lim[r]);
                 else
                     zbi_sb_addf(sb, "null");    /* unlimited rank */
             }
@@ -962,7 +964,7 @@ static void add_profile(struct strbuf *sb, const struct zb_profile *p,
         }
     }
     zbi_sb_addf(sb, "}");
-    if (zb_dp_active(p))
+    if (zb_dp_active(p) || p->dp.params)
         add_dp(sb, p, indent);
     zbi_sb_addf(sb, "\n%s}", indent);
 }

@@ -479,6 +479,60 @@ static int build_dp(const struct zb_profile_draft *d, struct zb_profile *p,
     return zb_dp_build(&dd, zb_profile_stages(p), &p->dp, err);
 }
 
+/* A copy of n limits, NULL for NULL. */
+static double *copy_limits(const double *v, int n)
+{
+    double *out = v ? zb_xmalloc((size_t)n * sizeof(double)) : NULL;
+
+    if (v)
+        memcpy(out, v, (size_t)n * sizeof(double));
+    return out;
+}
+
+/* A limit given as a size (or sizes) with params is the GPU's memory:
+ * it bounds model state plus activations (mem_total). A plain number
+ * or "Np" bounds activations, as it always has. */
+static void build_total(const struct zb_profile_draft *d,
+                        struct zb_profile *p)
+{
+    bool state = false;
+
+    for (int r = 0; r < p->pp; r++)
+        state |= zb_profile_model_state(p, r) > 0;
+    if (!state || !d->limit_sized ||
+        (d->limit_kind != ZB_LIMIT_VALUE && d->limit_kind != ZB_LIMIT_ARRAY))
+        return;
+    p->mem_total = copy_limits(p->mem_limit, p->pp);
+}
+
+double zb_profile_model_state(const struct zb_profile *p, int r)
+{
+    double sum = 0;
+
+    for (int c = 0; c < p->vpp; c++) {
+        int s = zb_profile_rank_stage(p, r, c);
+        sum += zb_dp_state_memory(p, s) + zb_dp_grad_buffer(p, s) +
+               zb_dp_gathered(p, s);
+    }
+    return sum;
+}
+
+int zb_profile_count_state(struct zb_profile *p, struct zb_error *err)
+{
+    for (int r = 0; r < (p->mem_total ? p->pp : 0); r++) {
+        double total = p->mem_total[r], state = zb_profile_model_state(p, r);
+        double left = total - state;
+        if (isfinite(total) && left < p->vpp * p->m_b)
+            return zb_error_set(err, ZB_ENOMEM_LIMIT, "memory.limit: rank "
+                                "%d's model state %.4g GiB leaves less "
+                                "than one microbatch's activations (%.4g "
+                                "GiB) of its limit %.4g GiB", r, state,
+                                p->vpp * p->m_b, total);
+        p->mem_limit[r] = left;
+    }
+    return 0;
+}
+
 int zb_profile_build(const struct zb_profile_draft *d, struct zb_profile *out,
                      struct zb_error *err)
 {
@@ -511,7 +565,10 @@ int zb_profile_build(const struct zb_profile_draft *d, struct zb_profile *out,
     p.time_unit = d->time_unit;
     if ((rc = build_times(d, &p, err)) < 0 ||
         (rc = build_memory(d, &p, err)) < 0 ||
-        (rc = build_dp(d, &p, err)) < 0 ||
+        (rc = build_dp(d, &p, err)) < 0)
+        goto fail;
+    build_total(d, &p);
+    if ((rc = zb_profile_count_state(&p, err)) < 0 ||
         (rc = check_time_span(&p, err)) < 0)
         goto fail;
     *out = p;
@@ -527,9 +584,11 @@ void zb_profile_release(struct zb_profile *p)
         return;
     free(p->stage);
     free(p->mem_limit);
+    free(p->mem_total);
     zb_dp_release(&p->dp);
     p->stage = NULL;
     p->mem_limit = NULL;
+    p->mem_total = NULL;
 }
 
 int zb_profile_copy(struct zb_profile *dst, const struct zb_profile *src)
@@ -541,6 +600,7 @@ int zb_profile_copy(struct zb_profile *dst, const struct zb_profile *src)
     memcpy(dst->stage, src->stage, ns * sizeof(*dst->stage));
     dst->mem_limit = zb_xmalloc((size_t)src->pp * sizeof(double));
     memcpy(dst->mem_limit, src->mem_limit, (size_t)src->pp * sizeof(double));
+    dst->mem_total = copy_limits(src->mem_total, src->pp);
     zb_dp_copy(&dst->dp, &src->dp, (int)ns);
     return 0;
 }
@@ -559,6 +619,9 @@ bool zb_profile_equal(const struct zb_profile *a, const struct zb_profile *b)
            !memcmp(a->stage, b->stage, ns * sizeof(*a->stage)) &&
            !memcmp(a->mem_limit, b->mem_limit,
                    (size_t)a->pp * sizeof(double)) &&
+           !a->mem_total == !b->mem_total &&
+           (!a->mem_total || !memcmp(a->mem_total, b->mem_total,
+                                     (size_t)a->pp * sizeof(double))) &&
            zb_dp_equal(&a->dp, &b->dp, (int)ns);
 }
 
@@ -589,6 +652,8 @@ int zb_profile_reshape(const struct zb_profile *p,
     out->stage = zb_xcalloc((size_t)n, sizeof(*out->stage));
     out->mem_limit = zb_xmalloc((size_t)p->pp * sizeof(double));
     memcpy(out->mem_limit, p->mem_limit, (size_t)p->pp * sizeof(double));
+    /* A rank's model state is its stages' sum: the same in any shape. */
+    out->mem_total = copy_limits(p->mem_total, p->pp);
     /* out = *p shares p's dp.params: a fresh array replaces it. */
     out->dp.params = p->dp.params ? zb_xcalloc((size_t)n, sizeof(double))
                                   : NULL;

@@ -59,7 +59,8 @@ struct zb_frontier {
 
 /* Build every point (each schedule generated and validated by
  * zb_generator_run(); opt: zb's search effort per point, NULL or effort 0
- * for ZB_FRONTIER_EFFORT).
+ * for ZB_FRONTIER_EFFORT; opt->progress: the points done, phase
+ * ZB_PROGRESS_SWEEP, options.h).
  * ZB_EUNSUPPORTED when no family serves the model. */
 int zb_frontier_build(const struct zb_profile *p,
                       const struct zb_options *opt, struct zb_frontier *out,

@@ -13,12 +13,24 @@ enum zb_objective {
     ZB_OBJECTIVE_MAKESPAN   /* last end - first start over all ranks */
 };
 
+/* What a progress report is about: the ILP's search (objective, bound,
+ * gap, nodes), its warm start (reported once, when it ends) or a sweep's
+ * points (done of total); the other fields are 0 there. */
+enum zb_progress_phase {
+    ZB_PROGRESS_SEARCH,
+    ZB_PROGRESS_WARM_START,
+    ZB_PROGRESS_SWEEP
+};
+
 struct zb_progress {
-    double elapsed;         /* seconds since the search began */
+    enum zb_progress_phase phase;
+    double elapsed;         /* seconds since the phase began */
+    double wall;            /* seconds since the library call began */
     double objective;       /* best schedule so far (simulated) */
     double bound;           /* best proven lower bound */
     double gap;             /* objective / bound - 1 */
     long nodes;             /* branch-and-bound nodes so far, all models */
+    int done, total;        /* sweep: points done of total */
 };
 
 struct zb_options {
@@ -35,7 +47,8 @@ struct zb_options {
     /* Nonzero stops a search; the best schedule so far is returned (a
      * SIGINT handler sets it). NULL: never interrupted. */
     const volatile sig_atomic_t *interrupt;
-    /* Called from the calling thread at most once a second; NULL: quiet. */
+    /* Called from the calling thread at most once a second (ilp,
+     * zb_frontier_build()); NULL: quiet. */
     void (*progress)(const struct zb_progress *pr, void *ctx);
     void *progress_ctx;
     /* ilp: also write the model in CPLEX LP format to this path, before

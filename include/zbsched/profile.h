@@ -55,7 +55,13 @@ struct zb_profile {
     double m_b;                      /* activation memory one chunk's F
                                         allocates */
     double m_w;                      /* part of it W releases (B the rest) */
-    double *mem_limit;               /* pp entries; INFINITY = unlimited */
+    double *mem_limit;               /* pp entries; INFINITY = unlimited:
+                                        what activations may hold */
+    double *mem_total;               /* pp entries, the limits as given
+                                        when they bound model state plus
+                                        activations (a size with params,
+                                        zb_profile_count_state()); NULL
+                                        when they bound activations */
     struct zb_dp dp;                 /* data parallelism (dp.h) */
     bool has_time_unit;              /* "time_unit" given: every time is */
     enum zb_time_unit time_unit;     /* in this unit (else unitless) */
@@ -215,6 +221,20 @@ static inline int zb_profile_rank_stage(const struct zb_profile *p, int rank,
 }
 
 bool zb_profile_has_limit(const struct zb_profile *p);
+
+/* The most model state rank r can hold at once, in the memory unit:
+ * over its stages, the state held all step (dp.h) plus ZeRO-2/3's full
+ * gradient buffer and ZeRO-3's gathered weights, so that activations
+ * within mem_limit fit the total in any order. At dp 1: params x
+ * (weights + grads + optimizer bytes). 0 without params. */
+double zb_profile_model_state(const struct zb_profile *p, int r);
+
+/* The one rule of a total limit (mem_total): the activation budget of
+ * rank r, mem_limit[r], is mem_total[r] minus its model state. Nothing
+ * without mem_total. ZB_ENOMEM_LIMIT naming the rank and both sizes
+ * when the model state leaves less than one microbatch's activations.
+ * Rerun after changing p->dp (compare --zero-all). */
+int zb_profile_count_state(struct zb_profile *p, struct zb_error *err);
 
 const char *zb_placement_name(enum zb_placement pl);
 int zb_placement_parse(const char *s, enum zb_placement *out);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "plan/plan.h"
 #include "zbsched/bound.h"
+#include "zbsched/clock.h"
 #include "zbsched/frontier.h"
 #include "zbsched/generator.h"
 #include "zbsched/measures.h"
@@ -52,6 +53,29 @@ static void add_point(struct zb_frontier *f, int *cap,
     pt->peak = zb_measures_max_peak(&s->predicted, s->profile.pp);
     pt->cost = s->predicted.cost;
     pt->bubble = s->predicted.bubble_ratio;
+}
+
+/* The sweep's steps done of total for opt's progress callback, reported
+ * at most once a second and never in the first second. */
+struct sweep_clock {
+    const struct zb_options *opt;
+    double t0, last;
+    int done, total;
+};
+
+static void step_done(struct sweep_clock *sc, int steps)
+{
+    double now = zb_clock_now();
+
+    sc->done += steps;
+    if (!sc->opt || !sc->opt->progress || now - sc->last < 1.0)
+        return;
+    sc->last = now;
+    sc->opt->progress(&(struct zb_progress){
+                          .phase = ZB_PROGRESS_SWEEP,
+                          .elapsed = now - sc->t0, .wall = now - sc->t0,
+                          .done = sc->done, .total = sc->total },
+                      sc->opt->progress_ctx);
 }
 
 /* Run g on prof; a point if it builds (a refusal is no point). */
@@ -110,10 +134,16 @@ int zb_frontier_build(const struct zb_profile *p,
 {
     const struct zb_generator *zb = zb_generator_find("zb");
     struct zb_options po;
-    int cap = 0;
+    struct sweep_clock sc = { opt, zb_clock_now(), 0, 0, 0 };
+    int cap = 0, fixed = 0;
 
     memset(out, 0, sizeof(*out));
+    sc.last = sc.t0;
     zbi_plan_point_options(opt, &po);
+    po.progress = NULL;     /* the sweep reports, not its points */
+    for (int i = 0; zb_generators[i]; i++)
+        fixed += !zb_generators[i]->memory_aware;
+    sc.total = PLAN_SHAPES * (fixed + N_SWEEP);
     out->unit = zb_profile_1f1b_peak(p);
     out->bounds = zb_xcalloc(N_SWEEP, sizeof(*out->bounds));
     for (int k = 0; k < N_SWEEP; k++)
@@ -121,12 +151,16 @@ int zb_frontier_build(const struct zb_profile *p,
             (struct zb_frontier_bound){ sweep[k] * out->unit, INFINITY };
     for (int c = 0; c < PLAN_SHAPES; c++) {
         struct zb_profile prof;
-        if (!shape_profile(p, zbi_plan_shapes[c], INFINITY, &prof))
+        if (!shape_profile(p, zbi_plan_shapes[c], INFINITY, &prof)) {
+            step_done(&sc, fixed + N_SWEEP);
             continue;
+        }
         for (int i = 0; zb_generators[i]; i++)
-            if (!zb_generators[i]->memory_aware)
+            if (!zb_generators[i]->memory_aware) {
                 try_family(out, &cap, zb_generators[i], &prof, &po,
                            INFINITY);
+                step_done(&sc, 1);
+            }
         zb_profile_release(&prof);
         for (int k = 0; k < N_SWEEP; k++) {
             double lim = sweep[k] * out->unit;
@@ -135,6 +169,7 @@ int zb_frontier_build(const struct zb_profile *p,
             out->bounds[k].bound =
                 fmin(out->bounds[k].bound, zb_bound_cost_any(&prof));
             zb_profile_release(&prof);
+            step_done(&sc, 1);
         }
     }
     if (out->n == 0) {

@@ -90,6 +90,22 @@ static int add_grouped(struct zb_schedule *warm, int n)
     return k;
 }
 
+/* The caller's progress callback, with the clock of the whole call: the
+ * search's own clock leaves out the warm start and the bounds. */
+struct wall_progress {
+    const struct zb_options *opt;
+    double t0;
+};
+
+static void report_wall(const struct zb_progress *pr, void *ctx)
+{
+    const struct wall_progress *w = ctx;
+    struct zb_progress q = *pr;
+
+    q.wall = zb_clock_now() - w->t0;
+    w->opt->progress(&q, w->opt->progress_ctx);
+}
+
 /* --export-lp goes through a temporary file like every other output. */
 struct lp_export {
     const struct zb_profile *p;
@@ -113,6 +129,7 @@ static int gen_ilp(const struct zb_profile *p, const struct zb_options *opt,
     struct zb_options left = *opt;
     bool have_choice, large = !zb_ilp_searchable(p), dp = zb_dp_active(p);
     double t0 = zb_clock_now();
+    struct wall_progress wp = { opt, t0 };
     int nwarm = 0, nplain, rc = 0;
 
     zbi_plan_collect(p, opt, &c);
@@ -135,6 +152,17 @@ static int gen_ilp(const struct zb_profile *p, const struct zb_options *opt,
         left.time_limit -= zb_clock_now() - t0;
         if (left.time_limit < 0)
             left.time_limit = 0;
+    }
+    if (opt->progress) {
+        /* Like every report, not in the first second. */
+        double t = zb_clock_now() - t0;
+        if (t >= 1.0)
+            opt->progress(&(struct zb_progress){
+                              .phase = ZB_PROGRESS_WARM_START,
+                              .elapsed = t, .wall = t },
+                          opt->progress_ctx);
+        left.progress = report_wall;
+        left.progress_ctx = &wp;
     }
     if (opt->export_lp) {
         struct lp_export x = { p, &left, warm, nwarm };

@@ -255,4 +255,30 @@ run "$ZBSCHED" render "$TMP/h1.json" --realized "$TMP/far.json" --ascii
 expect_status 1 "a scale that cannot be drawn"
 expect_err "cannot be drawn (its end must lie between 1e-09 and 1e+18)"
 
+# ---- Progress -----------------------------------------------------------
+# A sweep of a few seconds shows its progress on a terminal (script(1)
+# gives it one) and nothing on a pipe, where stdout is the table alone.
+# Progress starts after a second, so the check holds only for a run that
+# took longer (a fast machine may finish first: then nothing is owed).
+if command -v script >/dev/null 2>&1; then
+    t0=$(date +%s%N)
+    t script -qec "$ZBSCHED frontier --pp 96 --mb 48 >/dev/null" \
+        /dev/null >"$TMP/tty.txt" 2>&1
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    if grep -q "frontier: [0-9]* of [0-9]* points" "$TMP/tty.txt"; then
+        ok "frontier: progress on a terminal"
+    elif [ "$ms" -lt 2500 ]; then
+        skip "frontier: progress on a terminal" "the sweep took ${ms} ms"
+    else
+        fail "frontier: no progress on a terminal in ${ms} ms: $(head -c \
+            200 "$TMP/tty.txt")"
+    fi
+else
+    skip "frontier: progress on a terminal" "no script(1)"
+fi
+run t "$ZBSCHED" frontier --pp 64 --mb 32
+expect_status 0 "frontier on a pipe"
+[ -s "$ERR" ] && fail "frontier: stderr on a pipe: $(head -c 200 "$ERR")" ||
+    ok "frontier: nothing on stderr on a pipe"
+
 done_testing

@@ -244,4 +244,41 @@ if grep -qE '^zbsched [0-9]+\.[0-9]+\.[0-9]+$' "$OUT"; then
     ok "one version line"
 else fail "version line: $(cat "$OUT")"; fi
 
+# ---- 6. model state against the GPU's memory ------------------------------
+# The README's first question as one command: 80 GiB per GPU, of which
+# 2.68435456e9 parameters x 16 bytes (2/2/12) = 40 GiB are model state;
+# the answer is the one for 40 GiB of activations.
+# shellcheck disable=SC2086
+run "$ZBSCHED" generate $MODEL --m-b 1.9GiB --mem-limit 80GiB \
+    --params 2.68435456e9 -o "$TMP/state.json"
+expect_status 0 "a total limit at dp 1"
+expect_err "rank 79.9 GiB of 80.0 GiB (model state 40.0, activations 39.9)"
+a=$(sed -n 's/.*zb: cost \([^,]*\),.*/\1/p' "$ERR" | head -1)
+# shellcheck disable=SC2086
+run "$ZBSCHED" generate $MODEL --m-b 1.9GiB --mem-limit 40GiB -o /dev/null
+b=$(sed -n 's/.*zb: cost \([^,]*\),.*/\1/p' "$ERR" | head -1)
+if [ -n "$a" ] && [ "$a" = "$b" ]; then ok "80 GiB with 40 of state is 40 left"
+else fail "total cost '$a', activations-only cost '$b'"; fi
+check "the limit is written as given" grep -q '"limit": "80GiB"' \
+    "$TMP/state.json"
+run "$ZBSCHED" validate "$TMP/state.json"
+expect_status 0 "the schedule validates against the total"
+# shellcheck disable=SC2086
+run "$ZBSCHED" generate $MODEL --m-b 1.9GiB --mem-limit 40GiB \
+    --params 2.68435456e9 -q -o -
+expect_status 1 "model state leaves no room"
+expect_err "rank 0's model state 40 GiB leaves less than one microbatch"
+# A plain limit keeps bounding activations alone.
+run "$ZBSCHED" generate --pp 4 --mb 8 --m-b 1 --mem-limit 8 --params 1e9 \
+    -q -o -
+expect_status 0 "a plain limit ignores model state"
+# ZeRO frees model state for activations: at dp 4, ZeRO-0 holds 40 GiB
+# (gpipe's 60.8 GiB of activations do not fit), ZeRO-1 17.5 GiB.
+# shellcheck disable=SC2086
+run "$ZBSCHED" compare $MODEL --m-b 1.9GiB --mem-limit 80GiB --dp 4 \
+    --params 2.68435456e9 --zero-all
+expect_status 0 "compare --zero-all under a total limit"
+check "ZeRO-0: gpipe does not fit" grep -qE '^gpipe +0 .* no$' "$OUT"
+check "ZeRO-1: gpipe fits" grep -qE '^gpipe +1 .* yes$' "$OUT"
+
 done_testing
