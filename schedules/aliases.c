@@ -3,6 +3,7 @@
  * pipeline_parallel_schedule takes) mapped to the family that runs the
  * same order, and family names in any case. */
 #include <stddef.h>
+#include <string.h>
 #include <strings.h>
 #include "zbsched/generator.h"
 #include "zbsched/suggest.h"
@@ -28,6 +29,15 @@ static const struct {
     { "PipelineScheduleSingle", NULL }, { "PipelineScheduleMulti", NULL },
 };
 #define NALIASES (sizeof(aliases) / sizeof(aliases[0]))
+
+const char *zb_generator_pytorch_name(const struct zb_generator *g)
+{
+    /* The first alias of a family is PyTorch's short name. */
+    for (size_t i = 0; i < NALIASES; i++)
+        if (aliases[i].family && !strcmp(aliases[i].family, g->name))
+            return aliases[i].name;
+    return NULL;
+}
 
 const struct zb_generator *zb_generator_lookup(const char *name,
                                                struct zb_error *err)

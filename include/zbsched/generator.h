@@ -66,6 +66,10 @@ const struct zb_generator *zb_generator_find(const char *name);
  * (schedules/aliases.c); NULL and err ("did you mean") otherwise. */
 const struct zb_generator *zb_generator_lookup(const char *n,
                                                struct zb_error *err);
+/* PyTorch's name (torch.distributed.pipelining, torchtitan's
+ * pipeline_parallel_schedule) of the schedule that runs g's order, or
+ * NULL where PyTorch has none. */
+const char *zb_generator_pytorch_name(const struct zb_generator *g);
 
 /* Whether g accepts prof's vpp, placement and microbatch count; if not,
  * ZB_EUNSUPPORTED naming both ("interleaved needs vpp between 2 and 64,

@@ -142,6 +142,15 @@ for name in gpipe 1f1b interleaved zb-h1 zb-h2 zb-v v-half v-min \
     dualpipev interleaved-zb zb; do
     grep -q "^$name " "$OUT" || fail "list lacks $name"
 done
+# Each family beside the PyTorch (torchtitan) schedule that runs its order.
+for pair in 1f1b:1F1B gpipe:GPipe interleaved:Interleaved1F1B \
+    interleaved-zb:InterleavedZeroBubble zb-v:ZBVZeroBubble \
+    dualpipev:DualPipeV; do
+    awk -v f="${pair%%:*}" -v t="${pair##*:}" '$1 == f && $4 == t { ok = 1 }
+        END { exit !ok }' "$OUT" || fail "list: ${pair%%:*} is not ${pair##*:}"
+done
+awk '$1 == "zb-h1" && $4 == "-" { ok = 1 } END { exit !ok }' "$OUT" ||
+    fail "list: zb-h1 has no PyTorch schedule"
 
 run "$ZBSCHED" generate --pp 1 --mb 4 -q
 expect_status 0 "p = 1"
