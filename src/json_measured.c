@@ -103,13 +103,13 @@ static int get_name(const cJSON *obj, const char *key, char *dst,
 int zb_json_parse_measured(const char *text, struct zb_measured *out,
                            struct zb_error *err)
 {
-    cJSON *root = cJSON_Parse(text);
+    cJSON *root = zbi_json_parse(text, err);
     const cJSON *m, *entries, *e, *it;
     int i = 0, rc = 0;
 
     zb_measured_init(out);
     if (!root)
-        return zb_error_set(err, ZB_EPARSE, "malformed JSON");
+        return ZB_EPARSE;
     m = cJSON_GetObjectItemCaseSensitive(root, "measured");
     if (!m)
         goto out;

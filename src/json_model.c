@@ -20,12 +20,12 @@ const char *zb_layer_kind_name(enum zb_layer_kind k)
     return kind_names[k];
 }
 
-/* The keys obj may hold (NULL-terminated): any other key, or one given
- * twice (cJSON keeps both), is an error naming where. */
+/* The keys obj may hold (NULL-terminated): any other key is an error
+ * naming where (a repeated one zbi_json_parse() refused already). */
 static int check_keys(const cJSON *obj, const char *where,
                       const char *const *allowed, struct zb_error *err)
 {
-    const cJSON *it, *prev;
+    const cJSON *it;
 
     cJSON_ArrayForEach(it, obj) {
         bool known = false;
@@ -34,11 +34,6 @@ static int check_keys(const cJSON *obj, const char *where,
         if (!known)
             return zb_error_set(err, ZB_EPARSE, "unknown key '%s%s%s'",
                                 where, *where ? "." : "", it->string);
-        for (prev = obj->child; prev != it; prev = prev->next)
-            if (!strcmp(prev->string, it->string))
-                return zb_error_set(err, ZB_EPARSE, "key '%s%s%s' is given "
-                                    "twice", where, *where ? "." : "",
-                                    it->string);
     }
     return 0;
 }
@@ -259,19 +254,13 @@ static int parse_header(const cJSON *root, struct zb_model *m,
 int zb_model_parse(const char *text, struct zb_model *out,
                    struct zb_error *err)
 {
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+    cJSON *root = zbi_json_parse(text, err);
     const cJSON *layers, *l;
     int rc, idx = 0;
 
     memset(out, 0, sizeof(*out));
-    if (!root) {
-        int line = 1;
-        for (const char *c = text; end && c < end && *c; c++)
-            line += *c == '\n';
-        return zb_error_set(err, ZB_EPARSE, "malformed JSON at line %d",
-                            line);
-    }
+    if (!root)
+        return ZB_EPARSE;
     if ((rc = parse_header(root, out, err)) < 0 ||
         (rc = parse_state(root, out, err)) < 0)
         goto out;

@@ -477,8 +477,8 @@ out:
 /* The string test first: a large schedule file is not parsed twice. */
 bool zb_plan_json_detect(const char *text)
 {
-    cJSON *doc = strstr(text, "\"zbsched-plan\"") ? cJSON_Parse(text)
-                                                    : NULL;
+    cJSON *doc = strstr(text, "\"zbsched-plan\"")
+                     ? zbi_json_parse(text, NULL) : NULL;
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(doc, "format");
     bool yes = cJSON_IsString(f) && !strcmp(f->valuestring, "zbsched-plan");
 

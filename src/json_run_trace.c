@@ -25,24 +25,6 @@ static void push(struct zb_run *r, const struct zb_run_pass *p)
     r->passes[r->n++] = *p;
 }
 
-static cJSON *parse(const char *text, struct zb_error *err)
-{
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
-    int line = 1, col = 1;
-
-    if (root)
-        return root;
-    for (const char *c = text; end && c < end && *c; c++, col++)
-        if (*c == '\n') {
-            line++;
-            col = 0;
-        }
-    zb_error_set(err, ZB_EPARSE, "malformed JSON at line %d, column %d",
-                 line, col);
-    return NULL;
-}
-
 static const cJSON *events_of(const cJSON *root)
 {
     if (cJSON_IsArray(root))
@@ -292,7 +274,7 @@ static void collect_device(const cJSON *events, struct torch_file *f)
 int zb_run_add_torch_trace(struct zb_run *r, const char *text,
                            struct zb_error *err)
 {
-    cJSON *root = parse(text, err);
+    cJSON *root = zbi_json_parse(text, err);
     const cJSON *events, *ev;
     struct torch_file f = { 0 };
     double base = 0;
@@ -368,7 +350,7 @@ out:
 int zb_run_add_zbexec_trace(struct zb_run *r, const char *text,
                             struct zb_error *err)
 {
-    cJSON *root = parse(text, err);
+    cJSON *root = zbi_json_parse(text, err);
     const cJSON *events, *ev;
     int i = 0, first = r->n, max_iter = 0, max_pid = -1, rc = 0, kept;
     int *iters = NULL, ci = 0;

@@ -31,26 +31,6 @@ static const char *const limit_colour = "#c0392b";
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
-/* Text content and attribute values, as render_svg.c writes them: names
- * come from user files (control characters come out as \xNN, since XML
- * cannot hold them). */
-static void add_escaped(struct strbuf *sb, const char *text)
-{
-    struct strbuf vis;
-
-    zbi_sb_init(&vis);
-    zbi_sb_add_visible(&vis, text);
-    for (const char *s = vis.buf; *s; s++)
-        switch (*s) {
-        case '&': zbi_sb_add(sb, "&amp;"); break;
-        case '<': zbi_sb_add(sb, "&lt;"); break;
-        case '>': zbi_sb_add(sb, "&gt;"); break;
-        case '"': zbi_sb_add(sb, "&quot;"); break;
-        default: zbi_sb_addf(sb, "%c", *s);
-        }
-    zbi_sb_release(&vis);
-}
-
 /* A tick step of 1, 2 or 5 x 10^k giving at most about 5 ticks to max. */
 static double tick_step(double max)
 {
@@ -88,7 +68,7 @@ static void rect(struct strbuf *sb, double x, double y, double w, double h,
                 "height=\"%.2f\" fill=\"%s\">", x, y, w, h, fill);
     if (tip) {
         zbi_sb_add(sb, "<title>");
-        add_escaped(sb, tip);
+        zbi_sb_add_xml(sb, tip);
         zbi_sb_add(sb, "</title>");
     }
     zbi_sb_add(sb, "</rect>\n");
@@ -112,7 +92,7 @@ static void draw_frame(struct strbuf *sb, const struct frame *f,
                 f->y + f->h);
     zbi_sb_addf(sb, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\" "
                 "font-size=\"11\">", f->x + f->w / 2, f->y + f->h + 28);
-    add_escaped(sb, caption);
+    zbi_sb_add_xml(sb, caption);
     zbi_sb_add(sb, "</text>\n</g>\n");
 }
 
@@ -311,7 +291,7 @@ char *zb_plan_render_svg(const struct zb_plan_view *v)
                 height);
     zbi_sb_addf(&sb, "<text x=\"%d\" y=\"%d\" font-size=\"15\" "
                 "font-weight=\"bold\">plan for '", MARGIN, MARGIN + 14);
-    add_escaped(&sb, v->model);
+    zbi_sb_add_xml(&sb, v->model);
     zbi_sb_addf(&sb, "': pp %d, %s vpp %d, %d microbatches, %.1f GiB a GPU"
                 "</text>\n", v->pp, zb_placement_name(v->placement), v->vpp,
                 v->microbatches, v->gpu_mem / GIB);

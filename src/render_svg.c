@@ -56,25 +56,6 @@ static bool is_light(struct rgb c)
     return 0.299 * c.r + 0.587 * c.g + 0.114 * c.b > 150;
 }
 
-/* Text content and attribute values: names come from user files (and
- * control characters, which XML cannot hold, come out as \xNN). */
-static void add_escaped(struct strbuf *sb, const char *text)
-{
-    struct strbuf vis;
-
-    zbi_sb_init(&vis);
-    zbi_sb_add_visible(&vis, text);
-    for (const char *s = vis.buf; *s; s++)
-        switch (*s) {
-        case '&': zbi_sb_addf(sb, "&amp;"); break;
-        case '<': zbi_sb_addf(sb, "&lt;"); break;
-        case '>': zbi_sb_addf(sb, "&gt;"); break;
-        case '"': zbi_sb_addf(sb, "&quot;"); break;
-        default: zbi_sb_addf(sb, "%c", *s);
-        }
-    zbi_sb_release(&vis);
-}
-
 struct chart {
     struct strbuf sb;
     double tmax;        /* right end of the time axis */
@@ -168,10 +149,10 @@ static void draw_header(struct chart *c, const struct zb_panel *pn, double y)
         peak = fmax(peak, m->ranks[r].peak_memory);
     zbi_sb_addf(&c->sb, "<text x=\"%d\" y=\"%.1f\" font-size=\"14\" "
             "font-weight=\"bold\">", 8, y + 16);
-    add_escaped(&c->sb, pn->s->name);
+    zbi_sb_add_xml(&c->sb, pn->s->name);
     if (pn->label) {
         zbi_sb_addf(&c->sb, " (");
-        add_escaped(&c->sb, pn->label);
+        zbi_sb_add_xml(&c->sb, pn->label);
         zbi_sb_addf(&c->sb, ")");
     }
     zbi_sb_addf(&c->sb, "</text>\n<text x=\"%d\" y=\"%.1f\" font-size=\"12\" "

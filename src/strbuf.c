@@ -157,6 +157,23 @@ void zbi_sb_add_visible(struct strbuf *sb, const char *s)
             zbi_sb_addf(sb, "%.*s", len, (const char *)u);
 }
 
+void zbi_sb_add_xml(struct strbuf *sb, const char *s)
+{
+    struct strbuf vis;
+
+    zbi_sb_init(&vis);
+    zbi_sb_add_visible(&vis, s);
+    for (const char *c = vis.buf; *c; c++)
+        switch (*c) {
+        case '&': zbi_sb_add(sb, "&amp;"); break;
+        case '<': zbi_sb_add(sb, "&lt;"); break;
+        case '>': zbi_sb_add(sb, "&gt;"); break;
+        case '"': zbi_sb_add(sb, "&quot;"); break;
+        default: zbi_sb_addf(sb, "%c", *c);
+        }
+    zbi_sb_release(&vis);
+}
+
 char *zbi_sb_detach(struct strbuf *sb)
 {
     char *b = sb->buf;

@@ -26,6 +26,9 @@ void zbi_sb_add_str(struct strbuf *sb, const char *s);
 /* s for people (terminals, SVG text): control characters and bytes that
  * are not UTF-8 written as \xNN. */
 void zbi_sb_add_visible(struct strbuf *sb, const char *s);
+/* s as XML text or attribute value (the SVG pictures): visible as above,
+ * then & < > " escaped. */
+void zbi_sb_add_xml(struct strbuf *sb, const char *s);
 /* Hand over the buffer (caller frees); sb is empty afterwards. */
 char *zbi_sb_detach(struct strbuf *sb);
 void zbi_sb_release(struct strbuf *sb);

@@ -124,25 +124,32 @@ Test(zero_units, a_pass_waits_only_for_a_late_gather)
     zb_profile_release(&p);
 }
 
-Test(zero_units, validator_wants_every_unit_gathered)
+/* Take rank r's first op of kind k on unit u out of s (one must be
+ * there). */
+static void drop_op(struct zb_schedule *s, int r, enum zb_op_kind k, int u)
 {
-    struct zb_profile p;
-    struct zb_schedule s;
-    struct zb_error err = { 0 };
-    struct zb_op_list *l;
+    struct zb_op_list *l = &s->ranks[r];
     int at = -1;
 
-    units_profile(&p, 3, ZB_DP_REDUCE_MICROBATCH, 2);
-    gen("1f1b", &p, &s);
-    cr_assert_eq(zb_validate_schedule(&s, &err), 0, "%s", err.msg);
-    l = &s.ranks[1];
     for (int i = 0; i < l->n && at < 0; i++)
-        if (l->ops[i].kind == ZB_OP_UNSHARD && l->ops[i].unit == 1)
+        if (l->ops[i].kind == k && l->ops[i].unit == u)
             at = i;
     cr_assert_geq(at, 0);
     memmove(l->ops + at, l->ops + at + 1,
             (size_t)(l->n - at - 1) * sizeof(*l->ops));
     l->n--;
+}
+
+Test(zero_units, validator_wants_every_unit_gathered)
+{
+    struct zb_profile p;
+    struct zb_schedule s;
+    struct zb_error err = { 0 };
+
+    units_profile(&p, 3, ZB_DP_REDUCE_MICROBATCH, 2);
+    gen("1f1b", &p, &s);
+    cr_assert_eq(zb_validate_schedule(&s, &err), 0, "%s", err.msg);
+    drop_op(&s, 1, ZB_OP_UNSHARD, 1);
     cr_assert_eq(zb_validate_schedule(&s, &err), ZB_EILLEGAL);
     cr_assert(strstr(err.msg, "runs on a sharded unit: unit 1 of stage 1"),
               "%s", err.msg);
@@ -155,20 +162,11 @@ Test(zero_units, a_missing_unit_reduce_is_rejected)
     struct zb_profile p;
     struct zb_schedule s;
     struct zb_error err = { 0 };
-    struct zb_op_list *l;
-    int at = -1;
 
     units_profile(&p, 2, ZB_DP_REDUCE_MICROBATCH, 4);
     gen("zb-h1", &p, &s);
     cr_assert_eq(zb_validate_schedule(&s, &err), 0, "%s", err.msg);
-    l = &s.ranks[0];
-    for (int i = 0; i < l->n && at < 0; i++)
-        if (l->ops[i].kind == ZB_OP_REDUCE_GRAD && l->ops[i].unit == 2)
-            at = i;
-    cr_assert_geq(at, 0);
-    memmove(l->ops + at, l->ops + at + 1,
-            (size_t)(l->n - at - 1) * sizeof(*l->ops));
-    l->n--;
+    drop_op(&s, 0, ZB_OP_REDUCE_GRAD, 2);
     cr_assert_eq(zb_validate_schedule(&s, &err), ZB_EILLEGAL);
     cr_assert(strstr(err.msg, "REDUCE_GRAD"), "%s", err.msg);
     zb_schedule_release(&s);
