@@ -82,7 +82,7 @@ void zbi_ilp_inst_init(struct ilp_inst *in, const struct zb_profile *p,
                 const struct zb_stage_times *t = &p->stage[s];
                 in->dur[a] = k == ZB_PASS_F ? t->f
                            : k == ZB_PASS_B ? t->b : t->w;
-                in->delta[a] = zb_op_memory_delta(p, pass_op[k]);
+                in->delta[a] = zb_pass_memory_delta(p, pass_op[k], s);
                 in->rank[a] = r;
                 in->slot[a] = in->rank_n[r];
                 in->rank_pass[r][in->rank_n[r]++] = a;

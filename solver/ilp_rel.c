@@ -60,7 +60,6 @@ void zbi_ilp_rel_fix_memory(struct ilp_rel *rel)
 {
     const struct ilp_inst *in = rel->in;
     const struct zb_profile *p = in->p;
-    const double fb = p->m_b - p->m_w, fw = p->m_w;
 
     /* With one stage per rank the passes that free memory before F(j) are
      * the first B's and W's of that stage, in order; with several chunks
@@ -69,15 +68,17 @@ void zbi_ilp_rel_fix_memory(struct ilp_rel *rel)
         return;
     for (int s = 0; s < in->S; s++) {
         double limit = p->mem_limit[zb_profile_stage_rank(p, s)];
+        const double m_b = zb_profile_m_b(p, s), fw = zb_profile_m_w(p, s);
+        const double fb = m_b - fw;
         if (!isfinite(limit))
             continue;
         for (int j = 1; j < in->m; j++) {
-            double need = (j + 1) * p->m_b - limit;
+            double need = (j + 1) * m_b - limit;
             int f = (int)zb_pass_index(p, ZB_PASS_F, s, j);
-            if (need <= 1e-9 * p->m_b)
+            if (need <= 1e-9 * m_b)
                 continue;
             /* nB B's and nW <= nB W's free nB*fb + nW*fw >= need. */
-            int nb = (int)ceil(need / p->m_b - 1e-9);
+            int nb = (int)ceil(need / m_b - 1e-9);
             if (nb > j)
                 nb = j;     /* infeasible; the rows will say so */
             zbi_ilp_rel_add(rel,
@@ -86,7 +87,7 @@ void zbi_ilp_rel_fix_memory(struct ilp_rel *rel)
                 /* With fb < 0 (M_W > M_B) B's free nothing alone: each W
                  * with its B frees M_B. */
                 int nw = fb >= 0 ? (int)ceil((need - j * fb) / fw - 1e-9)
-                                 : (int)ceil(need / p->m_b - 1e-9);
+                                 : (int)ceil(need / m_b - 1e-9);
                 if (nw > j)
                     nw = j;
                 if (nw > 0)

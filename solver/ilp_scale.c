@@ -26,6 +26,8 @@ double zbi_ilp_scale_profile(const struct zb_profile *p,
         out->stage[s].w /= unit;
     }
     out->comm /= unit;
+    for (int s = 0; out->stage_comm && s < S; s++)
+        out->stage_comm[s] /= unit;
     /* Collective times (dp.h) in the same unit: latency and given times
      * are times, bandwidth is bytes per time. */
     out->dp.latency /= unit;
@@ -38,6 +40,10 @@ double zbi_ilp_scale_profile(const struct zb_profile *p,
         out->m_w = p->m_w / p->m_b;
         for (int r = 0; r < p->pp; r++)
             out->mem_limit[r] = p->mem_limit[r] / p->m_b;
+        for (int s = 0; out->stage_mem && s < S; s++) {
+            out->stage_mem[s].m_b /= p->m_b;
+            out->stage_mem[s].m_w /= p->m_b;
+        }
     }
     return unit;
 }

@@ -12,8 +12,7 @@
 
 double zb_ilp_min_limit(const struct zb_profile *p, int r)
 {
-    (void)r;                /* the same for every rank */
-    return p->vpp * p->m_b;
+    return zb_profile_rank_microbatch(p, r);
 }
 
 static int check(const struct zb_profile *p,

@@ -185,14 +185,14 @@
 #include "zbsched/bound.h"
 #include "zbsched/dp.h"
 #include "zbsched/op.h"
+#include "zbsched/timing.h"
 
 /* Comm on the cross-rank edges between consecutive stages in [a, b]. */
 static double path_comm(const struct zb_profile *p, int a, int b)
 {
     double c = 0;
     for (int s = a; s < b; s++)
-        if (zb_profile_stage_rank(p, s) != zb_profile_stage_rank(p, s + 1))
-            c += p->comm;
+        c += zb_timing_lag(p, s, s + 1, zb_profile_stage_rank(p, s + 1));
     return c;
 }
 
@@ -216,9 +216,9 @@ static double sum_b(const struct zb_profile *p, int a, int b)
  * past the last stage). */
 static double edge(const struct zb_profile *p, int s)
 {
-    return s + 1 < zb_profile_stages(p) &&
-           zb_profile_stage_rank(p, s) != zb_profile_stage_rank(p, s + 1)
-               ? p->comm : 0;
+    return s + 1 < zb_profile_stages(p)
+               ? zb_timing_lag(p, s, s + 1, zb_profile_stage_rank(p, s + 1))
+               : 0;
 }
 
 struct rank_shape {
@@ -881,8 +881,8 @@ static void paced_returns(const struct zb_profile *p, int r,
 
 /* Per-rank span bounds; start[r] gets the earliest start of r's first
  * pass. Returns 0, or -1 when out of memory. */
-static int rank_bounds(const struct zb_profile *p, double *span,
-                       double *start)
+static int uniform_rank_bounds(const struct zb_profile *p, double *span,
+                               double *start)
 {
     const int n = zb_profile_stages(p);
     const size_t m = (size_t)p->microbatches;
@@ -948,6 +948,27 @@ static int rank_bounds(const struct zb_profile *p, double *span,
     }
     free(idle);
     return 0;
+}
+
+/* The memory sections count microbatches of one M_B; where stages
+ * differ, bound the problem without its limits instead (a relaxation:
+ * every schedule of p is one of it, so its bound holds for p). */
+static int rank_bounds(const struct zb_profile *p, double *span,
+                       double *start)
+{
+    struct zb_profile q;
+    int rc;
+
+    if (!p->stage_mem || !zb_profile_has_limit(p))
+        return uniform_rank_bounds(p, span, start);
+    zb_profile_copy(&q, p);
+    free(q.stage_mem);
+    q.stage_mem = NULL;
+    for (int r = 0; r < q.pp; r++)
+        q.mem_limit[r] = INFINITY;
+    rc = uniform_rank_bounds(&q, span, start);
+    zb_profile_release(&q);
+    return rc;
 }
 
 /* Bounds for every rank; on allocation failure 0 (a valid bound). */

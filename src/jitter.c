@@ -8,6 +8,7 @@
 #include "zbsched/dp.h"
 #include "zbsched/pass.h"
 #include "zbsched/profile_import.h"
+#include "zbsched/timing.h"
 #include "zbsched/xalloc.h"
 
 /* ---- xoshiro256** (Blackman and Vigna), seeded by splitmix64 ---------- */
@@ -98,8 +99,7 @@ static double ready_at(const struct replay *rp, int rank,
                 continue;
             if (isnan(e))
                 return NAN;
-            if (zb_profile_stage_rank(p, dep[d].stage) != rank)
-                e += p->comm;
+            e = zb_timing_arrival(p, dep[d].stage, half[h].stage, rank, e);
             t = fmax(t, e);
         }
     }

@@ -212,20 +212,48 @@ TIME_FIELD(p_fb, "time.FB", fb)
 static int want_memory(const cJSON *it, const char *path, const char *flag,
                        struct zb_profile_draft *d, struct zb_error *err)
 {
+    /* The file's value, not a flag's: a flag set later overrides the
+     * stages' own memory, the file's common one does not. */
+    bool flags[2] = { d->flag_memory[0], d->flag_memory[1] };
     char num[40];
     double v;
+    int rc = 0;
 
     if (cJSON_IsNumber(it)) {
         snprintf(num, sizeof(num), "%.17g", it->valuedouble);
-        return zb_profile_draft_set(d, flag, num, err);
+        rc = zb_profile_draft_set(d, flag, num, err);
+    } else if (!cJSON_IsString(it) ||   /* a number in quotes: wrong kind */
+               zb_units_parse_number(it->valuestring, &v) == 0 ||
+               zb_profile_draft_set(d, flag, it->valuestring, err) < 0) {
+        rc = zb_error_set(err, ZB_EPARSE, "%s must be a number or a size "
+                          "(\"1.9GiB\": B, KB, MB, GB, TB, KiB, MiB, GiB, "
+                          "TiB)", path);
     }
-    /* A string is a size: a number in quotes is of the wrong kind. */
+    d->flag_memory[0] = flags[0];
+    d->flag_memory[1] = flags[1];
+    return rc;
+}
+
+/* A stage's own M_B or M_W: a number or a size, as the common ones. */
+static int want_stage_memory(const cJSON *it, const char *path,
+                             struct zb_opt *o, bool *sized,
+                             struct zb_error *err)
+{
+    double v;
+
+    if (cJSON_IsNumber(it)) {
+        *o = (struct zb_opt){ it->valuedouble, true };
+        *sized = false;
+        return 0;
+    }
     if (!cJSON_IsString(it) ||
         zb_units_parse_number(it->valuestring, &v) == 0 ||
-        zb_profile_draft_set(d, flag, it->valuestring, err) < 0)
+        zb_profile_draft_memory(path, it->valuestring, &o->value, sized,
+                                err) < 0)
         return zb_error_set(err, ZB_EPARSE, "%s must be a number or a size "
                             "(\"1.9GiB\": B, KB, MB, GB, TB, KiB, MiB, GiB, "
                             "TiB)", path);
+    o->set = true;
     return 0;
 }
 
@@ -289,7 +317,9 @@ static int p_time(const cJSON *it, struct zb_profile_draft *d,
 static int p_stages(const cJSON *it, struct zb_profile_draft *d,
                     struct zb_error *err)
 {
-    static const char *const names[3] = { "F", "B", "W" };
+    static const char *const names[] = { "F", "B", "W", "comm", "M_B",
+                                         "M_W" };
+    const int nk = (int)(sizeof(names) / sizeof(names[0]));
     const cJSON *st;
     int i = 0;
 
@@ -299,8 +329,9 @@ static int p_stages(const cJSON *it, struct zb_profile_draft *d,
     free(d->stages);        /* a repeated key: the last one counts */
     d->stages = zb_xcalloc((size_t)d->n_stages + 1, sizeof(*d->stages));
     cJSON_ArrayForEach(st, it) {
-        struct zb_opt *dst[3] = { &d->stages[i].f, &d->stages[i].b,
-                                  &d->stages[i].w };
+        struct zb_draft_stage *e = &d->stages[i];
+        struct zb_opt *dst[] = { &e->f, &e->b, &e->w, &e->comm, &e->m_b,
+                                 &e->m_w };
         const cJSON *field;
         char path[48];
         int rc;
@@ -310,14 +341,18 @@ static int p_stages(const cJSON *it, struct zb_profile_draft *d,
                                 "stages[%d] must be an object", i);
         cJSON_ArrayForEach(field, st) {
             int k = 0;
-            while (k < 3 && strcmp(names[k], field->string))
+            while (k < nk && strcmp(names[k], field->string))
                 k++;
-            if (k == 3) {
+            if (k == nk) {
                 snprintf(path, sizeof(path), "stages[%d]", i);
-                return unknown_key(path, field->string, names, 3, err);
+                return unknown_key(path, field->string, names, nk, err);
             }
             snprintf(path, sizeof(path), "stages[%d].%s", i, names[k]);
-            if ((rc = want_time(field, path, dst[k], d, err)) < 0)
+            rc = k < 4 ? want_time(field, path, dst[k], d, err)
+                       : want_stage_memory(field, path, dst[k],
+                                           k == 4 ? &e->m_b_sized
+                                                  : &e->m_w_sized, err);
+            if (rc < 0)
                 return rc;
         }
         i++;
@@ -899,7 +934,7 @@ static void add_profile(struct strbuf *sb, const struct zb_profile *p,
                         const char *indent)
 {
     const int n = zb_profile_stages(p);
-    bool uniform = true;
+    bool uniform = !p->stage_mem && !p->stage_comm;
 
     for (int s = 1; s < n; s++)
         if (memcmp(&p->stage[s], &p->stage[0], sizeof(p->stage[0])))
@@ -933,6 +968,16 @@ static void add_profile(struct strbuf *sb, const struct zb_profile *p,
             add_key_num(sb, "B", p->stage[s].b);
             zbi_sb_addf(sb, ", ");
             add_key_num(sb, "W", p->stage[s].w);
+            if (p->stage_comm && s + 1 < n) {
+                zbi_sb_addf(sb, ", ");
+                add_key_num(sb, "comm", p->stage_comm[s]);
+            }
+            if (p->stage_mem) {
+                zbi_sb_addf(sb, ", ");
+                add_memory(sb, p, "M_B", p->stage_mem[s].m_b);
+                zbi_sb_addf(sb, ", ");
+                add_memory(sb, p, "M_W", p->stage_mem[s].m_w);
+            }
             zbi_sb_addf(sb, "}");
         }
         zbi_sb_addf(sb, "\n%s  ],\n", indent);

@@ -64,7 +64,7 @@ void zb_measures_from_times(const struct zb_profile *p,
             int np = zb_op_split(op, part);     /* an FB peaks after its F */
             zb_tally_pass(&t, op->start, op->end);
             for (int h = 0; h < np; h++)
-                zb_tally_memory(&t, zb_op_memory_delta(p, part[h].kind));
+                zb_tally_memory(&t, zb_op_memory_delta(p, &part[h]));
         }
         zb_measures_set_rank(p, r, &t, ms);
     }

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "profile_int.h"
 #include "zbsched/op.h"
-#include "zbsched/profile.h"
 #include "zbsched/xalloc.h"
 
 /* Guards against allocations no real pipeline needs (and against typos
@@ -53,18 +53,13 @@ void zb_profile_draft_warn(struct zb_profile_draft *d, const char *fmt, ...)
 
 #define GIB 1073741824.0
 
-/* A memory flag's text: a plain number (M_B's unit), or a size with a
- * unit, held in GiB. */
-static int parse_memory(const char *flag, const char *text, double *v,
-                        bool *sized, struct zb_error *err)
+int zb_profile_draft_memory(const char *what, const char *text, double *v,
+                            bool *sized, struct zb_error *err)
 {
-    char what[32];
-
     if (zb_units_parse_number(text, v) == 0) {
         *sized = false;
         return 0;
     }
-    snprintf(what, sizeof(what), "--%s", flag);
     if (zb_units_parse_size(what, text, v, err) < 0)
         return ZB_EINVAL;
     *v /= GIB;
@@ -171,7 +166,8 @@ int zb_profile_draft_set(struct zb_profile_draft *d, const char *name,
             d->limit_kind = ZB_LIMIT_TIMES_P;
             d->limit_sized = false;
         } else {
-            if (parse_memory(name, value, &v, &d->limit_sized, err) < 0)
+            if (zb_profile_draft_memory("--mem-limit", value, &v,
+                                        &d->limit_sized, err) < 0)
                 goto bad;
             d->limit_kind = ZB_LIMIT_VALUE;
         }
@@ -180,10 +176,12 @@ int zb_profile_draft_set(struct zb_profile_draft *d, const char *name,
     }
     if (!strcmp(name, "m-b") || !strcmp(name, "m-w")) {
         bool m_b = !strcmp(name, "m-b");
-        if (parse_memory(name, value, &v, m_b ? &d->m_b_sized
-                                              : &d->m_w_sized, err) < 0)
+        if (zb_profile_draft_memory(m_b ? "--m-b" : "--m-w", value, &v,
+                                    m_b ? &d->m_b_sized : &d->m_w_sized,
+                                    err) < 0)
             return ZB_EINVAL;
         set_opt(m_b ? &d->m_b : &d->m_w, v);
+        d->flag_memory[!m_b] = true;
         return 0;
     }
     for (size_t i = 0; i < sizeof(numeric) / sizeof(numeric[0]); i++) {
@@ -200,6 +198,7 @@ int zb_profile_draft_set(struct zb_profile_draft *d, const char *name,
         set_opt((struct zb_opt *)((char *)d + numeric[i].offset), v);
         if (i >= 3 && i <= 5)
             d->flag_times[i - 3] = true;
+        d->flag_comm |= !strcmp(name, "comm");
         return 0;
     }
     if (zb_dp_is_flag(name))
@@ -229,10 +228,8 @@ static int get_count(const struct zb_opt *o, const char *field, int dflt,
     return 0;
 }
 
-/* A time or memory size that is not 0 lies within ZB_VALUE_MIN and
- * ZB_VALUE_MAX (profile.h says why). */
-static int in_range(double v, const char *field, double *out,
-                    struct zb_error *err)
+int zbi_profile_in_range(double v, const char *field, double *out,
+                         struct zb_error *err)
 {
     if (v != 0 && (v < ZB_VALUE_MIN || v > ZB_VALUE_MAX))
         return zb_error_set(err, ZB_EINVAL, "%s = %g is out of range (0 or "
@@ -242,11 +239,12 @@ static int in_range(double v, const char *field, double *out,
     return 0;
 }
 
-/* A time: finite, and > 0 (F, B) or >= 0 (W, comm: a W-free stage or a
+/* > 0 for F and B, >= 0 for W and comm: a W-free stage or a
  * shared-memory link are real cases; an F or B of zero is a profiling
- * mistake). */
-static int get_time(const struct zb_opt *o, double dflt, bool positive,
-                    const char *field, double *out, struct zb_error *err)
+ * mistake. */
+int zbi_profile_get_time(const struct zb_opt *o, double dflt, bool positive,
+                         const char *field, double *out,
+                         struct zb_error *err)
 {
     double v = o->set ? o->value : dflt;
 
@@ -254,7 +252,7 @@ static int get_time(const struct zb_opt *o, double dflt, bool positive,
         return zb_error_set(err, ZB_EINVAL,
                             "%s must be a finite number %s 0, got %g",
                             field, positive ? ">" : ">=", v);
-    return in_range(v, field, out, err);
+    return zbi_profile_in_range(v, field, out, err);
 }
 
 /* Per stage (chunk) times; per rank, entry r of "stages" is rank r's and
@@ -269,12 +267,14 @@ static int build_times(const struct zb_profile_draft *d, struct zb_profile *p,
     double split = d->per_rank ? p->vpp : 1;
     int rc;
 
-    if ((rc = get_time(&d->comm, 0, false, "time.comm", &p->comm, err)) < 0)
+    if ((rc = zbi_profile_get_time(&d->comm, 0, false, "time.comm",
+                                   &p->comm, err)) < 0)
         return rc;
     /* Unset: each FB op takes its F plus its B (op.h). */
     p->fb = 0;
     if (d->fb.set &&
-        (rc = get_time(&d->fb, 0, true, "time.FB", &p->fb, err)) < 0)
+        (rc = zbi_profile_get_time(&d->fb, 0, true, "time.FB", &p->fb,
+                                   err)) < 0)
         return rc;
     p->fb /= split;
     for (int k = 0; k < 3; k++)
@@ -309,7 +309,8 @@ static int build_times(const struct zb_profile_draft *d, struct zb_profile *p,
                                         field);
             }
             /* Without a file, flags or the default 1 give the times. */
-            if ((rc = get_time(o, 1.0, k < 2, field, dst[k], err)) < 0)
+            if ((rc = zbi_profile_get_time(o, 1.0, k < 2, field, dst[k],
+                                           err)) < 0)
                 return rc;
             *dst[k] /= split;
         }
@@ -324,18 +325,26 @@ static int check_sizes(const struct zb_profile_draft *d, struct zb_profile *p,
 {
     bool numbered = d->limit_kind == ZB_LIMIT_VALUE ||
                     d->limit_kind == ZB_LIMIT_ARRAY;
+    bool every_stage = zbi_profile_every_stage_m_b(d), staged = false;
     const char *plain = NULL;
+    char field[40];
     double v = 0;
 
+    for (int i = 0; d->stages && i < d->n_stages; i++)
+        staged |= (d->stages[i].m_b.set && d->stages[i].m_b_sized &&
+                   !d->flag_memory[0]) ||
+                  (d->stages[i].m_w.set && d->stages[i].m_w_sized &&
+                   !d->flag_memory[1]);
     p->mem_gib = (d->m_b.set && d->m_b_sized) ||
                  (d->m_w.set && d->m_w_sized) ||
-                 (numbered && d->limit_sized);
+                 (numbered && d->limit_sized) || staged;
     if (!p->mem_gib)
         return 0;
-    if (!d->m_b.set)
+    /* Stages that all give their M_B need no common one. */
+    if (!d->m_b.set && !every_stage)
         return zb_error_set(err, ZB_EINVAL, "memory is given as sizes: "
                             "memory.M_B (--m-b) needs one too (1.9GiB)");
-    if (!d->m_b_sized) {
+    if (d->m_b.set && !d->m_b_sized) {
         plain = "memory.M_B";
         v = d->m_b.value;
     } else if (d->m_w.set && !d->m_w_sized && d->m_w.value != 0) {
@@ -344,6 +353,8 @@ static int check_sizes(const struct zb_profile_draft *d, struct zb_profile *p,
     } else if (numbered && !d->limit_sized) {
         plain = "memory.limit";
         v = d->limit_kind == ZB_LIMIT_VALUE ? d->limit : d->limits[0];
+    } else {
+        plain = zbi_profile_plain_stage_memory(d, &v, field, sizeof(field));
     }
     if (plain)
         return zb_error_set(err, ZB_EINVAL, "%s = %g has no unit while "
@@ -370,13 +381,15 @@ static int build_memory(const struct zb_profile_draft *d, struct zb_profile *p,
         return zb_error_set(err, ZB_EINVAL,
                             "memory.M_W must be a finite number >= 0, "
                             "got %g", p->m_w);
-    if (in_range(p->m_b, "memory.M_B", &p->m_b, err) < 0 ||
-        in_range(p->m_w, "memory.M_W", &p->m_w, err) < 0)
+    if (zbi_profile_in_range(p->m_b, "memory.M_B", &p->m_b, err) < 0 ||
+        zbi_profile_in_range(p->m_w, "memory.M_W", &p->m_w, err) < 0)
         return ZB_EINVAL;
     if (d->per_rank) {
         p->m_b /= p->vpp;
         p->m_w /= p->vpp;
     }
+    if (zbi_profile_build_stages(d, p, err) < 0)
+        return ZB_EINVAL;
     p->mem_limit = zb_xmalloc((size_t)p->pp * sizeof(double));
     if (d->limit_kind == ZB_LIMIT_ARRAY && d->n_limits != p->pp)
         return zb_error_set(err, ZB_EINVAL,
@@ -398,15 +411,16 @@ static int build_memory(const struct zb_profile_draft *d, struct zb_profile *p,
                                 "memory.limit must be a finite number > 0, "
                                 "got %g", v);
         /* A rank holds every chunk of a microbatch before its first B. */
-        if (v < p->vpp * p->m_b) {
+        if (v < zb_profile_rank_microbatch(p, r)) {
             char field[32] = "memory.limit";
             if (d->limit_kind == ZB_LIMIT_ARRAY)
                 snprintf(field, sizeof(field), "memory.limit[%d]", r);
             return zb_error_set(err, ZB_ENOMEM_LIMIT,
                                 "%s = %g is below one microbatch's "
                                 "activations (%s = %g)", field, v,
-                                p->vpp > 1 ? "vpp*M_B" : "M_B",
-                                p->vpp * p->m_b);
+                                p->stage_mem ? "its stages' M_B"
+                                : p->vpp > 1 ? "vpp*M_B" : "M_B",
+                                zb_profile_rank_microbatch(p, r));
         }
         p->mem_limit[r] = v;
     }
@@ -479,7 +493,7 @@ static int build_dp(const struct zb_profile_draft *d, struct zb_profile *p,
     return zb_dp_build(&dd, zb_profile_stages(p), &p->dp, err);
 }
 
-/* A copy of n limits, NULL for NULL. */
+/* A copy of n doubles (limits, stage comm), NULL for NULL. */
 static double *copy_limits(const double *v, int n)
 {
     double *out = v ? zb_xmalloc((size_t)n * sizeof(double)) : NULL;
@@ -522,12 +536,12 @@ int zb_profile_count_state(struct zb_profile *p, struct zb_error *err)
     for (int r = 0; r < (p->mem_total ? p->pp : 0); r++) {
         double total = p->mem_total[r], state = zb_profile_model_state(p, r);
         double left = total - state;
-        if (isfinite(total) && left < p->vpp * p->m_b)
+        if (isfinite(total) && left < zb_profile_rank_microbatch(p, r))
             return zb_error_set(err, ZB_ENOMEM_LIMIT, "memory.limit: rank "
                                 "%d's model state %.4g GiB leaves less "
                                 "than one microbatch's activations (%.4g "
                                 "GiB) of its limit %.4g GiB", r, state,
-                                p->vpp * p->m_b, total);
+                                zb_profile_rank_microbatch(p, r), total);
         p->mem_limit[r] = left;
     }
     return 0;
@@ -583,10 +597,14 @@ void zb_profile_release(struct zb_profile *p)
     if (!p)
         return;
     free(p->stage);
+    free(p->stage_mem);
+    free(p->stage_comm);
     free(p->mem_limit);
     free(p->mem_total);
     zb_dp_release(&p->dp);
     p->stage = NULL;
+    p->stage_mem = NULL;
+    p->stage_comm = NULL;
     p->mem_limit = NULL;
     p->mem_total = NULL;
 }
@@ -598,6 +616,12 @@ int zb_profile_copy(struct zb_profile *dst, const struct zb_profile *src)
     *dst = *src;
     dst->stage = zb_xmalloc(ns * sizeof(*dst->stage));
     memcpy(dst->stage, src->stage, ns * sizeof(*dst->stage));
+    dst->stage_mem = NULL;
+    if (src->stage_mem) {
+        dst->stage_mem = zb_xmalloc(ns * sizeof(*dst->stage_mem));
+        memcpy(dst->stage_mem, src->stage_mem, ns * sizeof(*dst->stage_mem));
+    }
+    dst->stage_comm = copy_limits(src->stage_comm, (int)ns);
     dst->mem_limit = zb_xmalloc((size_t)src->pp * sizeof(double));
     memcpy(dst->mem_limit, src->mem_limit, (size_t)src->pp * sizeof(double));
     dst->mem_total = copy_limits(src->mem_total, src->pp);
@@ -617,6 +641,12 @@ bool zb_profile_equal(const struct zb_profile *a, const struct zb_profile *b)
            (!a->has_time_unit || a->time_unit == b->time_unit) &&
            a->mem_gib == b->mem_gib &&
            !memcmp(a->stage, b->stage, ns * sizeof(*a->stage)) &&
+           !a->stage_mem == !b->stage_mem &&
+           (!a->stage_mem || !memcmp(a->stage_mem, b->stage_mem,
+                                     ns * sizeof(*a->stage_mem))) &&
+           !a->stage_comm == !b->stage_comm &&
+           (!a->stage_comm || !memcmp(a->stage_comm, b->stage_comm,
+                                      ns * sizeof(double))) &&
            !memcmp(a->mem_limit, b->mem_limit,
                    (size_t)a->pp * sizeof(double)) &&
            !a->mem_total == !b->mem_total &&
@@ -650,6 +680,12 @@ int zb_profile_reshape(const struct zb_profile *p,
     out->m_w = p->m_w * p->vpp / vpp;
     out->fb = p->fb * p->vpp / vpp;
     out->stage = zb_xcalloc((size_t)n, sizeof(*out->stage));
+    out->stage_mem = p->stage_mem ? zb_xcalloc((size_t)n,
+                                               sizeof(*out->stage_mem))
+                                  : NULL;
+    /* Another shape has other boundaries: each takes the slowest one's
+     * time (comm is the largest entry). */
+    out->stage_comm = NULL;
     out->mem_limit = zb_xmalloc((size_t)p->pp * sizeof(double));
     memcpy(out->mem_limit, p->mem_limit, (size_t)p->pp * sizeof(double));
     /* A rank's model state is its stages' sum: the same in any shape. */
@@ -665,6 +701,10 @@ int zb_profile_reshape(const struct zb_profile *p,
             out->stage[t].f += p->stage[s].f / vpp;
             out->stage[t].b += p->stage[s].b / vpp;
             out->stage[t].w += p->stage[s].w / vpp;
+            if (p->stage_mem) {
+                out->stage_mem[t].m_b += p->stage_mem[s].m_b / vpp;
+                out->stage_mem[t].m_w += p->stage_mem[s].m_w / vpp;
+            }
             if (p->dp.params)
                 out->dp.params[t] += p->dp.params[s] / vpp;
         }

@@ -209,7 +209,7 @@ static void draw_memory(struct chart *c, const struct zb_profile *p, int r,
         np = zb_op_split(&l->ops[i], part);
         for (int h = 0; h < np; h++) {
             const struct zb_op *op = &part[h];
-            double d = zb_op_memory_delta(p, op->kind);
+            double d = zb_op_memory_delta(p, op);
             mem += d;
             zbi_sb_addf(&c->sb, " H%.2f V%.2f",
                     xpos(c, d > 0 ? op->start : op->end), base - mem * scale);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include "strbuf.h"
 #include "zbsched/pass.h"
+#include "zbsched/timing.h"
 #include "zbsched/trace.h"
 #include "zbsched/xalloc.h"
 
@@ -48,6 +49,16 @@ static void transfer_passes(const struct zb_profile *p, const struct zb_op *op,
         *to = zb_pass_index(p, ZB_PASS_B, op->stage, op->mb);
         break;
     }
+}
+
+/* How long a transfer op's edge takes: SEND_F(s) and RECV_B(s) cross
+ * the boundary below stage s, RECV_F(s) and SEND_B(s) the one above. */
+static double transfer_time(const struct zb_profile *p, const struct zb_op *op)
+{
+    bool down = op->kind == ZB_OP_SEND_F || op->kind == ZB_OP_RECV_B;
+    int lo = down ? op->stage : op->stage - 1;
+
+    return zb_timing_comm(p, lo, lo + 1);
 }
 
 static void add_metadata(struct strbuf *sb, int r, int lanes)
@@ -201,7 +212,8 @@ char *zb_trace_format(const struct zb_schedule *s, double us_per_unit)
                 transfer_passes(p, &l->ops[i], &from, &to);
                 t[nt].op = i;
                 t[nt].start = tick(end[from], us_per_unit);
-                t[nt].end = tick(end[from] + p->comm, us_per_unit);
+                t[nt].end = tick(end[from] + transfer_time(p, &l->ops[i]),
+                                 us_per_unit);
                 nt++;
             }
         lanes = assign_lanes(t, nt);

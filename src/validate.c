@@ -418,7 +418,7 @@ static int check_memory(struct val *v)
             int np = zb_op_split(op, part);
             /* An FB holds its F's activations before its B frees any. */
             for (int h = 0; h < np; h++) {
-                mem += zb_op_memory_delta(p, part[h].kind);
+                mem += zb_op_memory_delta(p, &part[h]);
                 if (!zb_validate_within_limit(p, r, mem))
                     return zb_error_set(v->err, ZB_ENOMEM_LIMIT,
                                         "rank %d op %d (%s): memory %g "

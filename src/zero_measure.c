@@ -399,7 +399,7 @@ static double rank_memory(const struct zb_schedule *s, int r, bool *seen_w,
             break;
         }
         if (act)
-            mem += zb_op_memory_delta(p, op->kind);
+            mem += zb_op_memory_delta(p, op);
         peak = fmax(peak, mem);
         if (units && zb_op_is_compute(op->kind)) {
             next = INFINITY;

@@ -196,7 +196,7 @@ static void synthetic(struct exec *x, int i, float *in)
         produce(x, MSG_F, op->stage, op->mb, exec_alloc(x, HDR, false));
     if ((op->kind == ZB_OP_B || op->kind == ZB_OP_BW) && op->stage > 0)
         produce(x, MSG_B, op->stage, op->mb, exec_alloc(x, HDR, false));
-    x->mem += zb_op_memory_delta(x->p, op->kind);
+    x->mem += zb_op_memory_delta(x->p, op);
     exec_mem_sample(x);
 }
 

@@ -46,6 +46,11 @@ struct zb_generator {
     bool simulated;          /* generate() leaves s as zb_sim_run() does
                                 (zb: its search times the winner), so the
                                 pipeline does not simulate it again */
+    bool stage_memory;       /* counts every stage's own M_B and M_W
+                                (ilp); the others count microbatches and
+                                build on zb_profile_uniform_memory()'s
+                                view, their order then timed and
+                                measured on the profile itself */
     bool solver;             /* a time-limited search (ilp): it reads the
                                 search options (time limit, gap, objective,
                                 export); bulk loops (tests, benchmarks,

@@ -114,19 +114,32 @@ static inline double zb_op_duration(const struct zb_profile *p,
     }
 }
 
-/* Memory change of a compute op: F +M_B, B -(M_B-M_W), W -M_W, BW -M_B,
- * FB the sum of its halves (+M_W; its peak is after the F: split it). */
-static inline double zb_op_memory_delta(const struct zb_profile *p,
-                                        enum zb_op_kind k)
+/* Memory change of a pass of `stage`, with that stage's M_B and M_W:
+ * F +M_B, B -(M_B-M_W), W -M_W, BW -M_B. */
+static inline double zb_pass_memory_delta(const struct zb_profile *p,
+                                          enum zb_op_kind k, int stage)
 {
+    const double m_b = zb_profile_m_b(p, stage);
+    const double m_w = zb_profile_m_w(p, stage);
+
     switch (k) {
-    case ZB_OP_F: return p->m_b;
-    case ZB_OP_B: return -(p->m_b - p->m_w);
-    case ZB_OP_W: return -p->m_w;
-    case ZB_OP_BW: return -p->m_b;
-    case ZB_OP_FB: return p->m_w;
+    case ZB_OP_F: return m_b;
+    case ZB_OP_B: return -(m_b - m_w);
+    case ZB_OP_W: return -m_w;
+    case ZB_OP_BW: return -m_b;
     default: return 0;
     }
+}
+
+/* Memory change of a compute op; an FB's is the sum of its halves (its
+ * peak is after the F: split it, zb_op_split()). */
+static inline double zb_op_memory_delta(const struct zb_profile *p,
+                                        const struct zb_op *op)
+{
+    if (op->kind == ZB_OP_FB)
+        return zb_pass_memory_delta(p, ZB_OP_F, op->stage) +
+               zb_pass_memory_delta(p, ZB_OP_B, op->b_stage);
+    return zb_pass_memory_delta(p, op->kind, op->stage);
 }
 
 /* "F stage 3 mb 7", "SEND_B stage 2 mb 0 to 1", "UNSHARD stage 3",

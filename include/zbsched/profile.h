@@ -41,6 +41,13 @@ struct zb_stage_times {
     double w;           /* gradient w.r.t. the weights */
 };
 
+/* One stage's activations where stages differ (the head's logits, the
+ * embedding's nothing): what its F allocates and the part its W frees. */
+struct zb_stage_memory {
+    double m_b;
+    double m_w;
+};
+
 /* A checked profile holds everything per stage (per chunk when vpp > 1),
  * whatever unit the input used (draft.per_rank). */
 struct zb_profile {
@@ -49,12 +56,25 @@ struct zb_profile {
     int microbatches;                /* m */
     enum zb_placement placement;
     struct zb_stage_times *stage;    /* pp*vpp entries, by stage */
-    double comm;                     /* transfer time on a cross-rank edge */
+    double comm;                     /* transfer time on a cross-rank
+                                        edge; with stage_comm the largest
+                                        of its entries */
+    double *stage_comm;              /* NULL (every edge takes comm), or
+                                        pp*vpp entries: entry s is the
+                                        time between stage s and s + 1,
+                                        activations down and gradients
+                                        back (the last entry 0); read it
+                                        through timing.h */
     double fb;                       /* an overlapped F&B op (FB); <= 0:
                                         its F plus its B */
     double m_b;                      /* activation memory one chunk's F
-                                        allocates */
-    double m_w;                      /* part of it W releases (B the rest) */
+                                        allocates; with stage_mem the
+                                        largest of any stage */
+    double m_w;                      /* part of it W releases (B the rest);
+                                        with stage_mem the largest */
+    struct zb_stage_memory *stage_mem; /* NULL (every stage m_b, m_w), or
+                                        pp*vpp entries that differ; read
+                                        it through zb_profile_m_b/m_w() */
     double *mem_limit;               /* pp entries; INFINITY = unlimited:
                                         what activations may hold */
     double *mem_total;               /* pp entries, the limits as given
@@ -84,8 +104,13 @@ enum zb_limit_kind {
     ZB_LIMIT_TIMES_P    /* "Np": N times 1F1B's activation peak */
 };
 
+/* A "stages" entry: its times, and optionally its own M_B, M_W (a
+ * number or a size, m_b_sized / m_w_sized as for the common ones) and
+ * comm (the transfer to the next stage). */
 struct zb_draft_stage {
     struct zb_opt f, b, w;
+    struct zb_opt m_b, m_w, comm;
+    bool m_b_sized, m_w_sized;
 };
 
 #define ZB_DRAFT_WARN_MAX 512
@@ -105,6 +130,8 @@ struct zb_profile_draft {
                                             then F, B and W are required */
     bool flag_times[3];                  /* f/b/w came from a flag: they
                                             override "stages" entries */
+    bool flag_comm;                      /* --comm: overrides them too */
+    bool flag_memory[2];                 /* --m-b, --m-w: likewise */
     struct zb_draft_stage *stages;       /* the "stages" array, or NULL */
     int n_stages;
     struct zb_opt m_b, m_w;
@@ -145,6 +172,12 @@ int zb_profile_draft_time(const struct zb_profile_draft *d, const char *what,
                           const char *text, double *out,
                           struct zb_error *err);
 
+/* A memory's text: a plain number (M_B's unit, *sized false) or a size
+ * with a unit ("1.9GiB", held in GiB, *sized true); what names the
+ * flag or field in the error. */
+int zb_profile_draft_memory(const char *what, const char *text, double *v,
+                            bool *sized, struct zb_error *err);
+
 /* Set the shape directly, as --pp, --vpp, --mb and --placement would (for
  * a caller that already holds the numbers, such as an imported CSV). */
 void zb_profile_draft_set_shape(struct zb_profile_draft *d, int pp, int vpp,
@@ -154,7 +187,10 @@ void zb_profile_draft_set_shape(struct zb_profile_draft *d, int pp, int vpp,
 /* Check every field and materialise the profile. Defaults: pp 8, vpp 1
  * (2 under placement v), microbatches 32 only when nothing set them;
  * F=B=W=1 and comm 0 when "time" and flags are absent; M_B 1, M_W = M_B;
- * no limit; no time unit. Per-rank values are divided by vpp here.
+ * no limit; no time unit. A "stages" entry's M_B, M_W and comm override
+ * the common ones for that stage (its M_W defaults to its M_B times the
+ * common M_W / M_B); stages that all agree leave stage_mem / stage_comm
+ * NULL. Per-rank values are divided by vpp here.
  * Memory given as sizes is in GiB, then every memory but 0 and "Np" must
  * be a size (a plain M_B beside a "40GiB" limit would mean 40 of M_B)
  * and data_parallel.bytes_per_unit is a GiB; a bandwidth per second
@@ -173,8 +209,9 @@ bool zb_profile_equal(const struct zb_profile *a, const struct zb_profile *b);
 
 /* The same model in another shape, built the way a per-rank profile is:
  * each rank's work (F, B, W, FB summed over its chunks), activations
- * (M_B, M_W) and data-parallel parameters split evenly over its vpp
- * chunks under placement; comm and the limits as they are. In p's own
+ * (M_B, M_W, per stage where they differ) and data-parallel parameters
+ * split evenly over its vpp chunks under placement; the limits as they
+ * are, and every boundary the slowest one's comm. In p's own
  * shape, a copy (per-stage differences kept). ZB_EINVAL for a shape no
  * profile can have (v without vpp 2, vpp outside 1..64, more than
  * ZB_MAX_PASSES passes); then *out holds nothing to release. */
@@ -187,13 +224,37 @@ static inline int zb_profile_stages(const struct zb_profile *p)
     return p->pp * p->vpp;
 }
 
+/* What F of `stage` allocates and what W of it frees (inline: the
+ * simulator and the search ask for every pass). */
+static inline double zb_profile_m_b(const struct zb_profile *p, int stage)
+{
+    return p->stage_mem ? p->stage_mem[stage].m_b : p->m_b;
+}
+
+static inline double zb_profile_m_w(const struct zb_profile *p, int stage)
+{
+    return p->stage_mem ? p->stage_mem[stage].m_w : p->m_w;
+}
+
+/* The activations of one microbatch through all of rank r's chunks: what
+ * any schedule holds there before the rank's first B (vpp * M_B when
+ * stages agree). */
+double zb_profile_rank_microbatch(const struct zb_profile *p, int r);
+
 /* 1F1B's activation peak, the unit of an "Np" limit: p microbatches of a
  * rank's activations, p * vpp * M_B, for every vpp and placement (ZB-V at
- * "1p" has 1F1B's memory, as in the papers). */
-static inline double zb_profile_1f1b_peak(const struct zb_profile *p)
-{
-    return p->pp * p->vpp * p->m_b;
-}
+ * "1p" has 1F1B's memory, as in the papers); where stages differ, of the
+ * rank whose microbatch holds most. */
+double zb_profile_1f1b_peak(const struct zb_profile *p);
+
+/* The same problem with one M_B and M_W for every stage, for code that
+ * counts microbatches in flight (the builders): M_B the largest stage's,
+ * M_W / M_B the largest ratio of any stage, and rank r's limit scaled by
+ * M_B / (r's largest stage M_B). Each microbatch in flight then counts
+ * at least its real memory on its rank, so an order within these limits
+ * is within the real ones. A copy where stages agree. */
+void zb_profile_uniform_memory(const struct zb_profile *p,
+                               struct zb_profile *out);
 
 /* Rank that holds a stage under the profile's placement (inline: the
  * simulator and the list scheduler ask for every pass). */

@@ -5,11 +5,10 @@
  * choose, and torchtitan's default split and the min-max compute split
  * beside it (docs/formats.md, "Plan"; docs/plan.md has the method).
  *
- * Memory inside the schedule search is conservative: zb sees one M_B (the
- * largest activation of a rank's stages, per rank) and one comm (the
- * slowest boundary). The finished order is then evaluated exactly: memory
- * per rank by zb_memory_replay() with each stage's own bytes, the step
- * with each boundary's own transfer time (zb_plan_retime()).
+ * A split reaches the schedule layer as a profile with each stage's
+ * activations and each boundary's transfer time (profile.h's stage_mem
+ * and stage_comm), so the schedule's predicted times and memory are the
+ * plan's; zb_memory_replay() gives the activation peak in bytes.
  * Ownership: a plan owns its splits and schedules; zb_plan_release()
  * frees them; returned strings are the caller's. */
 #ifndef ZBSCHED_SPLIT_H
@@ -105,16 +104,6 @@ void zb_plan_boundary_comm(const struct zb_model *m,
                            const struct zb_plan_request *rq,
                            const struct zb_profile *shape, const int *counts,
                            double *comm);
-
-/* Time s's compute order again with comm[k] on the edge between stage k
- * and k+1 (nstages - 1 entries; 0 within a rank) in place of the
- * profile's one comm: each pass starts when its rank is free and its
- * input has arrived, as the simulator does (sim.h takes one comm for all
- * edges). Fills cost, makespan and bubble_ratio; ZB_EILLEGAL if a pass
- * waits on one that never runs. */
-int zb_plan_retime(const struct zb_schedule *s, const double *comm,
-                   double *cost, double *makespan, double *bubble_ratio,
-                   struct zb_error *err);
 
 /* ---- What trainers take ------------------------------------------- */
 

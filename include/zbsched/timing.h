@@ -22,14 +22,13 @@
 /* ---- The ready-time rule ----------------------------------------------- */
 
 /* Transfer time on the edge from a pass of stage `from` to the dependent
- * pass of stage `to` when the two sit on different ranks (one time for
- * every edge today; the one place a per-boundary time would go). */
+ * pass of the neighbouring stage `to` when the two sit on different
+ * ranks: the boundary's own time where boundaries differ, activations
+ * and their gradients alike. */
 static inline double zb_timing_comm(const struct zb_profile *p, int from,
                                     int to)
 {
-    (void)from;
-    (void)to;
-    return p->comm;
+    return p->stage_comm ? p->stage_comm[from < to ? from : to] : p->comm;
 }
 
 /* What that edge adds to its producer's end: 0 when stage `from` sits on

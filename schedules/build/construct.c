@@ -112,7 +112,7 @@ static void put(struct cons *c, int s, enum zb_op_kind k)
         c->end_f[s * c->m + mb] = c->cur[s];
     else if (k == ZB_OP_B)
         c->end_b[s * c->m + mb] = c->cur[s];
-    c->mem[s] += zb_op_memory_delta(c->p, k);
+    c->mem[s] += zb_pass_memory_delta(c->p, k, s);
     c->worst = fmax(c->worst, c->work[s] + c->idle[s]);
     zb_schedule_push(c->out, s, k, s, mb);
     op = &c->out->ranks[s].ops[c->out->ranks[s].n - 1];

@@ -376,7 +376,8 @@ static void place_b(struct vc *v, int r, int c)
 {
     double in = next_input(v, ZB_OP_B, r, c);
 
-    if (isnan(in) || !make_room(v, r, zb_op_memory_delta(v->p, ZB_OP_B)))
+    if (isnan(in) || !make_room(v, r, zb_pass_memory_delta(v->p, ZB_OP_B,
+                                                         stage_of(v, r, c))))
         return;
     if (c == 0)
         fill_gap(v, r, in, true, 0);
@@ -473,9 +474,10 @@ void zbi_vc_alloc(struct vc *v, const struct zb_profile *p)
     v->wq_tail = zb_xmalloc((size_t)pp * sizeof(int));
     v->leg = zb_xmalloc((size_t)pp * sizeof(int));
     v->mattered = zb_xcalloc((size_t)pp, sizeof(unsigned));
+    /* Builders see one M_B for every stage (generate.c). */
     for (int k = 0; k < 3; k++)
-        v->delta[k] = zb_op_memory_delta(p, k == 0 ? ZB_OP_F : k == 1
-                                                 ? ZB_OP_B : ZB_OP_W);
+        v->delta[k] = zb_pass_memory_delta(p, k == 0 ? ZB_OP_F : k == 1
+                                                   ? ZB_OP_B : ZB_OP_W, 0);
     for (int r = 0; r < pp; r++) {
         for (int c = 0; c < 2; c++) {
             const struct zb_stage_times *t = &p->stage[stage_of(v, r, c)];

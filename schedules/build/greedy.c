@@ -256,7 +256,7 @@ int zbi_greedy_schedule(const struct zb_profile *p,
                                      : p->stage[c.stage].w;
         g.end[zb_pass_index(p, k, c.stage, mb)] = c.t + d;
         g.clock[r_best] = c.t + d;
-        g.mem[r_best] += zb_op_memory_delta(p, c.kind);
+        g.mem[r_best] += zb_pass_memory_delta(p, c.kind, c.stage);
         zb_schedule_push(s, r_best, c.kind, c.stage, mb);
         /* The simulator would time this order exactly so: same rules. */
         s->ranks[r_best].ops[s->ranks[r_best].n - 1].start = c.t;

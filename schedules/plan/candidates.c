@@ -242,9 +242,8 @@ static int build_family(const struct plan_candidates *c,
                : ZB_EILLEGAL;
 }
 
-void zbi_plan_collect(const struct zb_profile *p,
-                      const struct zb_options *opt,
-                      struct plan_candidates *out)
+static void collect(const struct zb_profile *p, const struct zb_options *opt,
+                    struct plan_candidates *out)
 {
     int families = 0, slots;
 
@@ -286,6 +285,46 @@ void zbi_plan_collect(const struct zb_profile *p,
         keep(out, build_family(out, g, p, opt, &out->s[out->n]), CAME_ORDER,
              PLAN_FIXED);
     }
+}
+
+/* Stages that differ in memory: the builders count microbatches, so the
+ * candidates are built on the uniform view, whose orders hold within the
+ * real limits (profile.h), then timed and measured on p itself, where
+ * the search moves passes with each stage's own memory. */
+void zbi_plan_collect(const struct zb_profile *p,
+                      const struct zb_options *opt,
+                      struct plan_candidates *out)
+{
+    struct zb_profile view;
+    int kept = 0;
+
+    if (!p->stage_mem) {
+        collect(p, opt, out);
+        return;
+    }
+    zb_profile_uniform_memory(p, &view);
+    collect(&view, opt, out);
+    zb_profile_release(&view);
+    zb_bound_both(p, &out->cost_bound, &out->makespan_bound);
+    out->cap = out->cap_bound = 0;
+    out->settled = false;
+    for (int i = 0; i < out->n; i++) {
+        struct zb_schedule *c = &out->s[i];
+        zb_profile_release(&c->profile);
+        zb_profile_copy(&c->profile, p);
+        if (zb_sim_run(c, NULL) < 0) {
+            zb_schedule_release(c);     /* not expected: the view holds */
+            continue;
+        }
+        c->predicted.lower_bound = out->cost_bound;
+        c->predicted.makespan_bound = out->makespan_bound;
+        out->settled = out->settled ||
+                       (!zb_dp_active(p) && settles(c));
+        out->s[kept] = *c;
+        out->role[kept] = out->role[i];
+        out->simulated[kept++] = true;
+    }
+    out->n = kept;
 }
 
 void zbi_plan_release(struct plan_candidates *c)

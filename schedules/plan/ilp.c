@@ -184,7 +184,7 @@ const struct zb_generator zb_gen_ilp = {
     .summary = "integer program (GLPK): best order for real times, comm "
                "and limits, with a proven bound",
     .placements = ZB_PLACES_LOOP | ZB_PLACES_V, .min_vpp = 1, .max_vpp = 64,
-    .memory_aware = true,
+    .memory_aware = true, .stage_memory = true,
     .solver = true,
     .generate = gen_ilp,
 };

@@ -188,6 +188,8 @@ static void normalise(const struct zb_profile *p, struct zb_profile *q)
         q->stage[i].w = snap(p->stage[i].w / u);
     }
     q->comm = snap(p->comm / u);
+    for (int i = 0; p->stage_comm && i < n; i++)
+        q->stage_comm[i] = snap(p->stage_comm[i] / u);
     q->fb = snap(p->fb / u);
     q->dp.bandwidth = snap(p->dp.bandwidth * u);
     q->dp.latency = snap(p->dp.latency / u);
@@ -230,6 +232,6 @@ const struct zb_generator zb_gen_zb = {
                "of the paper's constructions, list scheduling and every "
                "fitting family, then local search (--effort)",
     .placements = ZB_PLACES_LOOP | ZB_PLACES_V, .min_vpp = 1, .max_vpp = 64,
-    .memory_aware = true, .simulated = true,
+    .memory_aware = true, .simulated = true, .stage_memory = true,
     .generate = gen_zb,
 };

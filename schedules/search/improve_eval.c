@@ -40,7 +40,7 @@ static int add_ops(struct improve_state *st, const struct zb_schedule *s,
                 .kind = o->kind, .rank = r, .stage = o->stage, .mb = o->mb,
                 .cls = o->kind == ZB_OP_F ? 0 : o->kind == ZB_OP_W ? 2 : 1,
                 .dur = zb_op_duration(p, o),
-                .mem = zb_op_memory_delta(p, o->kind) };
+                .mem = zb_op_memory_delta(p, o) };
             pass_op[zb_pass_index(p, zb_pass_of(o->kind), o->stage, o->mb)]
                 = id;
             if (o->kind == ZB_OP_BW)

@@ -1,16 +1,12 @@
-/* evaluate.c - one split in one shape: the conservative profile zb
- * schedules on, the zb run, and the exact measures of its order.
+/* evaluate.c - one split in one shape: the profile zb schedules on, the
+ * zb run, and the measures of its order.
  *
- * The profile: per-stage times from the split's layers; comm the slowest
- * boundary's transfer; memory in GiB with one M_B, the largest stage
- * activation, and per rank a limit that makes that M_B stand for the
- * rank's own largest stage: rank r's budget (--gpu-mem less its model
- * state and buffers) times M_B / (its largest stage activation). zb
- * counts microbatches in flight per rank, so the order it returns holds,
- * on every rank, at most what that rank's real bytes allow (M_W / M_B is
- * the largest act_w / act ratio of any rank, so what B keeps is covered
- * too). The order is then measured with each stage's bytes and each
- * boundary's comm. */
+ * The profile is the split as the schedule layer sees it: per-stage
+ * times from its layers, each stage's activations in GiB (M_B, M_W),
+ * each boundary's transfer time (zb_plan_boundary_comm()), and per rank
+ * a limit of its budget, --gpu-mem less its model state and buffers.
+ * The schedule's times and memory are then the plan's; the bytes of the
+ * activation peak are replayed from the layers (zb_memory_replay()). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +51,7 @@ double zbi_plan_score(const struct zb_plan_split *s)
 struct stage_info {
     struct zb_stage_bytes *st;      /* per stage */
     double *comm;                   /* per boundary */
-    double *budget, *amax, *wmax;   /* per rank */
+    double *budget;                 /* per rank */
 };
 
 static void stage_info(struct zbi_plan_ctx *c, const struct zb_profile *sh,
@@ -66,8 +62,6 @@ static void stage_info(struct zbi_plan_ctx *c, const struct zb_profile *sh,
     si->st = zb_xcalloc((size_t)n, sizeof(*si->st));
     si->comm = zb_xcalloc((size_t)n, sizeof(*si->comm));
     si->budget = zb_xcalloc((size_t)pp, sizeof(double));
-    si->amax = zb_xcalloc((size_t)pp, sizeof(double));
-    si->wmax = zb_xcalloc((size_t)pp, sizeof(double));
     for (int s = 0; s < n; s++) {
         zb_memory_stage_bytes(c->m, at, counts[s], &si->st[s]);
         at += counts[s];
@@ -80,8 +74,6 @@ static void stage_info_release(struct stage_info *si)
     free(si->st);
     free(si->comm);
     free(si->budget);
-    free(si->amax);
-    free(si->wmax);
 }
 
 /* Model state, buffers and the least activation any schedule holds
@@ -104,7 +96,7 @@ static void rank_floor(struct zbi_plan_ctx *c, const struct zb_profile *sh,
     }
 }
 
-/* The conservative profile (file comment): 0, or 1 when some rank's
+/* The split's profile (file comment): 0, or 1 when some rank's
  * budget cannot take one microbatch of each of its stages (then nothing
  * is built), or the profile's error (a shape too large). Times of 0 (an
  * embedding's B) become ZB_VALUE_MIN: a profile's times are > 0. */
@@ -115,28 +107,13 @@ static int build_profile(struct zbi_plan_ctx *c, const struct zb_profile *sh,
 {
     int n = zb_profile_stages(sh), pp = sh->pp, at = 0, rc;
     struct zb_profile_draft d;
-    double mb = 0, rho = 0, comm = 0;
 
-    for (int s = 0; s < n; s++) {
-        int r = zb_profile_stage_rank(sh, s);
-        if (si->st[s].act > si->amax[r])
-            si->amax[r] = si->st[s].act;
-        if (si->st[s].act_w > si->wmax[r])
-            si->wmax[r] = si->st[s].act_w;
-        if (s + 1 < n && si->comm[s] > comm)
-            comm = si->comm[s];
-    }
     for (int r = 0; r < pp; r++) {
-        if (si->amax[r] > mb)
-            mb = si->amax[r];
-        if (si->amax[r] > 0 && si->wmax[r] / si->amax[r] > rho)
-            rho = si->wmax[r] / si->amax[r];
         si->budget[r] = c->rq->gpu_mem - floor[r].model_state -
                         floor[r].buffers;
         if (limited && floor[r].total > c->rq->gpu_mem)
             return 1;
     }
-    mb = fmax(mb / GIB, ZB_VALUE_MIN);
     zb_profile_draft_init(&d);
     zb_profile_draft_set_shape(&d, pp, sh->vpp, sh->microbatches,
                                sh->placement);
@@ -153,29 +130,26 @@ static int build_profile(struct zbi_plan_ctx *c, const struct zb_profile *sh,
         t->b.value = fmax(t->b.value, ZB_VALUE_MIN);
         t->w.value = fmax(t->w.value, ZB_VALUE_MIN);
         t->f.set = t->b.set = t->w.set = true;
+        /* A stage that keeps nothing still counts: M_B is > 0. */
+        t->m_b = (struct zb_opt){ fmax(si->st[s].act / GIB, ZB_VALUE_MIN),
+                                  true };
+        t->m_w = (struct zb_opt){ si->st[s].act_w / GIB, true };
+        t->m_b_sized = t->m_w_sized = true;
+        if (s + 1 < n)
+            t->comm = (struct zb_opt){ si->comm[s], true };
     }
-    d.comm = (struct zb_opt){ comm, true };
-    d.m_b = (struct zb_opt){ mb, true };
-    d.m_w = (struct zb_opt){ rho * mb, true };
     if (limited) {
         d.limit_kind = ZB_LIMIT_ARRAY;
+        d.limit_sized = true;
         d.limits = zb_xcalloc((size_t)pp, sizeof(double));
         d.n_limits = pp;
-        for (int r = 0; r < pp; r++) {
-            double l = si->amax[r] > 0
-                           ? si->budget[r] / GIB * mb / (si->amax[r] / GIB)
-                           : ZB_VALUE_MAX;
-            d.limits[r] = fmin(l, ZB_VALUE_MAX);
-            /* The profile's own rule: room for a microbatch a chunk. */
-            if (d.limits[r] < sh->vpp * mb) {
-                zb_profile_draft_release(&d);
-                return 1;
-            }
-        }
+        for (int r = 0; r < pp; r++)
+            d.limits[r] = fmin(si->budget[r] / GIB, ZB_VALUE_MAX);
     }
     rc = zb_profile_build(&d, out, err);
     zb_profile_draft_release(&d);
-    return rc;
+    /* A budget below one microbatch a chunk: the split is unscheduled. */
+    return rc == ZB_ENOMEM_LIMIT ? 1 : rc;
 }
 
 int zbi_plan_evaluate(struct zbi_plan_ctx *c, enum zb_placement pl, int vpp,
@@ -227,9 +201,9 @@ int zbi_plan_evaluate(struct zbi_plan_ctx *c, enum zb_placement pl, int vpp,
         goto out;
     }
     out->scheduled = true;
-    if ((rc = zb_plan_retime(&out->sched, si.comm, &out->cost,
-                             &out->makespan, &out->bubble_ratio, err)) < 0)
-        goto out;
+    out->cost = out->sched.predicted.cost;
+    out->makespan = out->sched.predicted.makespan;
+    out->bubble_ratio = out->sched.predicted.bubble_ratio;
     peak = zb_xmalloc((size_t)sh.pp * sizeof(double));
     zb_memory_replay(&out->sched, si.st, peak);
     out->fits = true;

@@ -101,7 +101,7 @@ static inline bool order_fits(const struct zb_profile *p,
     double mem = 0;
 
     for (int i = 0; i < q->len; i++) {
-        mem += zb_op_memory_delta(p, q->kind[j][i]);
+        mem += zb_pass_memory_delta(p, q->kind[j][i], 0);
         if (mem > limit * (1 + 1e-9))
             return false;
     }

@@ -254,34 +254,6 @@ static void random_schedule(int pp, int vpp, enum zb_placement pl,
     zb_profile_release(&p);
 }
 
-Test(split, retime_with_one_comm_gives_the_simulators_times)
-{
-    for (unsigned seed = 1; seed <= 12; seed++) {
-        struct zb_schedule s;
-        enum zb_placement pl = seed % 3 ? ZB_PLACEMENT_LOOP : ZB_PLACEMENT_V;
-        int vpp = seed % 3 == 1 ? 1 : 2, n;
-        double comm[32], cost, mk, bub;
-        struct zb_error err = { 0 };
-
-        random_schedule(2 + seed % 4, vpp, pl, seed, &s);
-        n = zb_profile_stages(&s.profile);
-        for (int k = 0; k + 1 < n; k++)
-            comm[k] = s.profile.comm;
-        cr_assert_eq(zb_plan_retime(&s, comm, &cost, &mk, &bub, &err), 0,
-                     "%s", err.msg);
-        cr_assert_float_eq(cost, s.predicted.cost, 1e-9 * cost, "seed %u",
-                           seed);
-        cr_assert_float_eq(mk, s.predicted.makespan, 1e-9 * mk);
-        cr_assert_float_eq(bub, s.predicted.bubble_ratio, 1e-9);
-        /* Faster links never slow a fixed order down. */
-        for (int k = 0; k + 1 < n; k++)
-            comm[k] = k % 2 ? 0 : s.profile.comm;
-        cr_assert_eq(zb_plan_retime(&s, comm, &cost, &mk, &bub, &err), 0);
-        cr_assert_leq(cost, s.predicted.cost * (1 + 1e-12));
-        zb_schedule_release(&s);
-    }
-}
-
 Test(split, replay_with_uniform_bytes_gives_the_simulators_peaks)
 {
     for (unsigned seed = 1; seed <= 8; seed++) {

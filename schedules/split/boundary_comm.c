@@ -1,0 +1,32 @@
+/* boundary_comm.c - each stage boundary's transfer time from the bytes
+ * its last layer sends and the link it crosses: a plan's boundaries
+ * differ (an inter-node hop, a stage whose last layer sends less). */
+#include <math.h>
+#include "split/split_int.h"
+
+void zb_plan_boundary_comm(const struct zb_model *m,
+                           const struct zb_plan_request *rq,
+                           const struct zb_profile *shape, const int *counts,
+                           double *comm)
+{
+    const struct zb_link *l = &rq->link;
+    double unit = zb_time_unit_seconds(m->time_unit);
+    int n = zb_profile_stages(shape), last = -1;
+
+    for (int s = 0; s + 1 < n; s++) {
+        int a = zb_profile_stage_rank(shape, s);
+        int b = zb_profile_stage_rank(shape, s + 1);
+        double bw = l->bandwidth, bytes;
+
+        last += counts[s];
+        bytes = m->layers[last].out_bytes;
+        if (a == b) {
+            comm[s] = 0;
+            continue;
+        }
+        if (l->gpus_per_node > 0 &&
+            a / l->gpus_per_node != b / l->gpus_per_node)
+            bw = l->inter_bandwidth;
+        comm[s] = (l->latency + (isinf(bw) ? 0 : bytes / bw)) / unit;
+    }
+}
