@@ -7,6 +7,7 @@
  * completes, a consumer pass takes a received (or same-rank) one. */
 #include <stdlib.h>
 #include "exec.h"
+#include "zbsched/timing.h"
 #include "zbsched/xalloc.h"
 
 static const char *const dir_names[] = { "F", "B", "ping" };
@@ -133,16 +134,21 @@ int xfer_wait(struct exec *x, struct xmsg *m, struct zb_error *err)
     return check_header(m, err);
 }
 
-/* Synthetic mode emulates the simulator's link: a message is usable
- * `comm` after its send was posted, whatever the real transport took,
- * and the transfer overlaps the compute of both ends (the wait is here,
- * in the consumer, not in the producer's pass). Real messages (model mode)
- * take what they take. */
-static void link_delay(const struct exec *x, const struct xmsg *m)
+/* Synthetic mode emulates the simulator's link: a message from stage
+ * `stage` in direction dir is usable its boundary's comm after its send
+ * was posted, whatever the real transport took, and the transfer
+ * overlaps the compute of both ends (the wait is here, in the consumer,
+ * not in the producer's pass). Real messages (model mode) take what they
+ * take. */
+static void link_delay(const struct exec *x, const struct xmsg *m,
+                       enum msg_dir dir, int stage)
 {
-    if (x->opt.synthetic && x->p->comm > 0)
+    double comm = zb_timing_comm(x->p, stage,
+                                 dir == MSG_F ? stage + 1 : stage - 1);
+
+    if (x->opt.synthetic && comm > 0)
         exec_sleep_until(x->epoch + m->got.sent_us * 1e-3 +
-                         x->p->comm * x->opt.time_unit);
+                         comm * x->opt.time_unit);
 }
 
 int xfer_take(struct exec *x, int i, enum msg_dir dir, int stage, int mb,
@@ -190,7 +196,7 @@ int xfer_take(struct exec *x, int i, enum msg_dir dir, int stage, int mb,
                             op_desc(x, m->op, rdesc, 96));
             return rc;
         }
-        link_delay(x, m);
+        link_delay(x, m, dir, stage);
         x->t[m->op].done = now(x);
         watchdog_op(i, WD_RUN);
         free(m);

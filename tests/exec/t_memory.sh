@@ -62,4 +62,25 @@ expect_true "synthetic: messages take the profile's comm" awk '
     /"predicted": \{/ { match($0, /"cost": [0-9.e+-]+/); p = substr($0, RSTART + 8, RLENGTH - 8) }
     /"realized": \{/ { match($0, /"cost": [0-9.e+-]+/); r = substr($0, RSTART + 8, RLENGTH - 8) }
     END { exit !(p > 40 && r >= p - 1) }' "$TMP/comm.report"
+
+# Stages that differ: each boundary takes its own comm (a slow first
+# boundary, a free second one; the slow time on both would add about
+# 400 to the cost) and each stage its own memory (the last holds 3 M_B).
+cat > "$TMP/stages.profile.json" <<'X'
+{"pp": 3, "microbatches": 2, "time": {"F": 1, "B": 1, "W": 1, "comm": 0},
+ "stages": [{"F": 1, "B": 1, "W": 1, "comm": 200}, {"F": 1, "B": 1, "W": 1},
+            {"F": 1, "B": 1, "W": 1, "M_B": 3, "M_W": 1}]}
+X
+gen "$TMP/stages.json" --profile "$TMP/stages.profile.json" --schedule 1f1b
+zbexec 3 "$TMP/stages.json" --synthetic --iters 2 \
+    --report "$TMP/stages.report"
+expect_true "synthetic: each boundary takes its own comm" awk '
+    /"predicted": \{/ { match($0, /"cost": [0-9.e+-]+/); p = substr($0, RSTART + 8, RLENGTH - 8) }
+    /"realized": \{/ { match($0, /"cost": [0-9.e+-]+/); r = substr($0, RSTART + 8, RLENGTH - 8) }
+    END { exit !(p > 400 && p < 500 && r >= p - 1 && r < p + 200) }' \
+    "$TMP/stages.report"
+expect_true "synthetic: each stage's own memory, realized = predicted" \
+    all_zero $(peak_diffs "$TMP/stages.report")
+expect "synthetic: the last stage's peak is its own M_B" 0 \
+    '"peak_memory": 2\}, \{[^}]*"peak_memory": 3\}\]' "$TMP/stages.report"
 done_testing
