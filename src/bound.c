@@ -950,13 +950,18 @@ static int uniform_rank_bounds(const struct zb_profile *p, double *span,
     return 0;
 }
 
-/* The memory sections count microbatches of one M_B; where stages
- * differ, bound the problem without its limits instead (a relaxation:
- * every schedule of p is one of it, so its bound holds for p). */
+/* The memory sections count microbatches of one M_B. Where stages
+ * differ, bound a relaxation of p in those terms: rank r holds at least
+ * a_r per microbatch after its F and w_r after its B (the least M_B and
+ * M_W of its stages), so p's schedules all keep within one M_B = 1,
+ * M_W = the least w_r / a_r, and a limit of limit_r / a_r; every
+ * schedule of p is one of it, and its bound holds for p. Where every
+ * rank's stages agree (one chunk a rank) and the ratios too, it is p. */
 static int rank_bounds(const struct zb_profile *p, double *span,
                        double *start)
 {
     struct zb_profile q;
+    double rho = INFINITY;
     int rc;
 
     if (!p->stage_mem || !zb_profile_has_limit(p))
@@ -964,8 +969,18 @@ static int rank_bounds(const struct zb_profile *p, double *span,
     zb_profile_copy(&q, p);
     free(q.stage_mem);
     q.stage_mem = NULL;
-    for (int r = 0; r < q.pp; r++)
-        q.mem_limit[r] = INFINITY;
+    for (int r = 0; r < q.pp; r++) {
+        double a = INFINITY, w = INFINITY;
+        for (int c = 0; c < p->vpp; c++) {
+            int s = zb_profile_rank_stage(p, r, c);
+            a = fmin(a, zb_profile_m_b(p, s));
+            w = fmin(w, zb_profile_m_w(p, s));
+        }
+        q.mem_limit[r] = p->mem_limit[r] / a;
+        rho = fmin(rho, w / a);
+    }
+    q.m_b = 1;
+    q.m_w = rho;
     rc = uniform_rank_bounds(&q, span, start);
     zb_profile_release(&q);
     return rc;
