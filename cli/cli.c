@@ -103,7 +103,7 @@ const struct cli_opt cli_profile_opts[] = {
     { "bandwidth", 0, "BYTES/T", "collective link bandwidth (unlimited);"
                                  "\n50GB/s with --time-unit" },
     { "latency", 0, "T", "collective latency per ring step (0)" },
-    { "prefetch", 0, "N", "ZeRO-3: UNSHARD N passes ahead (1)" },
+    { "prefetch", 0, "N", "ZeRO-3: UNSHARD N passes ahead (1; 0: none)" },
     { "fsdp-units", 0, "K", "FSDP units per stage (1): ZeRO-3 gathers each"
                             "\nper pass, per microbatch reduces each" },
     { "reduce", 0, "step|microbatch", "reduce the gradients once per stage "

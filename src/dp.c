@@ -150,9 +150,9 @@ int zb_dp_build(const struct zb_dp_draft *d, int nstages, struct zb_dp *out,
 
     if ((rc = get_int(d->degree, 1, 1, 1 << 20, "dp", &dp.degree, err)) < 0 ||
         (rc = get_int(d->zero, 0, 0, 3, "zero", &dp.zero, err)) < 0 ||
-        /* 1: a stage's gather runs beside the pass before it; at 0 it
-         * would have no pass to overlap and be placed after its own. */
-        (rc = get_int(d->prefetch, 1, 1, 1 << 20, "data_parallel.prefetch",
+        /* 1: a gather runs beside the pass (or unit) before it; 0 is
+         * FSDP's no-prefetch, issued when its pass (unit) is reached. */
+        (rc = get_int(d->prefetch, 1, 0, 1 << 20, "data_parallel.prefetch",
                       &dp.prefetch, err)) < 0 ||
         (rc = get_int(d->units, 1, 1, 1 << 10, "data_parallel.units",
                       &dp.units, err)) < 0 ||

@@ -115,9 +115,10 @@ static void place_rank(struct zb_schedule *s, int r)
             continue;
         /* Prefetch: issue the gather when the rank reaches the pass
          * `prefetch` passes before the stage's first (or the list's
-         * start). */
+         * start); prefetch 0, when it reaches the stage's first pass. */
         if (pre[op->stage] < 0)
-            pre[op->stage] = nc >= p->dp.prefetch
+            pre[op->stage] = p->dp.prefetch == 0 ? i
+                             : nc >= p->dp.prefetch
                                  ? compute[nc - p->dp.prefetch] : 0;
         compute[nc++] = i;
         last[op->stage] = i;

@@ -139,20 +139,37 @@ void zb_zero_units_free(struct zb_zero_units *u)
     free(u);
 }
 
-/* When rank r issues the gather of the j-th unit (j < prefetch) of pass
- * i: as the segment prefetch - j before the end of the compute op before
- * i starts, when that op ran by segments, else when it starts (0 for the
- * first). */
-static double prefetch_issue(const struct zb_zero_units *u,
-                             const struct zb_op_list *l, int r, int i, int j)
+/* The compute op before op i in l, or -1. */
+static int prev_compute(const struct zb_op_list *l, int i)
 {
-    int q = i, at;
-
-    while (--q >= 0 && !zb_op_is_compute(l->ops[q].kind))
+    while (--i >= 0 && !zb_op_is_compute(l->ops[i].kind))
         ;
-    if (q < 0)
+    return i;
+}
+
+/* When rank r issues the gather of segment j of pass i, the segment
+ * before it having ended at t. Prefetch f > 0: when segment j - f
+ * starts, for j < f counting back into the compute op before i when
+ * that op ran by segments, else when it starts (0 for the first).
+ * Prefetch 0: when the segment is reached, t, or for the first when the
+ * compute op before i ends, where the rank reaches the pass (0 for the
+ * first), as any collective. */
+static double gather_issue(const struct zb_zero_units *u,
+                           const struct zb_op_list *l, int r, int i, int j,
+                           double t)
+{
+    const int f = u->p->dp.prefetch;
+    int q, at;
+
+    if (f == 0 && j > 0)
+        return t;
+    if (f > 0 && j >= f)
+        return u->start[j - f];
+    if ((q = prev_compute(l, i)) < 0)
         return 0;
-    at = u->nlast[r] - u->p->dp.prefetch + j;
+    if (f == 0)
+        return l->ops[q].end;
+    at = u->nlast[r] - f + j;
     if (u->last[r] == q && at >= 0)
         return u->last_start[(size_t)r * 2 * (size_t)u->p->dp.units +
                              (size_t)at];
@@ -175,7 +192,7 @@ double zb_zero_units_time(struct zb_zero_units *u, struct zb_op_list *l,
                           int r, int i, double ready, double *coll_free)
 {
     const struct zb_profile *p = u->p;
-    const int k = p->dp.units, f = p->dp.prefetch;
+    const int k = p->dp.units;
     struct zb_op *op = &l->ops[i];
     int n = plan(p, op, u->seg);
     double t = ready;
@@ -185,8 +202,7 @@ double zb_zero_units_time(struct zb_zero_units *u, struct zb_op_list *l,
         int g = x->gather ? find_coll(l, i, -1, ZB_OP_UNSHARD, x) : -1;
         if (g >= 0) {
             struct zb_op *c = &l->ops[g];
-            c->start = fmax(j < f ? prefetch_issue(u, l, r, i, j)
-                                  : u->start[j - f], *coll_free);
+            c->start = fmax(gather_issue(u, l, r, i, j, t), *coll_free);
             c->end = c->start + zb_dp_unit_time(p, ZB_OP_UNSHARD, x->stage,
                                                 false);
             *coll_free = c->end;

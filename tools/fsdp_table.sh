@@ -3,17 +3,24 @@
 # answer: PP with which ZeRO?"): per profile, ZeRO setting and link
 # bandwidth, the step time (ms) and the largest per-rank memory (GiB,
 # activations plus model state) of one family (FAMILY, default zb-h1).
+# Rows ending p0 gather without prefetch (--prefetch 0: each unit's
+# all-gather issued when its segment is reached).
 set -eu
 z=${1:-build/zbsched}
 fam=${FAMILY:-zb-h1}
-# name:flags (the profiles say units 4: every row sets its own)
+# name:flags (the profiles say units 4 and prefetch 1: every row sets its
+# own units)
 confs="1:--zero 1 --fsdp-units 1
 2mb:--zero 2 --reduce microbatch --fsdp-units 1
 3:--zero 3 --fsdp-units 1
 3u2:--zero 3 --fsdp-units 2
 3u4:--zero 3 --fsdp-units 4
 3mbu2:--zero 3 --reduce microbatch --fsdp-units 2
-3mbu4:--zero 3 --reduce microbatch --fsdp-units 4"
+3mbu4:--zero 3 --reduce microbatch --fsdp-units 4
+3u2p0:--zero 3 --fsdp-units 2 --prefetch 0
+3u4p0:--zero 3 --fsdp-units 4 --prefetch 0
+3mbu2p0:--zero 3 --reduce microbatch --fsdp-units 2 --prefetch 0
+3mbu4p0:--zero 3 --reduce microbatch --fsdp-units 4 --prefetch 0"
 for prof in docs/examples/fsdp-7b.json docs/examples/fsdp-70b.json; do
   echo
   echo "$(basename "$prof") ($fam): step ms / memory GiB"

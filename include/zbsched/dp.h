@@ -37,7 +37,9 @@ struct zb_dp {
     double bytes_weight, bytes_grad, bytes_optim; /* per parameter */
     double unit_bytes;      /* bytes in one memory unit (M_B's unit) */
     int prefetch;           /* ZeRO-3: UNSHARD this many passes ahead (with
-                               units > 1: this many units ahead) */
+                               units > 1: this many units ahead); 0: no
+                               prefetch, each gather issued when its pass
+                               (unit) is reached */
     int units;              /* FSDP units per stage (`data_parallel.units`,
                                --fsdp-units): 1 = the stage is one unit,
                                gathered all step; K > 1: K equal units,

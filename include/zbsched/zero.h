@@ -5,8 +5,11 @@
  * Placement, per rank and stage: REDUCE_GRAD right after the stage's last
  * W (or BW), or, reducing per microbatch, right after each W naming its
  * microbatch; for ZeRO-3 an UNSHARD `prefetch` compute passes before the
- * stage's first pass and a RESHARD right after its last. The simulator
- * (sim.h) times the collectives on one collective stream per rank. */
+ * stage's first pass (prefetch 0: right before it) and a RESHARD right
+ * after its last. With units (K > 1) each pass's gathers stand right
+ * before it whatever the prefetch, which only sets when they are issued
+ * (zero_measure.h). The simulator (sim.h) times the collectives on one
+ * collective stream per rank. */
 #ifndef ZBSCHED_ZERO_H
 #define ZBSCHED_ZERO_H
 

@@ -29,7 +29,10 @@ double zb_zero_rank_end(const struct zb_op_list *l, double *begin);
  * FB waits for its unit's UNSHARD, placed right before the pass and run
  * on the collective stream in list order; the j-th is issued when
  * segment j - prefetch starts, counting back into the compute op before
- * the pass (or when that op starts, if it has no segments). The unit's
+ * the pass (or when that op starts, if it has no segments); with
+ * prefetch 0 when it is reached: the first when the compute op before
+ * the pass ends, the j-th when segment j - 1 ends, so a pass holds one
+ * unit at a time and waits for every gather. The unit's
  * RESHARD after the pass frees it when the segment ends (its time).
  * Reducing per microbatch, each segment of a W or BW waits for the end
  * of its unit's previous REDUCE_GRAD (one buffer per unit), and the

@@ -73,9 +73,9 @@ run t "$ZBSCHED" generate --pp 4 --mb 8 --dp 2 --zero 3 --params 1e11 \
 expect_status 1 "a gather longer than any time"
 expect_err "stage 0's gather takes 1e+20, over 1e+12"
 run t "$ZBSCHED" generate --pp 4 --mb 8 --dp 2 --zero 3 --params 1e6 \
-    --prefetch 0 -q
-expect_status 1 "prefetch 0 (no pass to overlap the first gather)"
-expect_err "data_parallel.prefetch must be an integer from 1 to 1048576"
+    --prefetch -1 -q
+expect_status 1 "prefetch -1"
+expect_err "data_parallel.prefetch must be an integer from 0 to 1048576"
 
 run t "$ZBSCHED" generate --pp 512 --mb 32000 -q
 expect_status 1 "pass cap"

@@ -5,8 +5,10 @@
 # microbatch), and --check matches the sequential run: exactly at d 2
 # reducing per step (two replicas' MPI sum is a + b either way round),
 # within the tolerance of docs/zbexec.md otherwise (MPI's reduction order,
-# or the per-microbatch sums); the model state it realizes beside the
-# predicted; the run-time check of a pass on sharded units.
+# or the per-microbatch sums); the same without prefetch (--prefetch 0:
+# K = 1 places its UNSHARD at the first pass, K > 1 only issues later);
+# the model state it realizes beside the predicted; the run-time check of
+# a pass on sharded units.
 . "$(dirname "$0")/lib.sh"
 [ "$BACKEND" = cpu ] || { echo "1..0 # skip: units run on the cpu backend"
                           exit 0; }
@@ -16,7 +18,9 @@ for shape in "2 2" "2 4" "4 2"; do
     p=$1 d=$2
     for conf in "--zero 3 --fsdp-units 2" \
         "--zero 3 --fsdp-units 4 --reduce microbatch" \
-        "--zero 2 --fsdp-units 2 --reduce microbatch"; do
+        "--zero 2 --fsdp-units 2 --reduce microbatch" \
+        "--zero 3 --prefetch 0" "--zero 3 --fsdp-units 2 --prefetch 0" \
+        "--zero 3 --fsdp-units 4 --reduce microbatch --prefetch 0"; do
         want='^check: within tolerance'
         case "$d $conf" in
         "2 "*microbatch*) ;;
@@ -47,10 +51,10 @@ cat >"$TMP/prof.json" <<EOF
  "data_parallel": {"params": $P, "bytes_per_unit": $unit,
                    "bytes": {"weights": 4, "grads": 4, "optimizer": 0}}}
 EOF
-# state K: rank 0's predicted and realized model_state.
+# state K [PREFETCH]: rank 0's predicted and realized model_state.
 state() {
     gen "$TMP/m.json" --profile "$TMP/prof.json" --schedule 1f1b \
-        --fsdp-units "$1"
+        --fsdp-units "$1" --prefetch "${2:-1}"
     zbexec 4 "$TMP/m.json" --model "$MODEL" --iters 2
     awk '/^ +model_state +total_memory$/ { on = 1; getline; next }
          on && NF == 7 && $1 == 0 { print $2, $3 }' "$OUT"
@@ -62,6 +66,18 @@ if awk -v a="$pred1" -v b="$pred4" -v x="$real1" -v y="$real4" \
     ok "model_state: predicted $pred4 (4 units) < $pred1, realized $real4"
 else
     fail "model_state: predicted '$pred1' '$pred4', realized '$real1' '$real4'"
+fi
+# Without prefetch 2 units predict one unit at a time, less than with
+# prefetch 1 (both units in a pass); the executor still realizes what 1
+# unit does.
+read -r pred2 real2 <<<"$(state 2)"
+read -r pred20 real20 <<<"$(state 2 0)"
+if awk -v a="$pred2" -v b="$pred20" -v x="$real1" -v y="$real20" \
+    'BEGIN { exit !(b < a - 0.1 && x == y && x > 0) }'; then
+    ok "model_state: predicted $pred20 (2 units, prefetch 0) < $pred2," \
+        "realized $real20"
+else
+    fail "model_state: predicted '$pred2' '$pred20', realized '$real20'"
 fi
 
 # Behind the validator (--no-validate): a pass whose unit is missing.
