@@ -19,15 +19,22 @@ static void on_sigint(int sig)
     interrupted = 1;
 }
 
-/* The search's lines as ever; the warm start's one line only on a
- * terminal and past a second (pipes and tests see no change). */
+/* The search's lines as ever; the warm start's one line, and a line as
+ * each step of zb's plan ends, only on a terminal and past a second
+ * (pipes and tests see no change). */
 static void print_progress(const struct zb_progress *pr, void *ctx)
 {
     (void)ctx;
+    if (pr->phase != ZB_PROGRESS_SEARCH &&
+        (pr->elapsed < 1.0 || !isatty(STDERR_FILENO)))
+        return;
     if (pr->phase == ZB_PROGRESS_WARM_START) {
-        if (pr->elapsed >= 1.0 && isatty(STDERR_FILENO))
-            fprintf(stderr, "zbsched: ilp warm start %.1f s\n",
-                    pr->elapsed);
+        fprintf(stderr, "zbsched: ilp warm start %.1f s\n", pr->elapsed);
+        return;
+    }
+    if (pr->phase == ZB_PROGRESS_STEP) {
+        fprintf(stderr, "zbsched: zb: %s (%d) in %.1f s, best cost %.6g\n",
+                pr->step, pr->done, pr->elapsed, pr->objective);
         return;
     }
     fprintf(stderr, "zbsched: ilp search %.1f s, %.1f s in all  "
@@ -78,11 +85,11 @@ int cli_generator_options(const struct cli_args *a, double default_time,
         return CLI_USAGE;
     }
     opt->export_lp = cli_get(a, "export-lp");
-    if (search) {
+    if (search)
         catch_sigint(opt);
-        if (!cli_has(a, "quiet"))
-            opt->progress = print_progress;
-    }
+    /* Any row may take seconds on a huge profile (zb's steps report). */
+    if (!cli_has(a, "quiet"))
+        opt->progress = print_progress;
     return CLI_OK;
 }
 

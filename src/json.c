@@ -18,19 +18,36 @@
 
 /* ---- Parsing helpers -------------------------------------------------- */
 
+/* The path of a's value below the node at `path` ("time.F",
+ * "ranks[0].ops[3]"), into buf; a long path keeps its start. */
+static void child_path(const char *path, const cJSON *node, const cJSON *a,
+                       int index, char *buf, size_t size)
+{
+    if (cJSON_IsObject(node))
+        snprintf(buf, size, "%s%s%s", path, *path ? "." : "", a->string);
+    else
+        snprintf(buf, size, "%s[%d]", path, index);
+}
+
 /* A key that appears twice in one object: cJSON keeps both and every
  * lookup finds the first, so a file could say two things and mean one.
- * Quadratic in an object's keys, which stay few (an op has at most 8). */
-static int check_repeated_keys(const cJSON *node, struct zb_error *err)
+ * The error names the key's path. Quadratic in an object's keys, which
+ * stay few (an op has at most 8). */
+static int check_repeated_keys(const cJSON *node, const char *path,
+                               struct zb_error *err)
 {
-    for (const cJSON *a = node ? node->child : NULL; a; a = a->next) {
+    char sub[160];
+    int i = 0;
+
+    for (const cJSON *a = node ? node->child : NULL; a; a = a->next, i++) {
+        child_path(path, node, a, i, sub, sizeof(sub));
         if (cJSON_IsObject(node))
             for (const cJSON *b = node->child; b != a; b = b->next)
                 if (!strcmp(a->string, b->string))
                     return zb_error_set(err, ZB_EPARSE,
                                         "key '%s' appears twice in one "
-                                        "object", a->string);
-        int rc = check_repeated_keys(a, err);
+                                        "object", sub);
+        int rc = check_repeated_keys(a, sub, err);
         if (rc < 0)
             return rc;
     }
@@ -80,7 +97,7 @@ cJSON *zbi_json_parse(const char *text, struct zb_error *err)
         report_malformed(text, end ? end : text, err);
         return NULL;
     }
-    if (check_repeated_keys(root, err) < 0) {
+    if (check_repeated_keys(root, "", err) < 0) {
         cJSON_Delete(root);
         return NULL;
     }

@@ -14,12 +14,15 @@ enum zb_objective {
 };
 
 /* What a progress report is about: the ILP's search (objective, bound,
- * gap, nodes), its warm start (reported once, when it ends) or a sweep's
- * points (done of total); the other fields are 0 there. */
+ * gap, nodes), its warm start (reported once, when it ends), a sweep's
+ * points (done of total), or a step of zb's plan ended (`step` names it,
+ * done counts its schedules, objective the best cost so far); the other
+ * fields are 0 there. */
 enum zb_progress_phase {
     ZB_PROGRESS_SEARCH,
     ZB_PROGRESS_WARM_START,
-    ZB_PROGRESS_SWEEP
+    ZB_PROGRESS_SWEEP,
+    ZB_PROGRESS_STEP
 };
 
 struct zb_progress {
@@ -31,6 +34,7 @@ struct zb_progress {
     double gap;             /* objective / bound - 1 */
     long nodes;             /* branch-and-bound nodes so far, all models */
     int done, total;        /* sweep: points done of total */
+    const char *step;       /* ZB_PROGRESS_STEP: "candidates", "search" */
 };
 
 struct zb_options {
@@ -48,7 +52,8 @@ struct zb_options {
      * SIGINT handler sets it). NULL: never interrupted. */
     const volatile sig_atomic_t *interrupt;
     /* Called from the calling thread at most once a second (ilp,
-     * zb_frontier_build()); NULL: quiet. */
+     * zb_frontier_build()), and as each step of zb's plan ends; NULL:
+     * quiet. */
     void (*progress)(const struct zb_progress *pr, void *ctx);
     void *progress_ctx;
     /* ilp: also write the model in CPLEX LP format to this path, before

@@ -8,6 +8,7 @@
 #include "build/build.h"
 #include "families/families.h"
 #include "zbsched/bound.h"
+#include "zbsched/clock.h"
 #include "zbsched/dp.h"
 #include "zbsched/generator.h"
 #include "zbsched/pass.h"
@@ -291,17 +292,13 @@ static void collect(const struct zb_profile *p, const struct zb_options *opt,
  * candidates are built on the uniform view, whose orders hold within the
  * real limits (profile.h), then timed and measured on p itself, where
  * the search moves passes with each stage's own memory. */
-void zbi_plan_collect(const struct zb_profile *p,
-                      const struct zb_options *opt,
-                      struct plan_candidates *out)
+static void collect_stages(const struct zb_profile *p,
+                           const struct zb_options *opt,
+                           struct plan_candidates *out)
 {
     struct zb_profile view;
     int kept = 0;
 
-    if (!p->stage_mem) {
-        collect(p, opt, out);
-        return;
-    }
     zb_profile_uniform_memory(p, &view);
     collect(&view, opt, out);
     zb_profile_release(&view);
@@ -325,6 +322,22 @@ void zbi_plan_collect(const struct zb_profile *p,
         out->simulated[kept++] = true;
     }
     out->n = kept;
+}
+
+void zbi_plan_collect(const struct zb_profile *p,
+                      const struct zb_options *opt,
+                      struct plan_candidates *out)
+{
+    double t0 = zb_clock_now(), best = INFINITY;
+
+    if (p->stage_mem)
+        collect_stages(p, opt, out);
+    else
+        collect(p, opt, out);
+    for (int i = 0; i < out->n; i++)
+        if (out->s[i].predicted.fits_memory)
+            best = fmin(best, out->s[i].predicted.cost);
+    zbi_plan_report(opt, "candidates", out->n, best, t0);
 }
 
 void zbi_plan_release(struct plan_candidates *c)

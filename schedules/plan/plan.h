@@ -226,4 +226,12 @@ int zbi_plan_zb(const struct zb_profile *p, const struct zb_options *opt,
                 const struct plan_candidates *c, struct zb_schedule *s,
                 struct zb_error *err);
 
+/* ---- Progress (report.c) ---- */
+
+/* Tell opt's progress callback (if any) that `step` ended: done
+ * schedules, the best cost so far (INFINITY: none), since its clock
+ * start (zb_clock_now()). */
+void zbi_plan_report(const struct zb_options *opt, const char *step,
+                     int done, double best, double since);
+
 #endif

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include "plan/plan.h"
 #include "search/search.h"
+#include "zbsched/clock.h"
 #include "zbsched/dp.h"
 #include "zbsched/generator.h"
 #include "zbsched/measures.h"
@@ -136,6 +137,7 @@ int zbi_plan_zb(const struct zb_profile *p, const struct zb_options *opt,
 {
     struct plan_start starts[PLAN_MAX_STARTS];
     const struct zb_schedule *choice;
+    double t0 = zb_clock_now();
     bool timed;
     int n, rc;
 
@@ -149,7 +151,10 @@ int zbi_plan_zb(const struct zb_profile *p, const struct zb_options *opt,
         timed = false;
     }
     /* Timed once: by its search, or here (zb_gen_zb.simulated). */
-    return timed ? 0 : zb_sim_run(s, err);
+    if (!timed && (rc = zb_sim_run(s, err)) < 0)
+        return rc;
+    zbi_plan_report(opt, "search", n, s->predicted.cost, t0);
+    return 0;
 }
 
 /* Significant bits a normalised time keeps: the same model scaled by any

@@ -123,7 +123,7 @@ Test(model, strict_about_keys_types_and_counts)
                     "0, \"params\": 1, \"out_bytes\": 1}"),
               "has {i} but the entry has no count");
     parse_bad(MODEL("\"time_unit\": \"ms\", ", LAYER(", \"count\": 0")),
-              "key 'count' appears twice in one object");
+              "key 'layers[0].count' appears twice in one object");
     parse_bad(MODEL("\"time_unit\": \"ms\", ",
                     "{\"name\": \"a{i}\", \"count\": 0.5, \"kind\": "
                     "\"layer\", \"F\": 1, \"B\": 1, \"W\": 1, \"act_bytes\": "

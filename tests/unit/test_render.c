@@ -403,7 +403,7 @@ Test(render, timeline_rejects_what_the_schedule_cannot_have)
         { "{\"schedule\": 1}", "neither a trace (\"traceEvents\") nor a "
           "report (\"ranks\")" },
         { "[{", "malformed JSON at line 1, column 3" },
-        { "[{\"ts\": 1, \"ts\": 2}]", "key 'ts' appears twice in one "
+        { "[{\"ts\": 1, \"ts\": 2}]", "key '[0].ts' appears twice in one "
           "object" },
         { "[{\"ph\": \"X\", \"pid\": 0, \"tid\": 0, \"ts\": 1e308,"
           " \"dur\": 1e308, \"args\": {\"op\": \"F\", \"stage\": 0,"
