@@ -146,6 +146,27 @@ regen: $(ZBSCHED)
 memcheck: $(ZBSCHED)
 	$(Q)bash tools/memcheck.sh $(ZBSCHED)
 
+# The manual page is written from the command table (`zbsched help
+# --man`); tests/cli/t_manual.sh fails when docs/zbsched.1 is not current.
+.PHONY: man install
+man: $(ZBSCHED)
+	$(Q)$(ZBSCHED) help --man >docs/zbsched.1.tmp && \
+	    mv docs/zbsched.1.tmp docs/zbsched.1
+
+# zbsched, the executors built, the manual page and the bash completion
+# under $(DESTDIR)$(PREFIX).
+PREFIX ?= /usr/local
+install: $(ZBSCHED)
+	$(Q)install -d $(DESTDIR)$(PREFIX)/bin \
+	    $(DESTDIR)$(PREFIX)/share/man/man1 \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	$(Q)install -m 755 $(ZBSCHED) $(DESTDIR)$(PREFIX)/bin/zbsched
+	$(Q)for p in $(EXEC_PROGRAMS); do [ ! -x $$p ] || \
+	    install -m 755 $$p $(DESTDIR)$(PREFIX)/bin/; done
+	$(Q)install -m 644 docs/zbsched.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	$(Q)install -m 644 tools/zbsched-completion.bash \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions/zbsched
+
 # libFuzzer targets (tests/fuzz/fuzz_*.c): `make fuzz` builds them with
 # clang under build-fuzz and runs each for FUZZ_SECONDS from its seed
 # corpus and dictionary (tools/fuzz.sh); no clang: a note, not a failure.
@@ -245,8 +266,16 @@ $(ZBEXEC_CUDA): $(EXEC_CUDA_OBJ) $(LIB)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(MPICC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS) $(EXEC_CUDA_LIBS)
 
-test-mpi: $(EXEC_PROGRAMS) $(ZBSCHED)
-	$(Q)ZBEXEC=$(ZBEXEC) ZBSCHED=$(ZBSCHED) \
+# The transformer's gradients against finite differences (t_transformer.sh).
+TF_GRAD := $(BUILD)/tests/exec/tf_grad
+$(TF_GRAD): tests/exec/tf_grad.c $(filter-out %/main.o,$(EXEC_OBJ)) $(LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(MPICC) $(EXEC_CFLAGS) -Izbexec $(LDFLAGS_ALL) -o $@ $^ $(LIBS) \
+	    $(EXEC_LIBS)
+
+test-mpi: $(EXEC_PROGRAMS) $(ZBSCHED) $(TF_GRAD)
+	$(Q)ZBEXEC=$(ZBEXEC) ZBSCHED=$(ZBSCHED) TF_GRAD=$(TF_GRAD) \
 	    ZBEXEC_CUDA=$(if $(filter 1,$(CUDA)),$(ZBEXEC_CUDA)) \
 	    bash tests/lib/prove.sh exec tests/exec
 
@@ -303,7 +332,7 @@ $(ZBEXEC_EMU): $(EMU_OBJ) $(LIB)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(MPICC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS) $(EXEC_LIBS) -lstdc++
 
-test-emu: $(ZBEXEC_EMU) $(ZBSCHED)
+test-emu: $(ZBEXEC_EMU) $(ZBEXEC) $(ZBSCHED)
 	$(Q)ZBEXEC=$(ZBEXEC_EMU) ZBSCHED=$(ZBSCHED) \
 	    bash tests/lib/prove.sh emu tests/emu
 

@@ -123,6 +123,76 @@ static void cpu_mse(void *dev, float *dy, float *loss, const float *y,
     *loss = (float)(0.5 * scale * sum);
 }
 
+/* One matrix with its natural leading dimensions takes cpu_gemm's row
+ * blocks; batches of small ones (attention's heads) poke MPI between
+ * matrices instead. Either way the calls depend on the shapes only. */
+static void cpu_bgemm(void *dev, bool ta, bool tb, int m, int n, int k,
+                      const float *a, int lda, size_t sa, const float *b,
+                      int ldb, size_t sb, float beta, float *c, int ldc,
+                      size_t sc, int count)
+{
+    if (count == 1 && lda == (ta ? m : k) && ldb == (tb ? k : n) &&
+        ldc == n) {
+        cpu_gemm(dev, ta, tb, m, n, k, a, b, beta, c);
+        return;
+    }
+    for (int i = 0; i < count; i++) {
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+                    tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f,
+                    a + i * sa, lda, b + i * sb, ldb, beta, c + i * sc,
+                    ldc);
+        cpu_progress();
+    }
+}
+
+static void cpu_rmsnorm(void *dev, float *y, float *rstd, const float *x,
+                        int rows, int cols)
+{
+    (void)dev;
+    tfk_rmsnorm(y, rstd, x, rows, cols);
+}
+
+static void cpu_rmsnorm_grad(void *dev, float *dx, const float *dy,
+                             const float *y, const float *rstd, int rows,
+                             int cols)
+{
+    (void)dev;
+    tfk_rmsnorm_grad(dx, dy, y, rstd, rows, cols);
+}
+
+static void cpu_gelu(void *dev, float *y, const float *x, size_t n)
+{
+    (void)dev;
+    tfk_gelu(y, x, n);
+}
+
+static void cpu_gelu_grad(void *dev, float *dx, const float *dy,
+                          const float *x, size_t n)
+{
+    (void)dev;
+    tfk_gelu_grad(dx, dy, x, n);
+}
+
+static void cpu_softmax(void *dev, float *p, int s, int mats, float scale)
+{
+    (void)dev;
+    tfk_softmax(p, s, mats, scale);
+}
+
+static void cpu_softmax_grad(void *dev, float *dp, const float *p, int s,
+                             int mats, float scale)
+{
+    (void)dev;
+    tfk_softmax_grad(dp, p, s, mats, scale);
+}
+
+static void cpu_heads(void *dev, float *dst, const float *src, int b, int s,
+                      int h, int d, int parts, bool split)
+{
+    (void)dev;
+    tfk_heads(dst, src, b, s, h, d, parts, split);
+}
+
 const struct zb_math zb_math_cpu = {
     .alloc = cpu_alloc,
     .release = cpu_release,
@@ -135,6 +205,14 @@ const struct zb_math zb_math_cpu = {
     .colsum = cpu_colsum,
     .axpy = cpu_axpy,
     .mse = cpu_mse,
+    .bgemm = cpu_bgemm,
+    .rmsnorm = cpu_rmsnorm,
+    .rmsnorm_grad = cpu_rmsnorm_grad,
+    .gelu = cpu_gelu,
+    .gelu_grad = cpu_gelu_grad,
+    .softmax = cpu_softmax,
+    .softmax_grad = cpu_softmax_grad,
+    .heads = cpu_heads,
 };
 
 /* ---- Transport and timing -------------------------------------------- */

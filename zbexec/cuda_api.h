@@ -50,5 +50,18 @@ void cu_colsum(void *dev, float *out, const float *x, int rows, int cols);
 void cu_axpy(void *dev, float *y, float a, const float *x, size_t n);
 void cu_mse(void *dev, float *dy, float *loss, const float *y,
             const float *t, size_t n, float scale);
+/* The transformer's steps (exec.h, after mse). */
+void cu_rmsnorm(void *dev, float *y, float *rstd, const float *x, int rows,
+                int cols);
+void cu_rmsnorm_grad(void *dev, float *dx, const float *dy, const float *y,
+                     const float *rstd, int rows, int cols);
+void cu_gelu(void *dev, float *y, const float *x, size_t n);
+void cu_gelu_grad(void *dev, float *dx, const float *dy, const float *x,
+                  size_t n);
+void cu_softmax(void *dev, float *p, int s, int mats, float scale);
+void cu_softmax_grad(void *dev, float *dp, const float *p, int s, int mats,
+                     float scale);
+void cu_heads(void *dev, float *dst, const float *src, int b, int s, int h,
+              int d, int parts, bool split);
 
 #endif

@@ -198,9 +198,31 @@ static void cu_gemm(void *dev, bool ta, bool tb, int m, int n, int k,
                               b, tb ? k : n, a, ta ? m : k, &beta, c, n));
 }
 
+/* The transformer's GEMMs: fp32 tensors, bf16 products on the tensor
+ * cores (CUBLAS_COMPUTE_32F_FAST_16BF rounds A and B to bf16) and fp32
+ * accumulation; the row-major to column-major swap as in cu_gemm. */
+static void cu_bgemm(void *dev, bool ta, bool tb, int m, int n, int k,
+                     const float *a, int lda, size_t sa, const float *b,
+                     int ldb, size_t sb, float beta, float *c, int ldc,
+                     size_t sc, int count)
+{
+    struct cuda_dev *d = (struct cuda_dev *)dev;
+    const float one = 1.0f;
+
+    CHECK_BLAS(d, cublasGemmStridedBatchedEx(
+                      d->blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+                      ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &one, b,
+                      CUDA_R_32F, ldb, (long long)sb, a, CUDA_R_32F, lda,
+                      (long long)sa, &beta, c, CUDA_R_32F, ldc,
+                      (long long)sc, count, CUBLAS_COMPUTE_32F_FAST_16BF,
+                      CUBLAS_GEMM_DEFAULT));
+}
+
 static const struct zb_math cuda_math = {
     cu_alloc, cu_release, cu_upload, cu_download, cu_copy, cu_gemm,
     cu_bias_act, cu_act_grad, cu_colsum, cu_axpy, cu_mse,
+    cu_bgemm, cu_rmsnorm, cu_rmsnorm_grad, cu_gelu, cu_gelu_grad,
+    cu_softmax, cu_softmax_grad, cu_heads,
 };
 
 /* ---- Setup ---------------------------------------------------------- */

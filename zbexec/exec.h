@@ -33,6 +33,9 @@ struct exec_opts {
     const char *transport;      /* --transport nccl|mpi (cuda); NULL:
                                    the backend's default */
     int layers, hidden, batch;  /* --model mlp:layers=,hidden=,batch= */
+    bool transformer;           /* --model transformer:... (else mlp) */
+    int heads, seq, ffn;        /* transformer:heads=,seq=,ffn= */
+    bool version;               /* --version */
     int iters;                  /* --iters; iteration 1 is the warm-up */
     uint64_t seed;              /* --seed: weights and data */
     bool check;                 /* --check against the sequential run */
@@ -87,6 +90,37 @@ struct zb_math {
     /* dy = scale (y - t); *loss = scale / 2 * sum (y - t)^2 (on device). */
     void (*mse)(void *dev, float *dy, float *loss, const float *y,
                 const float *t, size_t n, float scale);
+    /* The transformer's steps (transformer.c; the mlp calls none).
+     * count GEMMs C_i = op(A_i) op(B_i) + beta C_i, row-major with
+     * leading dimensions lda, ldb, ldc, X_i = X + i * stride_x; the cuda
+     * backend rounds A and B to bf16 and accumulates in fp32. */
+    void (*bgemm)(void *dev, bool ta, bool tb, int m, int n, int k,
+                  const float *a, int lda, size_t sa, const float *b,
+                  int ldb, size_t sb, float beta, float *c, int ldc,
+                  size_t sc, int count);
+    /* y = x / rms(x) row by row (no learnable gain), rstd = 1 / rms. */
+    void (*rmsnorm)(void *dev, float *y, float *rstd, const float *x,
+                    int rows, int cols);
+    /* dx += rstd (dy - y mean(dy y)) row by row: the gradient through
+     * rmsnorm (y its output) added to the residual's in dx. */
+    void (*rmsnorm_grad)(void *dev, float *dx, const float *dy,
+                         const float *y, const float *rstd, int rows,
+                         int cols);
+    /* y = gelu(x), the tanh form; dx = dy gelu'(x) (dx may alias dy). */
+    void (*gelu)(void *dev, float *y, const float *x, size_t n);
+    void (*gelu_grad)(void *dev, float *dx, const float *dy, const float *x,
+                      size_t n);
+    /* Causal softmax in place over rows of s x s score matrices:
+     * p[i][j] = softmax_j(scale p[i][j]) for j <= i, 0 beyond. */
+    void (*softmax)(void *dev, float *p, int s, int mats, float scale);
+    /* dp = scale p (dp - sum_j dp p) in place, the gradient of the
+     * scores from that of the probabilities. */
+    void (*softmax_grad)(void *dev, float *dp, const float *p, int s,
+                         int mats, float scale);
+    /* Heads apart: src [b][s][parts][h][d] -> dst [parts][b][h][s][d];
+     * split false is the inverse. */
+    void (*heads)(void *dev, float *dst, const float *src, int b, int s,
+                  int h, int d, int parts, bool split);
 };
 
 extern const struct zb_math zb_math_cpu;
@@ -210,6 +244,9 @@ size_t mlp_nparam(const struct mlp *n);     /* per stage: weights, biases */
 size_t mlp_nact(const struct mlp *n);       /* batch * hidden */
 size_t mlp_param_offset(const struct mlp *n, int layer);  /* W_l; b_l after */
 
+/* A uniform value in [-1, 1) from a counter-based generator: value i of
+ * stream, the same on any rank in any order. */
+float model_uniform(uint64_t seed, uint64_t stream, uint64_t i);
 /* Deterministic from the seed alone, whatever the rank or order. */
 void mlp_init_params(const struct mlp *n, uint64_t seed, int stage,
                      float *host);
@@ -233,6 +270,79 @@ void mlp_backward_weight(const struct zb_math *m, void *dev,
                          const float *const *y, const float *const *dz,
                          float *dw);
 
+/* ---- Transformer (transformer.c, tf_pass.c) ------------------------------ */
+
+/* Each stage is `layers` pre-norm blocks on batch x seq tokens of width
+ * hidden: rmsnorm (no gain), causal multi-head attention (QKV, heads of
+ * hidden / heads, output projection), residual, rmsnorm, MLP hidden ->
+ * ffn -> hidden with tanh-GELU, residual; no biases; the same mean
+ * squared error loss as the mlp on the last stage's output. */
+struct tf {
+    int layers, hidden, heads, seq, ffn, batch;
+};
+
+/* What F keeps per block for B and W (TF_OUT: the stage's output, last
+ * block only), and what B keeps for W: each Linear's input and output
+ * gradient. */
+enum tf_keep { TF_N1, TF_RSTD1, TF_QKV, TF_P, TF_CTX, TF_N2, TF_RSTD2,
+               TF_U, TF_G, TF_NKEEP };
+enum tf_grad { TF_DQKV, TF_DH, TF_DU, TF_DOUT, TF_NGRAD };
+
+size_t tf_nparam(const struct tf *n);       /* per stage */
+size_t tf_nact(const struct tf *n);         /* batch * seq * hidden */
+size_t tf_keep_floats(const struct tf *n, enum tf_keep k);
+size_t tf_grad_floats(const struct tf *n, enum tf_grad g);
+/* Floats one microbatch keeps from F to W at most (memory floor). */
+double tf_mb_floats(const struct tf *n);
+/* Name parameter i of a stage: its block, tensor and index in it. */
+void tf_param_name(const struct tf *n, size_t i, int *layer,
+                   const char **tensor, size_t *index);
+/* Offset and size of tensor t (0..3: Wqkv, Wo, W1, W2) of block l. */
+size_t tf_tensor(const struct tf *n, int l, int t, size_t *len);
+void tf_init_params(const struct tf *n, uint64_t seed, int stage,
+                    float *host);
+/* F: keep[l * TF_NKEEP + k] filled for every block, out the output. */
+void tf_forward(const struct zb_math *m, void *dev, const struct tf *n,
+                const float *w, const float *x, float *const *keep,
+                float *out);
+/* B, input gradients only: grad[l * TF_NGRAD + g] kept for W, dx the
+ * input's (NULL: skipped, stage 0); dy NULL on the last stage, where the
+ * loss against target gives it from out. */
+void tf_backward_input(const struct zb_math *m, void *dev,
+                       const struct tf *n, const float *w,
+                       const float *const *keep, const float *out,
+                       const float *dy, float *const *grad, float *dx,
+                       const float *target, float scale, float *loss);
+/* W, the weight gradients only: dw = X^T dY of each Linear. */
+void tf_backward_weight(const struct zb_math *m, void *dev,
+                        const struct tf *n, const float *const *keep,
+                        const float *const *grad, float *dw);
+
+struct stage_state;             /* below, with the engine state */
+
+/* The passes of one stage and microbatch with their buffers counted
+ * (pass.c's for the mlp): in the stage input, dy the output gradient. */
+void tf_pass_forward(struct exec *x, struct stage_state *st, int mb,
+                     float *in);
+void tf_pass_backward_input(struct exec *x, struct stage_state *st, int mb,
+                            float *dy);
+void tf_pass_backward_weight(struct exec *x, struct stage_state *st,
+                             int mb);
+
+/* The host loops of the transformer's steps: the cpu table's, and the
+ * emulated device's (tests/emu/kernels.cc), one arithmetic for both. */
+void tfk_rmsnorm(float *y, float *rstd, const float *x, int rows,
+                 int cols);
+void tfk_rmsnorm_grad(float *dx, const float *dy, const float *y,
+                      const float *rstd, int rows, int cols);
+void tfk_gelu(float *y, const float *x, size_t n);
+void tfk_gelu_grad(float *dx, const float *dy, const float *x, size_t n);
+void tfk_softmax(float *p, int s, int mats, float scale);
+void tfk_softmax_grad(float *dp, const float *p, int s, int mats,
+                      float scale);
+void tfk_heads(float *dst, const float *src, int b, int s, int h, int d,
+               int parts, bool split);
+
 /* ---- Engine state -------------------------------------------------------- */
 
 /* A boundary tensor (dir, producer stage, mb) as this rank sees it. */
@@ -251,8 +361,10 @@ struct xfer {
 };
 
 struct mb_state {               /* one microbatch on one local stage */
-    float *x0;                  /* stage input, header + payload */
-    float **y, **dz;            /* layers entries each */
+    float *x0;                  /* stage input, header + payload (mlp) */
+    float **y, **dz;            /* exec_nkeep, exec_ngrad entries: the
+                                   mlp's outputs and dz per layer, the
+                                   transformer's tf_keep and tf_grad */
     bool f, b, w;               /* passes run (STEP checks all three) */
 };
 
@@ -338,7 +450,11 @@ struct exec {
                                        of a stage's parameters */
     int nstages, iter;
     bool post_validation;
-    struct mlp net;
+    struct mlp net;                 /* the mlp; with the transformer its
+                                       boundary: batch * seq rows of
+                                       hidden (data, loss scale) */
+    const struct tf *tf;            /* the transformer, NULL: the mlp */
+    struct tf tf_shape;             /* what tf points to */
     size_t nact, nparam;
     struct stage_state *st;         /* vpp entries, by chunk */
     struct xfer *xf;                /* 2 * stages * m */
@@ -398,6 +514,13 @@ void exec_keep(struct exec *x, size_t n);
 /* Floats of activations per unit of the profile's memory: one F's. */
 double exec_mem_unit(const struct exec *x);
 struct stage_state *exec_stage(struct exec *x, int stage);
+/* Entries of a microbatch's y and dz arrays (mlp: layers each). */
+int exec_nkeep(const struct exec *x);
+int exec_ngrad(const struct exec *x);
+/* The model as --model names it. */
+void exec_model_name(const struct exec *x, char *buf, size_t n);
+/* A stage's initial parameters, whichever the model. */
+void exec_init_params(const struct exec *x, int stage, float *host);
 
 /* One pass over this rank's list; x->iter is the iteration. A failure
  * (ZB_EILLEGAL for a list the run-time checks refuse, ZB_EDEVICE for the
@@ -406,6 +529,11 @@ int exec_iteration(struct exec *x, struct zb_error *err);
 
 /* Compute op i (F, B, W or BW), its input taken first. */
 int pass_run(struct exec *x, int i, struct zb_error *err);
+/* A pass's output buf is ready for its SEND or same-rank consumer. */
+void pass_produce(struct exec *x, enum msg_dir dir, int stage, int mb,
+                  float *buf);
+/* W's result st->dw joins the gradient in microbatch order. */
+void pass_accumulate(struct exec *x, struct stage_state *st, int mb);
 
 struct xfer *xfer_at(struct exec *x, enum msg_dir dir, int stage, int mb);
 /* Comm op i: post its send or receive, non-blocking. */
@@ -424,7 +552,8 @@ size_t xfer_floats(const struct exec *x);   /* header + payload */
 int xfer_wait(struct exec *x, struct xmsg *m, struct zb_error *err);
 
 /* Microbatch mb of this replica in the global batch (replica r runs
- * r*m .. r*m+m-1), and the loss scale 1 / (dp m batch) that makes the
+ * r*m .. r*m+m-1), and the loss scale 1 / (dp m batch) (the
+ * transformer's 1 / (dp m batch seq hidden)) that makes the
  * sum of the replicas' gradients the mean over the global batch. */
 int exec_global_mb(const struct exec *x, int mb);
 float exec_loss_scale(const struct exec *x);

@@ -11,6 +11,7 @@
 #include "zbsched/json.h"
 #include "zbsched/sim.h"
 #include "zbsched/validate.h"
+#include "zbsched/version.h"
 #include "zbsched/xalloc.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, GO_ON = -1 };
@@ -186,9 +187,11 @@ static int start(struct exec *x, int argc, char **argv)
             exec_error(0, "%s", err.msg);
         return EXIT_USAGE;
     }
-    if (x->opt.help) {
-        if (x->world == 0)
+    if (x->opt.help || x->opt.version) {
+        if (x->world == 0 && x->opt.help)
             opts_usage(stdout);
+        else if (x->world == 0)
+            printf("zbexec %s\n", ZB_VERSION);
         return EXIT_OK;
     }
     rc = load(x, &err);

@@ -205,9 +205,10 @@ static void print_header(const struct exec *x, const char *check)
                x->opt.iters);
         return;
     }
-    printf("run: backend %s, model mlp:layers=%d,hidden=%d,batch=%d, %d "
-           "iterations, seed %llu%s\n", x->be->name, x->net.layers,
-           x->net.hidden, x->net.batch, x->opt.iters,
+    char model[160];
+    exec_model_name(x, model, sizeof(model));
+    printf("run: backend %s, model %s, %d iterations, seed %llu%s\n",
+           x->be->name, model, x->opt.iters,
            (unsigned long long)x->opt.seed,
            x->post_validation ? ", post-validation" : "");
     printf("loss:");

@@ -32,7 +32,7 @@ static uint64_t mix(uint64_t z)
     return z ^ (z >> 31);
 }
 
-static float uniform(uint64_t seed, uint64_t stream, uint64_t i)
+float model_uniform(uint64_t seed, uint64_t stream, uint64_t i)
 {
     uint64_t z = mix(mix(seed ^ mix(stream)) + i);
     return (float)((double)(z >> 40) / (double)(1ULL << 23) - 1.0);
@@ -49,9 +49,9 @@ void mlp_init_params(const struct mlp *n, uint64_t seed, int stage,
         uint64_t stream = ((uint64_t)stage << 16 | (uint64_t)l) << 8 | 1;
         float *w = host + mlp_param_offset(n, l);
         for (size_t i = 0; i < hh; i++)
-            w[i] = scale * uniform(seed, stream, i);
+            w[i] = scale * model_uniform(seed, stream, i);
         for (int j = 0; j < n->hidden; j++)
-            w[hh + j] = 0.1f * uniform(seed, stream, hh + j);
+            w[hh + j] = 0.1f * model_uniform(seed, stream, hh + j);
     }
 }
 
@@ -63,7 +63,7 @@ void mlp_data(const struct mlp *n, uint64_t seed, bool target, int iter,
     const float scale = target ? 0.5f : 1.0f;
 
     for (size_t i = 0; i < mlp_nact(n); i++)
-        host[i] = scale * uniform(seed, stream, i);
+        host[i] = scale * model_uniform(seed, stream, i);
 }
 
 static const float *weight(const struct mlp *n, const float *w, int l)

@@ -32,35 +32,37 @@ static int want_num(const char *name, const char *v, double lo, double *out,
     return 0;
 }
 
-/* mlp:layers=L,hidden=H,batch=B (any subset, any order) */
-static int parse_model(const char *v, struct exec_opts *o,
-                       struct zb_error *err)
-{
-    static const char *const keys[] = { "layers", "hidden", "batch" };
-    static const long max[] = { 64, 16384, 65536 };
-    int *dst[] = { &o->layers, &o->hidden, &o->batch };
-    char buf[128], *save = NULL;
+/* mlp:layers=L,hidden=H,batch=B or transformer:layers=L,hidden=H,
+ * heads=N,seq=S,ffn=F,batch=B, any subset in any order; naming a model
+ * restores its defaults first. */
+enum { K_LAYERS, K_HIDDEN, K_BATCH, K_HEADS, K_SEQ, K_FFN, NKEYS };
 
-    if (strncmp(v, "mlp", 3) || (v[3] && v[3] != ':'))
-        return zb_error_set(err, ZB_EINVAL, "--model: unknown model '%s' "
-                            "(expected mlp:layers=L,hidden=H,batch=B)", v);
-    if (!v[3])
-        return 0;
-    snprintf(buf, sizeof(buf), "%s", v + 4);
-    for (char *kv = strtok_r(buf, ",", &save); kv;
+static int model_keys(char *spec, struct exec_opts *o, int nkeys,
+                      struct zb_error *err)
+{
+    static const char *const keys[NKEYS] = { "layers", "hidden", "batch",
+                                             "heads", "seq", "ffn" };
+    static const long max[NKEYS] = { 64, 16384, 65536, 1024, 65536, 65536 };
+    int *dst[NKEYS] = { &o->layers, &o->hidden, &o->batch, &o->heads,
+                        &o->seq, &o->ffn };
+    char *save = NULL;
+
+    for (char *kv = strtok_r(spec, ",", &save); kv;
          kv = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(kv, '=');
-        size_t k = 0;
+        int k = 0, rc;
         long n;
-        int rc;
         if (eq)
             *eq = '\0';
-        while (k < 3 && strcmp(kv, keys[k]))
+        while (k < nkeys && strcmp(kv, keys[k]))
             k++;
-        if (!eq || k == 3)
-            return zb_error_set(err, ZB_EINVAL, "--model: expected "
-                                "layers=L, hidden=H or batch=B, got '%s'",
-                                kv);
+        if (!eq || k == nkeys)
+            return zb_error_set(err, ZB_EINVAL, "--model %s: unknown key "
+                                "'%s' (expected %s)",
+                                o->transformer ? "transformer" : "mlp", kv,
+                                o->transformer ? "layers, hidden, heads, "
+                                "seq, ffn or batch" : "layers, hidden or "
+                                "batch");
         if ((rc = want_int(keys[k], eq + 1, 1, max[k], &n, err)) < 0) {
             zb_error_prefix(err, "--model");
             return rc;
@@ -68,6 +70,59 @@ static int parse_model(const char *v, struct exec_opts *o,
         *dst[k] = (int)n;
     }
     return 0;
+}
+
+/* The transformer's shapes must split into heads, and each tensor must
+ * stay addressable by the int sizes of BLAS and of a message's header. */
+static int check_transformer(const struct exec_opts *o,
+                             struct zb_error *err)
+{
+    const double tokens = (double)o->batch * o->seq;
+    const double most[] = { tokens * o->hidden * 3, tokens * o->ffn,
+                            (double)o->batch * o->heads * o->seq * o->seq,
+                            (double)o->hidden * o->ffn };
+
+    if (o->hidden % o->heads)
+        return zb_error_set(err, ZB_EINVAL, "--model transformer: hidden "
+                            "%d is not divisible by heads %d", o->hidden,
+                            o->heads);
+    for (size_t i = 0; i < sizeof(most) / sizeof(most[0]); i++)
+        if (most[i] > 0x7fffffff)
+            return zb_error_set(err, ZB_EINVAL, "--model transformer: a "
+                                "tensor of %.3g floats is over the 2^31 "
+                                "a buffer may hold (fewer tokens, a "
+                                "smaller hidden or ffn)", most[i]);
+    return 0;
+}
+
+static int parse_model(const char *v, struct exec_opts *o,
+                       struct zb_error *err)
+{
+    const char *colon = strchr(v, ':');
+    size_t len = colon ? (size_t)(colon - v) : strlen(v);
+    char buf[256];
+    int rc;
+
+    if (len == 3 && !strncmp(v, "mlp", 3)) {
+        o->transformer = false;
+        o->layers = 2, o->hidden = 64, o->batch = 16;
+    } else if (len == 11 && !strncmp(v, "transformer", 11)) {
+        o->transformer = true;
+        o->layers = 1, o->hidden = 64, o->heads = 4, o->seq = 32;
+        o->ffn = 256, o->batch = 2;
+    } else {
+        return zb_error_set(err, ZB_EINVAL, "--model: unknown model '%s' "
+                            "(expected mlp:layers=L,hidden=H,batch=B or "
+                            "transformer:layers=L,hidden=H,heads=N,seq=S,"
+                            "ffn=F,batch=B)", v);
+    }
+    if (colon && strlen(colon + 1) >= sizeof(buf))
+        return zb_error_set(err, ZB_EINVAL, "--model: '%s' is too long", v);
+    snprintf(buf, sizeof(buf), "%s", colon ? colon + 1 : "");
+    rc = model_keys(buf, o, o->transformer ? NKEYS : K_HEADS, err);
+    if (rc == 0 && o->transformer)
+        rc = check_transformer(o, err);
+    return rc;
 }
 
 static int parse_nan(const char *v, struct exec_opts *o,
@@ -83,7 +138,7 @@ static int parse_nan(const char *v, struct exec_opts *o,
 enum opt_id {
     O_BACKEND, O_TRANSPORT, O_MODEL, O_ITERS, O_SEED, O_CHECK, O_TIMEOUT,
     O_SYNTHETIC, O_TIME_UNIT, O_LR, O_CLIP, O_POSTVAL, O_NOVAL, O_NAN, O_REPORT,
-    O_TRACE, O_TRACE_PRED, O_PROFILE, O_HELP
+    O_TRACE, O_TRACE_PRED, O_PROFILE, O_HELP, O_VERSION
 };
 
 static const struct {
@@ -110,6 +165,7 @@ static const struct {
     { "trace-predicted", O_TRACE_PRED, true },
     { "profile-out", O_PROFILE, true },
     { "help", O_HELP, false },
+    { "version", O_VERSION, false },
 };
 
 static int apply(struct exec_opts *o, enum opt_id id, const char *v,
@@ -155,6 +211,7 @@ static int apply(struct exec_opts *o, enum opt_id id, const char *v,
     case O_TRACE_PRED: o->trace_predicted = v; return 0;
     case O_PROFILE: o->profile_out = v; return 0;
     case O_HELP: o->help = true; return 0;
+    case O_VERSION: o->version = true; return 0;
     }
     return 0;
 }
@@ -164,6 +221,7 @@ int opts_parse(int argc, char **argv, struct exec_opts *o,
 {
     *o = (struct exec_opts){
         .backend = NULL, .layers = 2, .hidden = 64, .batch = 16,
+        .heads = 4, .seq = 32, .ffn = 256,
         .iters = 2, .seed = 1, .timeout = 300, .time_unit = 1,
         .lr = 0.01, .validate = true, .nan_stage = -1, .nan_mb = -1,
     };
@@ -204,7 +262,7 @@ int opts_parse(int argc, char **argv, struct exec_opts *o,
         if ((rc = apply(o, table[k].id, v, err)) < 0)
             return rc;
     }
-    if (o->help)
+    if (o->help || o->version)
         return 0;
     if (!o->schedule)
         return zb_error_set(err, ZB_EINVAL, "no schedule file (usage: "
@@ -232,6 +290,14 @@ void opts_usage(FILE *out)
 "  --model mlp:layers=L,hidden=H,batch=B\n"
 "                         per stage: L tanh Linear(H, H) layers; B rows per\n"
 "                         microbatch (default layers=2,hidden=64,batch=16)\n"
+"  --model transformer:layers=L,hidden=H,heads=N,seq=S,ffn=F,batch=B\n"
+"                         per stage: L pre-norm blocks (causal attention of\n"
+"                         N heads, MLP H -> F -> H, GELU) on B sequences of\n"
+"                         S tokens of width H (default layers=1,hidden=64,\n"
+"                         heads=4,seq=32,ffn=256,batch=2); cuda: bf16 GEMMs\n"
+"                         with fp32 accumulation, --check within 4 x 2^-8 x\n"
+"                         (1 + blocks of the model) of each tensor's\n"
+"                         largest magnitude\n"
 "  --iters N              iterations (default 2; the first is the warm-up)\n"
 "  --seed S               weights and data (default 1)\n"
 "  --check                compare loss, gradients and weights with a\n"
@@ -252,6 +318,8 @@ void opts_usage(FILE *out)
 "\n"
 "testing: --no-validate (skip the validator to exercise the run-time\n"
 "checks), --inject-nan STAGE:MB (NaN in that weight gradient, iteration 1)\n"
+"\n"
+"  --version              print the version and exit\n"
 "\n"
 "exit status: 0 ok, 1 failure, 2 usage error\n", out);
 }

@@ -41,8 +41,8 @@ static int check_state(struct exec *x, int i, const struct mb_state *b,
     }
 }
 
-static void produce(struct exec *x, enum msg_dir dir, int stage, int mb,
-                    float *buf)
+void pass_produce(struct exec *x, enum msg_dir dir, int stage, int mb,
+                  float *buf)
 {
     struct xfer *f = xfer_at(x, dir, stage, mb);
 
@@ -64,7 +64,7 @@ static void add_grad(struct exec *x, struct stage_state *st, const float *d)
     st->next_w++;
 }
 
-static void accumulate(struct exec *x, struct stage_state *st, int mb)
+void pass_accumulate(struct exec *x, struct stage_state *st, int mb)
 {
     /* Reducing per microbatch, g holds this microbatch's gradient alone
      * until the REDUCE_GRAD after the W (coll.c); the order of the sum is
@@ -105,7 +105,7 @@ static void forward(struct exec *x, struct stage_state *st, int mb,
         /* A copy: y[L-1] stays for B, the copy leaves with the send. */
         float *out = exec_alloc(x, HDR + x->nact, false);
         x->m->copy(x->dev, out + HDR, b->y[L - 1], x->nact);
-        produce(x, MSG_F, s, mb, out);
+        pass_produce(x, MSG_F, s, mb, out);
     }
 }
 
@@ -131,7 +131,7 @@ static void backward_input(struct exec *x, struct stage_state *st, int mb,
     exec_free(x, b->y[L - 1], x->nact, true);   /* only B reads it */
     b->y[L - 1] = NULL;
     if (dx)
-        produce(x, MSG_B, s, mb, dx);
+        pass_produce(x, MSG_B, s, mb, dx);
 }
 
 static void backward_weight(struct exec *x, struct stage_state *st, int mb)
@@ -144,7 +144,7 @@ static void backward_weight(struct exec *x, struct stage_state *st, int mb)
                         (const float *const *)b->dz, st->dw);
     step_inject(x, x->m, x->dev, st->stage, exec_global_mb(x, mb), x->iter,
                 st->dw);
-    accumulate(x, st, mb);
+    pass_accumulate(x, st, mb);
     exec_free(x, b->x0, HDR + x->nact, true);
     b->x0 = NULL;
     for (int l = 0; l < L; l++) {
@@ -153,6 +153,16 @@ static void backward_weight(struct exec *x, struct stage_state *st, int mb)
         b->y[l] = b->dz[l] = NULL;
     }
 }
+
+/* The passes of each model (struct exec's tf: the transformer's). */
+static const struct {
+    void (*f)(struct exec *x, struct stage_state *st, int mb, float *in);
+    void (*b)(struct exec *x, struct stage_state *st, int mb, float *dy);
+    void (*w)(struct exec *x, struct stage_state *st, int mb);
+} models[] = {
+    { forward, backward_input, backward_weight },
+    { tf_pass_forward, tf_pass_backward_input, tf_pass_backward_weight },
+};
 
 /* The input of F or B: the model's data, a same-rank stage's output or a
  * received message (then the wait happens here, outside the pass time). */
@@ -193,9 +203,11 @@ static void synthetic(struct exec *x, int i, float *in)
     x->marks[3 * i + 3] = exec_now() - x->epoch;
     exec_free(x, in, xfer_floats(x), false);
     if (op->kind == ZB_OP_F && op->stage < x->nstages - 1)
-        produce(x, MSG_F, op->stage, op->mb, exec_alloc(x, HDR, false));
+        pass_produce(x, MSG_F, op->stage, op->mb,
+                     exec_alloc(x, HDR, false));
     if ((op->kind == ZB_OP_B || op->kind == ZB_OP_BW) && op->stage > 0)
-        produce(x, MSG_B, op->stage, op->mb, exec_alloc(x, HDR, false));
+        pass_produce(x, MSG_B, op->stage, op->mb,
+                     exec_alloc(x, HDR, false));
     x->mem += zb_op_memory_delta(x->p, op);
     exec_mem_sample(x);
 }
@@ -234,26 +246,27 @@ int pass_run(struct exec *x, int i, struct zb_error *err)
         return 0;
     }
     double before = x->mem;
+    const int k = x->tf != NULL;
     x->be->mark(x, 3 * i + 1);
     switch (op->kind) {
     case ZB_OP_F:
-        forward(x, st, op->mb, in);
+        models[k].f(x, st, op->mb, in);
         note_memory(x, op->stage, 0, before);
         break;
     case ZB_OP_B:
-        backward_input(x, st, op->mb, in);
+        models[k].b(x, st, op->mb, in);
         note_memory(x, op->stage, 1, before);
         break;
     case ZB_OP_W:
-        backward_weight(x, st, op->mb);
+        models[k].w(x, st, op->mb);
         note_memory(x, op->stage, 2, before);
         break;
     default:    /* BW: the two halves, timed apart for --profile-out */
-        backward_input(x, st, op->mb, in);
+        models[k].b(x, st, op->mb, in);
         note_memory(x, op->stage, 1, before);
         x->be->mark(x, 3 * i + 2);
         before = x->mem;
-        backward_weight(x, st, op->mb);
+        models[k].w(x, st, op->mb);
         note_memory(x, op->stage, 2, before);
         break;
     }

@@ -154,7 +154,12 @@ int report_write(const struct exec *x, const struct realized *r,
         fprintf(f, "\"dp\": %d, \"zero\": %d, ", x->dp, x->p->dp.zero);
     if (coll_per_mb(x))
         fprintf(f, "\"reduce\": \"microbatch\", ");
-    if (!x->opt.synthetic)
+    if (!x->opt.synthetic && x->tf)
+        fprintf(f, "\"model\": {\"name\": \"transformer\", \"layers\": %d, "
+                "\"hidden\": %d, \"heads\": %d, \"seq\": %d, \"ffn\": %d, "
+                "\"batch\": %d}, ", x->tf->layers, x->tf->hidden,
+                x->tf->heads, x->tf->seq, x->tf->ffn, x->tf->batch);
+    else if (!x->opt.synthetic)
         fprintf(f, "\"model\": {\"layers\": %d, \"hidden\": %d, "
                 "\"batch\": %d}, ", x->net.layers, x->net.hidden,
                 x->net.batch);

@@ -84,10 +84,35 @@ void exec_keep(struct exec *x, size_t n)
         x->mem += (double)n;
 }
 
-/* F keeps its input (header and payload) and every layer's output. */
+/* F keeps its input (header and payload) and every layer's output; the
+ * transformer's F what each block keeps, and the output (tf_pass.c). */
 double exec_mem_unit(const struct exec *x)
 {
-    return MSG_HDR_FLOATS + (double)(x->net.layers + 1) * (double)x->nact;
+    double f = (double)x->nact;
+
+    if (!x->tf)
+        return MSG_HDR_FLOATS + (double)(x->net.layers + 1) * (double)x->nact;
+    for (int k = 0; k < TF_NKEEP; k++)
+        f += (double)x->tf->layers * tf_keep_floats(x->tf, (enum tf_keep)k);
+    return f;
+}
+
+int exec_nkeep(const struct exec *x)
+{
+    return x->tf ? x->tf->layers * TF_NKEEP + 1 : x->net.layers;
+}
+
+int exec_ngrad(const struct exec *x)
+{
+    return x->tf ? x->tf->layers * TF_NGRAD : x->net.layers;
+}
+
+void exec_init_params(const struct exec *x, int stage, float *host)
+{
+    if (x->tf)
+        tf_init_params(x->tf, x->opt.seed, stage, host);
+    else
+        mlp_init_params(&x->net, x->opt.seed, stage, host);
 }
 
 int exec_global_mb(const struct exec *x, int mb)
@@ -95,10 +120,28 @@ int exec_global_mb(const struct exec *x, int mb)
     return x->replica * x->p->microbatches + mb;
 }
 
-/* In float, as the reference computes it: (float)m * batch for dp 1. */
+/* In float, as the reference computes it: (float)m * batch for dp 1.
+ * The transformer's is a mean over hidden too, so its gradients do not
+ * grow with the width and the default --lr trains every shape. */
 float exec_loss_scale(const struct exec *x)
 {
+    if (x->tf)
+        return 1.0f / ((float)(x->dp * x->p->microbatches) * x->net.batch *
+                       (float)x->tf->hidden);
     return 1.0f / ((float)(x->dp * x->p->microbatches) * x->net.batch);
+}
+
+void exec_model_name(const struct exec *x, char *buf, size_t n)
+{
+    const struct tf *t = x->tf;
+
+    if (t)
+        snprintf(buf, n, "transformer:layers=%d,hidden=%d,heads=%d,seq=%d,"
+                 "ffn=%d,batch=%d", t->layers, t->hidden, t->heads, t->seq,
+                 t->ffn, t->batch);
+    else
+        snprintf(buf, n, "mlp:layers=%d,hidden=%d,batch=%d", x->net.layers,
+                 x->net.hidden, x->net.batch);
 }
 
 struct stage_state *exec_stage(struct exec *x, int stage)
@@ -117,14 +160,14 @@ static void init_stage(struct exec *x, struct stage_state *st, int stage,
     if (x->opt.synthetic)
         return;
     for (int i = 0; i < mbs; i++) {
-        st->mbs[i].y = zb_xcalloc((size_t)x->net.layers, sizeof(float *));
-        st->mbs[i].dz = zb_xcalloc((size_t)x->net.layers, sizeof(float *));
+        st->mbs[i].y = zb_xcalloc((size_t)exec_nkeep(x), sizeof(float *));
+        st->mbs[i].dz = zb_xcalloc((size_t)exec_ngrad(x), sizeof(float *));
     }
     st->w = exec_state_alloc(x, x->nparam);
     st->g = exec_state_alloc(x, x->nparam);
     st->saved = x->m->alloc(x->dev, x->nparam);
     st->dw = x->m->alloc(x->dev, x->nparam);
-    mlp_init_params(&x->net, x->opt.seed, stage, host);
+    exec_init_params(x, stage, host);
     x->m->upload(x->dev, st->w, host, x->nparam);
     if (stage == 0)
         st->input = x->m->alloc(x->dev, (size_t)mbs * x->nact);
@@ -172,7 +215,9 @@ static double model_bytes(const struct exec *x)
             floats += (double)p->microbatches * x->nact;
     }
     if (p->m_b > 0 && isfinite(peak))
-        floats += ceil(peak / p->m_b - 1e-9) * 2.0 * x->net.layers * x->nact;
+        floats += ceil(peak / p->m_b - 1e-9) *
+                  (x->tf ? tf_mb_floats(x->tf)
+                         : 2.0 * x->net.layers * x->nact);
     return floats * sizeof(float);
 }
 
@@ -185,16 +230,25 @@ int exec_state_init(struct exec *x, struct zb_error *err)
     x->net = (struct mlp){ x->opt.layers, x->opt.hidden, x->opt.batch };
     x->nact = mlp_nact(&x->net);
     x->nparam = mlp_nparam(&x->net);
+    if (x->opt.transformer) {
+        const struct exec_opts *o = &x->opt;
+        x->tf_shape = (struct tf){ o->layers, o->hidden, o->heads, o->seq,
+                                   o->ffn, o->batch };
+        x->tf = &x->tf_shape;
+        x->net = (struct mlp){ o->layers, o->hidden, o->batch * o->seq };
+        x->nact = tf_nact(x->tf);
+        x->nparam = tf_nparam(x->tf);
+    }
     /* The cpu backend's tensors live in host memory: refuse a model that
      * cannot fit there with the numbers, rather than abort midway. */
     if (!x->opt.synthetic && !strcmp(x->be->name, "cpu")) {
         double need = model_bytes(x), avail = host_available();
+        char name[160];
+        exec_model_name(x, name, sizeof(name));
         if (avail > 0 && need > avail)
-            return zb_error_set(err, ZB_EINVAL, "--model mlp:layers=%d,"
-                                "hidden=%d,batch=%d needs at least %.1f GiB "
-                                "on this rank, more than the %.1f GiB "
-                                "available", x->net.layers, x->net.hidden,
-                                x->net.batch, need / (1 << 30),
+            return zb_error_set(err, ZB_EINVAL, "--model %s needs at least "
+                                "%.1f GiB on this rank, more than the %.1f "
+                                "GiB available", name, need / (1 << 30),
                                 avail / (1 << 30));
     }
     host = zb_xmalloc(x->nparam * sizeof(float));
@@ -224,10 +278,10 @@ static void release_stage(struct exec *x, struct stage_state *st)
     for (int i = 0; st->mbs && i < mbs; i++) {
         struct mb_state *b = &st->mbs[i];
         x->m->release(x->dev, b->x0);
-        for (int l = 0; b->y && l < x->net.layers; l++) {
+        for (int l = 0; b->y && l < exec_nkeep(x); l++)
             x->m->release(x->dev, b->y[l]);
+        for (int l = 0; b->dz && l < exec_ngrad(x); l++)
             x->m->release(x->dev, b->dz[l]);
-        }
         free(b->y);
         free(b->dz);
         if (st->pending)

@@ -918,6 +918,66 @@ cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta,
     return CUBLAS_STATUS_SUCCESS;
 }
 
+static float to_bf16(float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, sizeof(u));
+    if ((u & 0x7f800000u) != 0x7f800000u)      /* finite: round */
+        u += 0x7fffu + ((u >> 16) & 1u);
+    u &= 0xffff0000u;
+    memcpy(&v, &u, sizeof(v));
+    return v;
+}
+
+/* A column-major rows x cols operand, columns lda apart, rounded. */
+static std::vector<float> rounded(const float *a, int lda, int rows,
+                                  int cols)
+{
+    std::vector<float> r((size_t)lda * cols);
+    for (int j = 0; j < cols; j++)
+        for (int i = 0; i < rows; i++)
+            r[(size_t)j * lda + i] = to_bf16(a[(size_t)j * lda + i]);
+    return r;
+}
+
+cublasStatus_t cublasGemmStridedBatchedEx(
+    cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+    int n, int k, const void *alpha, const void *a, cudaDataType at,
+    int lda, long long sa, const void *b, cudaDataType bt, int ldb,
+    long long sb, const void *beta, void *c, cudaDataType ct, int ldc,
+    long long sc, int count, cublasComputeType_t compute,
+    cublasGemmAlgo_t algo)
+{
+    const float al = *(const float *)alpha, be = *(const float *)beta;
+    const float *fa = (const float *)a, *fb = (const float *)b;
+    float *fc = (float *)c;
+    const bool bf16 = compute == CUBLAS_COMPUTE_32F_FAST_16BF;
+    (void)algo;
+    if (!h || !h->s || at != CUDA_R_32F || bt != CUDA_R_32F ||
+        ct != CUDA_R_32F)
+        return CUBLAS_STATUS_NOT_INITIALIZED;
+    emu_launch(h->s, [=]() {
+        const bool at_ = ta == CUBLAS_OP_T, bt_ = tb == CUBLAS_OP_T;
+        const int arows = at_ ? k : m, acols = at_ ? m : k;
+        const int brows = bt_ ? n : k, bcols = bt_ ? k : n;
+        for (int i = 0; i < count; i++) {
+            const float *ai = fa + i * sa, *bi = fb + i * sb;
+            std::vector<float> ra, rb;
+            if (bf16) {
+                ra = rounded(ai, lda, arows, acols);
+                rb = rounded(bi, ldb, brows, bcols);
+                ai = ra.data();
+                bi = rb.data();
+            }
+            cblas_sgemm(CblasColMajor,
+                        ta == CUBLAS_OP_T ? CblasTrans : CblasNoTrans,
+                        tb == CUBLAS_OP_T ? CblasTrans : CblasNoTrans, m, n,
+                        k, al, ai, lda, bi, ldb, be, fc + i * sc, ldc);
+        }
+    });
+    return CUBLAS_STATUS_SUCCESS;
+}
+
 /* ---- NCCL --------------------------------------------------------------- */
 
 const char *ncclGetErrorString(ncclResult_t r)

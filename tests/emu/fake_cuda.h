@@ -95,6 +95,21 @@ cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta,
                            const float *b, int ldb, const float *beta,
                            float *c, int ldc);
 
+/* Batched GEMM of fp32 matrices; compute CUBLAS_COMPUTE_32F_FAST_16BF
+ * rounds A and B to bf16 (nearest even) first, as the tensor cores do, so
+ * the emulation shows the transformer's bf16 error. */
+enum cudaDataType { CUDA_R_32F = 0 };
+enum cublasComputeType_t { CUBLAS_COMPUTE_32F = 68,
+                           CUBLAS_COMPUTE_32F_FAST_16BF = 75 };
+enum cublasGemmAlgo_t { CUBLAS_GEMM_DEFAULT = -1 };
+cublasStatus_t cublasGemmStridedBatchedEx(
+    cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+    int n, int k, const void *alpha, const void *a, cudaDataType at,
+    int lda, long long sa, const void *b, cudaDataType bt, int ldb,
+    long long sb, const void *beta, void *c, cudaDataType ct, int ldc,
+    long long sc, int count, cublasComputeType_t compute,
+    cublasGemmAlgo_t algo);
+
 /* ---- NCCL --------------------------------------------------------------- */
 
 enum ncclResult_t {

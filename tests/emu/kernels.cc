@@ -3,6 +3,7 @@
  * stream, with the cpu backend's arithmetic (deterministic output). */
 #include <math.h>
 #include "cuda_api.h"
+#include "exec.h"
 
 void cu_bias_act(void *dev, float *z, const float *bias, int rows,
                  int cols, bool tanh_act)
@@ -56,4 +57,49 @@ void cu_mse(void *dev, float *dy, float *loss, const float *y,
         }
         *loss = (float)(0.5 * scale * s);
     });
+}
+
+/* The transformer's steps: zbexec/tf_kernels.c's loops on the stream. */
+void cu_rmsnorm(void *dev, float *y, float *rstd, const float *x, int rows,
+                int cols)
+{
+    emu_launch(cu_compute(dev),
+               [=]() { tfk_rmsnorm(y, rstd, x, rows, cols); });
+}
+
+void cu_rmsnorm_grad(void *dev, float *dx, const float *dy, const float *y,
+                     const float *rstd, int rows, int cols)
+{
+    emu_launch(cu_compute(dev),
+               [=]() { tfk_rmsnorm_grad(dx, dy, y, rstd, rows, cols); });
+}
+
+void cu_gelu(void *dev, float *y, const float *x, size_t n)
+{
+    emu_launch(cu_compute(dev), [=]() { tfk_gelu(y, x, n); });
+}
+
+void cu_gelu_grad(void *dev, float *dx, const float *dy, const float *x,
+                  size_t n)
+{
+    emu_launch(cu_compute(dev), [=]() { tfk_gelu_grad(dx, dy, x, n); });
+}
+
+void cu_softmax(void *dev, float *p, int s, int mats, float scale)
+{
+    emu_launch(cu_compute(dev), [=]() { tfk_softmax(p, s, mats, scale); });
+}
+
+void cu_softmax_grad(void *dev, float *dp, const float *p, int s, int mats,
+                     float scale)
+{
+    emu_launch(cu_compute(dev),
+               [=]() { tfk_softmax_grad(dp, p, s, mats, scale); });
+}
+
+void cu_heads(void *dev, float *dst, const float *src, int b, int s, int h,
+              int d, int parts, bool split)
+{
+    emu_launch(cu_compute(dev),
+               [=]() { tfk_heads(dst, src, b, s, h, d, parts, split); });
 }
