@@ -1,11 +1,13 @@
 /* cli.c - what the subcommands share: the parser and the usage text, both
  * read from a command's option rows (cli.h: struct cli_command), the
- * option lists several commands name, profile and schedule loading, and
- * error printing (git style: "zbsched: what failed: why"). */
+ * option lists several commands name, the one rule for an option that
+ * does not apply, where results go (-o), profile and schedule loading,
+ * and error printing (git style: "zbsched: what failed: why"). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cli.h"
 #include "zbsched/bound.h"
 #include "zbsched/generator.h"
@@ -183,6 +185,17 @@ static int check_count(const struct cli_command *cmd,
     return CLI_USAGE;
 }
 
+/* The first command other than the one parsing whose rows have the
+ * option --name (or -letter), or NULL: a known option in the wrong
+ * command is told apart from a typo. */
+static const char *elsewhere(const char *name, char letter)
+{
+    for (int i = 0; cli_commands[i]; i++)
+        if (find_opt(cli_commands[i], name, letter))
+            return cli_commands[i]->name;
+    return NULL;
+}
+
 /* One option at argv[*i]: --name, --name=value, --name value, -x,
  * -x value. */
 static int parse_opt(const struct cli_command *cmd, int argc, char **argv,
@@ -204,7 +217,13 @@ static int parse_opt(const struct cli_command *cmd, int argc, char **argv,
     }
     if (!o) {
         const char *near = is_long ? near_option(cmd, name) : NULL;
-        if (near)
+        const char *other = is_long ? elsewhere(name, 0)
+                            : arg[2] ? NULL : elsewhere(NULL, arg[1]);
+        if (other)
+            cli_error("%s: option '%s' does not apply to %s (an option of "
+                      "%s; see 'zbsched %s --help')", cmd->name, arg,
+                      cmd->name, other, cmd->name);
+        else if (near)
             cli_error("%s: unknown option '%s' (did you mean '--%s'?)",
                       cmd->name, arg, near);
         else
@@ -265,7 +284,78 @@ int cli_parse(const struct cli_command *cmd, int argc, char **argv,
             out->pos[out->npos++] = arg;
         }
     }
+    for (const struct cli_dep *d = cmd->deps; d && d->opt; d++)
+        if (!cli_has(out, d->needs) &&
+            (rc = cli_not_here(out, d->opt, "without --%s", d->needs)) !=
+                CLI_OK)
+            return rc;
     return check_count(cmd, out);
+}
+
+int cli_not_here(const struct cli_args *a, const char *opt,
+                 const char *why, ...)
+{
+    char msg[ZB_ERROR_MSG_MAX];
+    va_list ap;
+
+    if (!cli_has(a, opt))
+        return CLI_OK;
+    va_start(ap, why);
+    vsnprintf(msg, sizeof(msg), why, ap);
+    va_end(ap);
+    cli_error("%s: --%s does not apply %s", a->cmd->name, opt, msg);
+    return CLI_USAGE;
+}
+
+void cli_out_open(const struct cli_args *a, struct cli_out *o)
+{
+    const char *path = cli_get(a, "output");
+
+    memset(o, 0, sizeof(*o));
+    o->f = stdout;
+    if (path && strcmp(path, "-")) {
+        o->path = path;
+        if (!(o->f = open_memstream(&o->buf, &o->len))) {
+            fputs("zbsched: out of memory\n", stderr);
+            abort();
+        }
+    }
+}
+
+int cli_write_result(const struct cli_args *a, const char *what,
+                     const char *text, size_t len)
+{
+    const char *path = cli_get(a, "output");
+    struct zb_error err = { 0 };
+
+    /* A screenful of machine text scrolls the command away: the user
+     * most likely forgot -o. */
+    if (!path && len > CLI_TERMINAL_MAX && isatty(STDOUT_FILENO)) {
+        cli_error("%s: %zu KiB of %s is not written to a terminal: give "
+                  "-o FILE (or -o - to insist)", a->cmd->name, len >> 10,
+                  what);
+        return CLI_USAGE;
+    }
+    if (zb_io_write_file(path ? path : "-", text, len, &err) < 0)
+        return cli_fail(&err);
+    return CLI_OK;
+}
+
+int cli_out_close(struct cli_out *o, int rc)
+{
+    struct zb_error err = { 0 };
+
+    if (!o->path)
+        return rc;
+    if (fclose(o->f) != 0) {
+        fputs("zbsched: out of memory\n", stderr);
+        abort();
+    }
+    if (rc == CLI_OK && zb_io_write_file(o->path, o->buf, o->len, &err) < 0)
+        rc = cli_fail_file(o->path, &err);
+    free(o->buf);
+    o->buf = NULL;
+    return rc;
 }
 
 /* ---- usage ---------------------------------------------------------- */
@@ -329,7 +419,8 @@ void cli_usage(FILE *out)
     for (int i = 0; cli_commands[i]; i++)
         fprintf(out, "  %-*s  %s\n", w, cli_commands[i]->name,
                 cli_commands[i]->summary);
-    fputs("\n'zbsched <command> --help' (or -h) prints a command's options.\n"
+    fputs("\n'zbsched <command> --help' (or -h) prints a command's options,"
+          "\n'zbsched help --man' the manual page (roff).\n"
           "exit status: 0 ok, 1 failure, 2 usage error\n", out);
 }
 

@@ -29,6 +29,24 @@ struct cli_group {
     const struct cli_opt *opts;
 };
 
+/* The options whose meaning is the same in every command that has them:
+ * one spelling, one help line (what: "the schedule", "the table"). */
+#define CLI_OPT_OUTPUT(what) \
+    { "output", 'o', "FILE", "write " what " here, whole or not at all\n" \
+                             "(-: stdout, the default)" }
+#define CLI_OPT_JSON(what) \
+    { "json", 0, NULL, what " as one JSON document" }
+#define CLI_OPT_QUIET \
+    { "quiet", 'q', NULL, "no summary, notes or progress on stderr\n" \
+                          "(errors and warnings still)" }
+
+/* An option that means something only beside another one (eval's
+ * --samples beside --jitter): given without it, a usage error
+ * (cli_not_here()). */
+struct cli_dep {
+    const char *opt, *needs;            /* long names */
+};
+
 #define CLI_MAX_ARGS 64
 #define CLI_MAX_GROUPS 4
 
@@ -46,6 +64,7 @@ struct cli_command {
     int min_args, max_args;                 /* positional counts */
     struct cli_group groups[CLI_MAX_GROUPS];    /* options, by group */
     const char *notes;      /* more text after the options, or NULL */
+    const struct cli_dep *deps;     /* ended by { NULL }, or NULL */
 };
 
 struct cli_args {
@@ -79,6 +98,40 @@ void cli_unknown_command(const char *name);
 
 /* Usage text of the whole tool (`zbsched --help`): the commands. */
 void cli_usage(FILE *out);
+
+/* The manual page of the whole tool, roff (`zbsched help --man`, man.c). */
+void cli_man(FILE *out);
+
+/* The one rule for an option the command has but that does not apply to
+ * this call: when opt was given, "zbsched: CMD: --OPT does not apply
+ * WHY" (WHY: "without --jitter", "to --schedule 1f1b (...)") and
+ * CLI_USAGE; CLI_OK when it was not given. cli_parse() applies it to the
+ * command's deps, the commands to the rules that depend on values. */
+int cli_not_here(const struct cli_args *a, const char *opt,
+                 const char *why, ...) __attribute__((format(printf, 3, 4)));
+
+/* Where a command's result goes: stdout, or with -o FILE (not "-") a
+ * buffer written to FILE whole by cli_out_close(), so a failed command
+ * leaves no file. */
+struct cli_out {
+    FILE *f;                /* print the result here */
+    const char *path;       /* -o FILE, or NULL: f is stdout */
+    char *buf;
+    size_t len;
+};
+void cli_out_open(const struct cli_args *a, struct cli_out *o);
+/* Ends o: writes the buffer to its file when rc is CLI_OK. Returns rc, or
+ * CLI_FAIL when the file cannot be written (said on stderr). */
+int cli_out_close(struct cli_out *o, int rc);
+
+/* A result text that is written whole (schedule, profile, CSV, SVG): to
+ * -o FILE atomically, else to stdout, but not more than
+ * CLI_TERMINAL_MAX bytes to a terminal unless -o - asks for it (a
+ * usage error naming -o). what names the text ("JSON"). Returns a
+ * CLI_* status; errors are printed. */
+#define CLI_TERMINAL_MAX (64 << 10)
+int cli_write_result(const struct cli_args *a, const char *what,
+                     const char *text, size_t len);
 
 /* Value of an option (each is given at most once), or NULL. */
 const char *cli_get(const struct cli_args *a, const char *name);

@@ -11,6 +11,35 @@
 #include "zbsched/json.h"
 #include "zbsched/profile_import.h"
 
+/* The warnings as the result (-o, --json): one line each, or
+ * {"file": ..., "warnings": [...]}; the reader's own come first. */
+static int report(const struct cli_args *a, const char *path,
+                  const char *reader, const struct zb_check *c)
+{
+    struct cli_out out;
+    bool json = cli_has(a, "json");
+
+    cli_out_open(a, &out);
+    if (json) {
+        fputs("{\"file\": ", out.f);
+        zb_json_fput_str(out.f, path);
+        fputs(", \"warnings\": [", out.f);
+        if (reader[0])
+            zb_json_fput_str(out.f, reader);
+        for (int i = 0; i < c->n; i++) {
+            fputs(i || reader[0] ? ", " : "", out.f);
+            zb_json_fput_str(out.f, c->msg[i]);
+        }
+        fputs("]}\n", out.f);
+    } else {
+        if (reader[0])
+            fprintf(out.f, "warning: '%s': %s\n", path, reader);
+        for (int i = 0; i < c->n; i++)
+            fprintf(out.f, "warning: %s\n", c->msg[i]);
+    }
+    return cli_out_close(&out, CLI_OK);
+}
+
 static int run(const struct cli_args *a)
 {
     const char *path = a->pos[0], *family = cli_get(a, "schedule");
@@ -50,9 +79,13 @@ static int run(const struct cli_args *a)
         rc = cli_fail_file(path, &err);
         goto out;
     }
+    zb_check_profile(&p, &m, family, dims.hidden > 0 ? &dims : NULL, &c);
+    if (cli_has(a, "json") || cli_has(a, "output")) {
+        rc = report(a, path, d.warnings, &c);
+        goto out;
+    }
     if (d.warnings[0])
         cli_warn("'%s': %s", path, d.warnings);
-    zb_check_profile(&p, &m, family, dims.hidden > 0 ? &dims : NULL, &c);
     for (int i = 0; i < c.n; i++)
         cli_warn("%s", c.msg[i]);
 out:
@@ -70,6 +103,8 @@ static const struct cli_opt opts[] = {
     { "hidden", 0, "H", "a transformer layer's hidden size: compare B/F\n"
       "and W/F with its FLOPs" },
     { "seq", 0, "S", "its sequence length (with --hidden)" },
+    CLI_OPT_OUTPUT("the warnings"),
+    CLI_OPT_JSON("the warnings"),
     { NULL, 0, NULL, NULL },
 };
 
@@ -78,7 +113,7 @@ const struct cli_command cmd_check_profile = {
     .summary = "warn about a profile that does not look like its passes",
     .args = "FILE", .min_args = 1, .max_args = 1,
     .groups = { { "options", opts } },
-    .notes = "Warnings go to stderr, one line each; the exit status is 0 "
-             "unless FILE is not\na valid profile. Thresholds: "
-             "docs/profiles.md.\n",
+    .notes = "Warnings go to stderr, one line each (with -o or --json, "
+             "to the result\ninstead); the exit status is 0 unless FILE is "
+             "not a valid profile.\nThresholds: docs/profiles.md.\n",
 };

@@ -91,7 +91,8 @@ static int spread_cvs(const char *path, const struct zb_schedule *s,
 }
 
 /* --jitter CV|FILE [--samples N] [--seed S]. */
-static int jitter(const struct cli_args *a, const struct zb_schedule *s)
+static int jitter(const struct cli_args *a, const struct zb_schedule *s,
+                  FILE *out)
 {
     struct zb_jitter_result j;
     struct zb_error err = { 0 };
@@ -116,25 +117,30 @@ static int jitter(const struct cli_args *a, const struct zb_schedule *s)
     if (rc < 0)
         return cli_fail(&err);
     if (cli_has(a, "json"))
-        jitter_json(stdout, &j);
+        jitter_json(out, &j);
     else
-        jitter_table(stdout, &j);
+        jitter_table(out, &j);
     return CLI_OK;
 }
 
 static int run(const struct cli_args *a)
 {
     struct zb_schedule s;
+    struct cli_out out;
     int rc;
 
     if ((rc = cli_load_schedule(a->pos[0], &s)) != CLI_OK)
         return rc;
+    cli_out_open(a, &out);
     if (cli_has(a, "jitter"))
-        rc = jitter(a, &s);
-    else if (cli_has(a, "json"))
-        report_measures_json(stdout, &s);
-    else
-        report_measures(stdout, &s);
+        rc = jitter(a, &s, out.f);
+    else if (cli_has(a, "json")) {
+        report_measures_json(out.f, &s);
+        fputc('\n', out.f);
+    } else
+        report_measures(out.f, &s);
+    /* The measures are written either way: they say by how much. */
+    rc = cli_out_close(&out, rc);
     if (rc == CLI_OK && !s.predicted.fits_memory) {
         cli_error("'%s': peak memory exceeds the limit", a->pos[0]);
         rc = CLI_FAIL;
@@ -144,7 +150,8 @@ static int run(const struct cli_args *a)
 }
 
 static const struct cli_opt opts[] = {
-    { "json", 0, NULL, "one JSON object instead of the table" },
+    CLI_OPT_OUTPUT("the measures"),
+    CLI_OPT_JSON("the measures"),
     { "jitter", 0, "CV|FILE", "replay under noise: this CV, or FILE's "
       "measured spread" },
     { "samples", 0, "N", "--jitter: replays (default 1000)" },
@@ -157,6 +164,8 @@ const struct cli_command cmd_eval = {
     .summary = "simulate a schedule file and print its measures",
     .args = "FILE", .min_args = 1, .max_args = 1,
     .groups = { { "options", opts } },
+    .deps = (const struct cli_dep[]){ { "samples", "jitter" },
+                                      { "seed", "jitter" }, { NULL, NULL } },
     .notes = "FILE must be legal apart from memory; a schedule over its "
              "limit is reported\nand the exit status is 1. --jitter reports "
              "the cost's, makespan's and bubble\nratio's mean, p50 and p95 "

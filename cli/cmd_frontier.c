@@ -13,55 +13,56 @@
 #include "zbsched/frontier.h"
 #include "zbsched/io.h"
 
-static void print_table(const struct zb_frontier *f)
+static void print_table(FILE *f, const struct zb_frontier *fr)
 {
-    printf("%-15s %-9s %3s %10s %10s %12s %8s %5s\n", "schedule",
+    fprintf(f, "%-15s %-9s %3s %10s %10s %12s %8s %5s\n", "schedule",
            "placement", "vpp", "limit", "peak", "cost", "bubble", "front");
-    for (int i = 0; i < f->n; i++) {
-        const struct zb_frontier_point *pt = &f->pts[i];
+    for (int i = 0; i < fr->n; i++) {
+        const struct zb_frontier_point *pt = &fr->pts[i];
         char lim[32] = "-";
         if (isfinite(pt->limit))
             snprintf(lim, sizeof(lim), "%.6g", pt->limit);
-        printf("%-15s %-9s %3d %10s %10.6g %12.6g %8.4f %5s\n", pt->name,
-               zb_placement_name(pt->placement), pt->vpp, lim, pt->peak,
-               pt->cost, pt->bubble, pt->front ? "*" : "");
+        fprintf(f, "%-15s %-9s %3d %10s %10.6g %12.6g %8.4f %5s\n",
+                pt->name, zb_placement_name(pt->placement), pt->vpp, lim,
+                pt->peak, pt->cost, pt->bubble, pt->front ? "*" : "");
     }
-    printf("lower bound by limit (1F1B's peak %.6g):", f->unit);
-    for (int k = 0; k < f->nb; k++) {
-        if (isfinite(f->bounds[k].bound))
-            printf(" %.6g: %.6g", f->bounds[k].limit, f->bounds[k].bound);
+    fprintf(f, "lower bound by limit (1F1B's peak %.6g):", fr->unit);
+    for (int k = 0; k < fr->nb; k++) {
+        if (isfinite(fr->bounds[k].bound))
+            fprintf(f, " %.6g: %.6g", fr->bounds[k].limit,
+                    fr->bounds[k].bound);
         else
-            printf(" %.6g: -", f->bounds[k].limit);
-        printf(k + 1 < f->nb ? ";" : "\n");
+            fprintf(f, " %.6g: -", fr->bounds[k].limit);
+        fputs(k + 1 < fr->nb ? ";" : "\n", f);
     }
 }
 
-static void print_json(const struct zb_frontier *f)
+static void print_json(FILE *f, const struct zb_frontier *fr)
 {
-    printf("{\"unit\": %.17g, \"points\": [", f->unit);
-    for (int i = 0; i < f->n; i++) {
-        const struct zb_frontier_point *pt = &f->pts[i];
-        printf("%s\n  {\"schedule\": \"%s\", \"placement\": \"%s\", "
+    fprintf(f, "{\"unit\": %.17g, \"points\": [", fr->unit);
+    for (int i = 0; i < fr->n; i++) {
+        const struct zb_frontier_point *pt = &fr->pts[i];
+        fprintf(f, "%s\n  {\"schedule\": \"%s\", \"placement\": \"%s\", "
                "\"vpp\": %d, ", i ? "," : "", pt->name,
                zb_placement_name(pt->placement), pt->vpp);
         if (isfinite(pt->limit))
-            printf("\"limit\": %.17g, ", pt->limit);
+            fprintf(f, "\"limit\": %.17g, ", pt->limit);
         else
-            printf("\"limit\": null, ");
-        printf("\"peak\": %.17g, \"cost\": %.17g, \"bubble_ratio\": %.17g, "
-               "\"front\": %s}", pt->peak, pt->cost, pt->bubble,
-               pt->front ? "true" : "false");
+            fprintf(f, "\"limit\": null, ");
+        fprintf(f, "\"peak\": %.17g, \"cost\": %.17g, \"bubble_ratio\": "
+                "%.17g, \"front\": %s}", pt->peak, pt->cost, pt->bubble,
+                pt->front ? "true" : "false");
     }
-    printf("\n], \"bounds\": [");
-    for (int k = 0; k < f->nb; k++) {
-        printf("%s\n  {\"limit\": %.17g, \"bound\": ", k ? "," : "",
-               f->bounds[k].limit);
-        if (isfinite(f->bounds[k].bound))
-            printf("%.17g}", f->bounds[k].bound);
+    fprintf(f, "\n], \"bounds\": [");
+    for (int k = 0; k < fr->nb; k++) {
+        fprintf(f, "%s\n  {\"limit\": %.17g, \"bound\": ", k ? "," : "",
+               fr->bounds[k].limit);
+        if (isfinite(fr->bounds[k].bound))
+            fprintf(f, "%.17g}", fr->bounds[k].bound);
         else
-            printf("null}");
+            fprintf(f, "null}");
     }
-    printf("\n]}\n");
+    fprintf(f, "\n]}\n");
 }
 
 /* On a terminal only (pipes and tests see nothing): one line, redrawn,
@@ -82,6 +83,7 @@ static int run(const struct cli_args *a)
     struct zb_frontier f;
     struct zb_error err = { 0 };
     const char *svg = cli_get(a, "svg");
+    struct cli_out out;
     bool shown = false;
     int rc;
 
@@ -89,7 +91,7 @@ static int run(const struct cli_args *a)
     if ((rc = cli_number(a, "effort", 0, &opt.effort)) != CLI_OK ||
         (rc = cli_load_profile(a, NULL, NULL, &prof)) != CLI_OK)
         return rc;
-    if (isatty(STDERR_FILENO)) {
+    if (isatty(STDERR_FILENO) && !cli_has(a, "quiet")) {
         opt.progress = print_progress;
         opt.progress_ctx = &shown;
     }
@@ -108,16 +110,19 @@ static int run(const struct cli_args *a)
             return cli_fail_file(svg, &err);
         }
     }
+    cli_out_open(a, &out);
     if (cli_has(a, "json"))
-        print_json(&f);
+        print_json(out.f, &f);
     else
-        print_table(&f);
+        print_table(out.f, &f);
     zb_frontier_release(&f);
-    return CLI_OK;
+    return cli_out_close(&out, CLI_OK);
 }
 
 static const struct cli_opt opts[] = {
-    { "json", 0, NULL, "one JSON object instead of the table" },
+    CLI_OPT_OUTPUT("the table"),
+    CLI_OPT_JSON("the table"),
+    CLI_OPT_QUIET,
     { "svg", 0, "FILE", "also draw cost against peak memory here" },
     { "effort", 0, "SECONDS", "zb's local search per point (0: 0.02; "
       "-1: none)" },

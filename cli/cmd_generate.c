@@ -11,9 +11,9 @@
 #include "cli.h"
 #include "commands.h"
 #include "report.h"
+#include "zbsched/dp.h"
 #include "zbsched/frontier.h"
 #include "zbsched/generator.h"
-#include "zbsched/io.h"
 #include "zbsched/json.h"
 #include "zbsched/validate.h"
 
@@ -68,18 +68,71 @@ static void print_comparison(const struct zb_generator *g,
     zb_schedule_release(&base);
 }
 
-/* The pick among the frontier's candidates; what it picked and what the
- * runner-up would cost on stderr (unless -q). */
+/* --robust's noise: --jitter CV (0.1), --samples N (1000), --seed S (1),
+ * read as eval reads them. */
+static int robust_options(const struct cli_args *a,
+                          struct zb_frontier_robust *r)
+{
+    double n, seed;
+    int rc;
+
+    if ((rc = cli_number(a, "jitter", 0.1, &r->cv)) != CLI_OK ||
+        (rc = cli_number(a, "samples", 1000, &n)) != CLI_OK ||
+        (rc = cli_number(a, "seed", 1, &seed)) != CLI_OK)
+        return rc;
+    if (n != (int)n || seed < 0 || seed != (double)(unsigned long long)seed) {
+        cli_error("generate: --samples and --seed must be whole numbers "
+                  ">= 0");
+        return CLI_USAGE;
+    }
+    r->samples = (int)n;
+    r->seed = (uint64_t)seed;
+    return CLI_OK;
+}
+
+/* --robust's line: what was picked and the runner-up, each by its p95
+ * makespan under the noise and its cost without. */
+static void robust_summary(const struct zb_profile *prof,
+                           const struct zb_frontier_robust *r,
+                           const struct zb_frontier_pick *pk)
+{
+    fprintf(stderr, "zbsched: robust (CV %g, %d samples, seed %llu): picked "
+            "%s (%s, vpp %d): p95 makespan %s, cost %s", r->cv, r->samples,
+            (unsigned long long)r->seed, pk->sched.name,
+            zb_placement_name(pk->sched.profile.placement),
+            pk->sched.profile.vpp, report_time(prof, pk->p95).s,
+            report_time(prof, pk->sched.predicted.cost).s);
+    if (pk->has_runner_up)
+        fprintf(stderr, "; runner-up %s (%s, vpp %d): p95 makespan %s, "
+                "cost %s\n", pk->runner_up,
+                zb_placement_name(pk->runner_shape.placement),
+                pk->runner_shape.vpp, report_time(prof, pk->runner_p95).s,
+                report_time(prof, pk->runner_cost).s);
+    else
+        fprintf(stderr, "; nothing else fits\n");
+}
+
+/* The pick among the frontier's candidates (by p95 with --robust); what
+ * it picked and what the runner-up would cost on stderr (unless -q). */
 static int pick(const struct cli_args *a, const struct zb_profile *prof,
                 bool every_shape, const struct zb_options *opt,
                 struct zb_schedule *out)
 {
     struct zb_frontier_pick pk;
+    struct zb_frontier_robust r;
     struct zb_error err = { 0 };
+    bool robust = cli_has(a, "robust");
+    int rc;
 
-    if (zb_frontier_pick(prof, every_shape, opt, &pk, &err) < 0)
+    if (robust && (rc = robust_options(a, &r)) != CLI_OK)
+        return rc;
+    if ((robust ? zb_frontier_pick_robust(prof, every_shape, opt, &r, &pk,
+                                          &err)
+                : zb_frontier_pick(prof, every_shape, opt, &pk, &err)) < 0)
         return cli_fail(&err);
-    if (!cli_has(a, "quiet")) {
+    if (robust && !cli_has(a, "quiet")) {
+        robust_summary(prof, &r, &pk);
+    } else if (!cli_has(a, "quiet")) {
         fprintf(stderr, "zbsched: picked %s (%s, vpp %d): cost %s",
                 pk.sched.name, zb_placement_name(pk.sched.profile.placement),
                 pk.sched.profile.vpp,
@@ -98,6 +151,28 @@ static int pick(const struct cli_args *a, const struct zb_profile *prof,
     return CLI_OK;
 }
 
+/* The options that family g does not read (cli_not_here()): the ilp
+ * options but for ilp, --effort for a fixed order (nothing searched),
+ * --robust for any one family (it chooses among them). */
+static int inapplicable(const struct cli_args *a,
+                        const struct zb_generator *g)
+{
+    static const char *const ilp_only[] = { "time-limit", "gap",
+                                            "objective", "export-lp" };
+    int rc = CLI_OK;
+
+    for (size_t i = 0; i < 4 && rc == CLI_OK && !g->solver; i++)
+        rc = cli_not_here(a, ilp_only[i], "to --schedule %s (only to ilp)",
+                          g->name);
+    if (rc == CLI_OK && cli_has(a, "schedule"))
+        rc = cli_not_here(a, "robust", "to --schedule %s (it chooses "
+                          "among zb and the families)", g->name);
+    if (rc == CLI_OK && !g->memory_aware)
+        rc = cli_not_here(a, "effort", "to --schedule %s (a fixed order: "
+                          "nothing is searched)", g->name);
+    return rc;
+}
+
 static int run(const struct cli_args *a)
 {
     const struct zb_generator *g;
@@ -106,7 +181,7 @@ static int run(const struct cli_args *a)
     struct zb_schedule s;
     struct zb_options opt;
     struct zb_error err = { 0 };
-    const char *name, *out;
+    const char *name;
     bool every_shape;
     char *text;
     int rc;
@@ -116,12 +191,8 @@ static int run(const struct cli_args *a)
         cli_error("generate: %s", err.msg);
         return CLI_USAGE;
     }
-    if (!g->solver && (cli_has(a, "time-limit") || cli_has(a, "gap") ||
-                       cli_has(a, "objective") || cli_has(a, "export-lp"))) {
-        cli_error("generate: --time-limit, --gap, --objective and "
-                  "--export-lp are for --schedule ilp");
-        return CLI_USAGE;
-    }
+    if ((rc = inapplicable(a, g)) != CLI_OK)
+        return rc;
     /* A search reads Ctrl-C and reports progress; every row reads the
      * options it understands (--effort: zb). */
     if ((rc = cli_generator_options(a, 60, g->solver, &opt)) != CLI_OK ||
@@ -132,20 +203,24 @@ static int run(const struct cli_args *a)
     zb_profile_draft_release(&d);
     if (rc != CLI_OK)
         return rc;
-    if (!cli_has(a, "schedule") && zb_profile_has_limit(&prof))
-        rc = pick(a, &prof, every_shape, &opt, &s);
-    else if (zb_generator_run(g, &prof, &opt, &s, &err) < 0)
-        rc = cli_fail(&err);
-    else
-        cli_search_summary(&opt, &s);
+    if (zb_dp_active(&prof))
+        rc = cli_not_here(a, "robust", "with data parallelism (its "
+                          "collectives are not replayed)");
+    if (rc == CLI_OK) {
+        if (!cli_has(a, "schedule") &&
+            (zb_profile_has_limit(&prof) || cli_has(a, "robust")))
+            rc = pick(a, &prof, every_shape, &opt, &s);
+        else if (zb_generator_run(g, &prof, &opt, &s, &err) < 0)
+            rc = cli_fail(&err);
+        else
+            cli_search_summary(&opt, &s);
+    }
     zb_profile_release(&prof);
     if (rc != CLI_OK)
         return rc;
     if ((rc = refuse_illegal(&s)) == CLI_OK) {
-        out = cli_get(a, "output");
         text = zb_json_format_schedule(&s);
-        if (zb_io_write_file(out ? out : "-", text, strlen(text), &err) < 0)
-            rc = cli_fail(&err);
+        rc = cli_write_result(a, "schedule JSON", text, strlen(text));
         free(text);
         if (rc == CLI_OK && !cli_has(a, "quiet"))
             print_comparison(g, &s);
@@ -158,9 +233,14 @@ static const struct cli_opt opts[] = {
     { "schedule", 0, "NAME", "the family (zbsched list); default zb, or "
                              "with a\nmemory limit the best schedule that "
                              "fits it (below)" },
-    { "output", 'o', "FILE", "write the schedule here, atomically "
-                             "(stdout)" },
-    { "quiet", 'q', NULL, "no summary, comparison or progress on stderr" },
+    CLI_OPT_OUTPUT("the schedule"),
+    CLI_OPT_QUIET,
+    { "robust", 0, NULL, "pick by the p95 makespan under timing noise,\n"
+      "not the cost without (no --schedule; below)" },
+    { "jitter", 0, "CV", "--robust: each pass's coefficient of variation\n"
+      "(0.1), log-normal as in eval --jitter" },
+    { "samples", 0, "N", "--robust: replays of each candidate (1000)" },
+    { "seed", 0, "S", "--robust: the noise's seed (1)" },
     { "export-lp", 0, "FILE", "ilp: also write the model (CPLEX LP "
                               "format)" },
     { NULL, 0, NULL, NULL },
@@ -172,6 +252,9 @@ const struct cli_command cmd_generate = {
     .groups = { { "options", opts },
                 { "search options", cli_search_opts },
                 { "profile options", cli_profile_opts } },
+    .deps = (const struct cli_dep[]){ { "jitter", "robust" },
+                                      { "samples", "robust" },
+                                      { "seed", "robust" }, { NULL, NULL } },
     .notes = "The schedule is validated in full before it is written; a "
              "family over the\nmemory limit is refused. The ilp options "
              "are for --schedule ilp; Ctrl-C\nstops its search and keeps "
@@ -191,5 +274,10 @@ const struct cli_command cmd_generate = {
              "Among several shapes they are compared at\nthe frontier's "
              "effort (0.02 s per zb) unless --effort is given, and a zb\n"
              "winner then gets zb's default search. Without a limit, zb in "
-             "the profile's\nshape.\n",
+             "the profile's\nshape.\n\n"
+             "--robust picks among the same candidates (with or without a "
+             "limit) the one\nwhose replays under noise (eval --jitter's "
+             "model, the same seed for each)\nhave the lowest p95 "
+             "makespan; stderr gives the p95 and the cost of the pick\n"
+             "and the runner-up.\n",
 };

@@ -60,7 +60,7 @@ static int run(const struct cli_args *a)
     struct zb_profile prof = { 0 };
     struct zb_schedule s;
     struct zb_error err = { 0 };
-    const char *out, *name;
+    const char *name;
     char *text;
     int rc;
 
@@ -73,10 +73,8 @@ static int run(const struct cli_args *a)
         rc = cli_fail_file(a->pos[0], &err);
         goto out;
     }
-    out = cli_get(a, "output");
     text = zb_json_format_schedule(&s);
-    if (zb_io_write_file(out ? out : "-", text, strlen(text), &err) < 0)
-        rc = cli_fail(&err);
+    rc = cli_write_result(a, "schedule JSON", text, strlen(text));
     free(text);
     if (rc == CLI_OK && !s.predicted.fits_memory)
         cli_warn("'%s': peak memory %g exceeds the limit", a->pos[0],
@@ -96,8 +94,8 @@ out:
 static const struct cli_opt opts[] = {
     { "from", 0, "torch-csv", "the format (required; the one there is)" },
     { "name", 0, "NAME", "the schedule's name (torch-csv)" },
-    { "output", 'o', "OUT", "write the schedule here, atomically (stdout)" },
-    { "quiet", 'q', NULL, "no summary on stderr" },
+    CLI_OPT_OUTPUT("the schedule"),
+    CLI_OPT_QUIET,
     { NULL, 0, NULL, NULL },
 };
 

@@ -431,14 +431,14 @@ static const struct cli_opt opts[] = {
     { "zero", 0, "0-3", "ZeRO stage over them (0; docs/zero.md)" },
     { "effort", 0, "SECONDS", "zb's search on the finalists (0: zb's "
       "default)" },
-    { "output", 'o', "FILE", "write the plan JSON here (stdout)" },
+    CLI_OPT_OUTPUT("the plan JSON"),
     { "schedule-out", 0, "FILE", "also write the schedule JSON" },
     { "csv", 0, "FILE", "also write the PyTorch CSV (torchtitan's\n"
       "pipeline_parallel_schedule_csv)" },
     { "svg", 0, "FILE", "also draw the plan: stage work and rank memory,\n"
       "beside the even split" },
     { "png", 0, "FILE", "the same picture as PNG (needs rsvg-convert)" },
-    { "quiet", 'q', NULL, "no summary on stderr" },
+    CLI_OPT_QUIET,
     { NULL, 0, NULL, NULL },
 };
 

@@ -254,7 +254,13 @@ static int run(const struct cli_args *a)
         if ((rc = read_file(f.path[0], &text)) != CLI_OK)
             goto out;
         if (is_profile(text)) {
-            rc = copy_profile(f.path[0], text, out);
+            static const char *const shape[] = { "pp", "vpp", "mb",
+                                                 "placement", "time-unit" };
+            for (size_t i = 0; i < 5 && rc == CLI_OK; i++)
+                rc = cli_not_here(a, shape[i], "to a zbexec --profile-out "
+                                  "file (copied as it is)");
+            if (rc == CLI_OK)
+                rc = copy_profile(f.path[0], text, out);
             free(text);
             goto out;
         }
@@ -283,14 +289,14 @@ out:
 
 static const struct cli_opt opts[] = {
     { "from", 0, "FORMAT", "torch-trace, megatron or zbexec (required)" },
-    { "output", 'o', "OUT", "write the profile here, atomically (stdout)" },
+    CLI_OPT_OUTPUT("the profile"),
     { "pp", 0, "N", "ranks (default: from the input)" },
     { "vpp", 0, "N", "chunks per rank (default: from the input)" },
     { "mb", 0, "N", "microbatches (default: from the input)" },
     { "placement", 0, "loop|v", "placement (default: from the input; "
       "megatron: loop)" },
     { "time-unit", 0, "us|ms|s", "unit of the profile's times (default ms)" },
-    { "quiet", 'q', NULL, "no summary on stderr" },
+    CLI_OPT_QUIET,
     { NULL, 0, NULL, NULL },
 };
 

@@ -120,6 +120,15 @@ static int write_text(const char *path, char *text)
     return rc < 0 ? cli_fail(&err) : CLI_OK;
 }
 
+/* An SVG picture: -o, else stdout but a terminal (cli_write_result()). */
+static int write_result(const struct cli_args *a, char *text)
+{
+    int rc = cli_write_result(a, "SVG", text, strlen(text));
+
+    free(text);
+    return rc;
+}
+
 static int check_usage(const struct cli_args *a)
 {
     if (a->npos > 1 && !cli_has(a, "compare")) {
@@ -129,10 +138,6 @@ static int check_usage(const struct cli_args *a)
     if (cli_has(a, "compare") && (cli_has(a, "realized") ||
                                   cli_has(a, "trace"))) {
         cli_error("render: --compare takes neither --realized nor --trace");
-        return CLI_USAGE;
-    }
-    if (cli_has(a, "iter") && !cli_has(a, "realized")) {
-        cli_error("render: --iter selects an iteration of --realized");
         return CLI_USAGE;
     }
     return CLI_OK;
@@ -177,9 +182,11 @@ static int draw(const struct cli_args *a, struct render *v, int width)
             return CLI_FAIL;
         }
     }
-    return write_text(out ? out : "-",
-                      ascii ? zb_render_ascii(v->panels, v->npanels, width)
-                            : zb_render_svg(v->panels, v->npanels, width));
+    /* A terminal picture is for the terminal; SVG is not. */
+    if (ascii)
+        return write_text(out ? out : "-",
+                          zb_render_ascii(v->panels, v->npanels, width));
+    return write_result(a, zb_render_svg(v->panels, v->npanels, width));
 }
 
 /* A plan file: its picture to -o (else stdout), which takes no other
@@ -215,8 +222,7 @@ static int render_plan(const struct cli_args *a, bool *done)
     free(text);
     if (rc < 0)
         return cli_fail_file(path, &err);
-    rc = write_text(cli_get(a, "output") ? cli_get(a, "output") : "-",
-                    zb_plan_render_svg(&view));
+    rc = write_result(a, zb_plan_render_svg(&view));
     zb_plan_view_release(&view);
     return rc;
 }
@@ -271,7 +277,7 @@ out:
 }
 
 static const struct cli_opt opts[] = {
-    { "output", 'o', "OUT", "write the picture here (stdout)" },
+    CLI_OPT_OUTPUT("the picture"),
     { "ascii", 0, NULL, "draw for the terminal instead of SVG" },
     { "width", 0, "N", "width in pixels (1200) or, with --ascii, "
                        "columns\n(the terminal's)" },
@@ -292,6 +298,8 @@ const struct cli_command cmd_render = {
                "(Perfetto)",
     .args = "FILE...", .min_args = 1, .max_args = CLI_MAX_ARGS,
     .groups = { { "options", opts } },
+    .deps = (const struct cli_dep[]){ { "iter", "realized" },
+                                      { NULL, NULL } },
     .notes = "Several FILEs need --compare, which takes neither --realized "
              "nor --trace.\nA plan file (zbsched plan -o) is drawn as the "
              "plan's picture (docs/plan.md).\n",

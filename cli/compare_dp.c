@@ -62,40 +62,48 @@ static const char *variant_label(const struct dp_variant *v, char *buf,
     return buf;
 }
 
-static void print_row(const char *name, const struct dp_variant *v,
+/* A row of the table, or its JSON object (no newline). */
+static void print_row(FILE *f, const char *name, const struct dp_variant *v,
                       const struct dp_row *row, bool json)
 {
     char label[16];
 
     if (!json) {
-        printf("%-15s %4s %12.6g %12.6g %12.6g %12.6g %10.6g %5s\n", name,
+        fprintf(f, "%-15s %4s %12.6g %12.6g %12.6g %12.6g %10.6g %5s\n", name,
                variant_label(v, label, sizeof(label)), row->cost, row->step,
                row->step_grouped, row->memory, row->act_peak,
                row->fits ? "yes" : "no");
         return;
     }
-    fputs("{\"schedule\": ", stdout);
-    zb_json_fput_str(stdout, name);
-    printf(", \"zero\": %d, ", v->zero);
+    fputs("{\"schedule\": ", f);
+    zb_json_fput_str(f, name);
+    fprintf(f, ", \"zero\": %d, ", v->zero);
     if (v->reduce != ZB_DP_REDUCE_STEP)
-        printf("\"reduce\": \"%s\", ", zb_dp_reduce_name(v->reduce));
+        fprintf(f, "\"reduce\": \"%s\", ", zb_dp_reduce_name(v->reduce));
     if (v->units > 1)
-        printf("\"units\": %d, ", v->units);
-    fputs("\"cost\": ", stdout);
-    zb_json_fput_num(stdout, row->cost);
-    fputs(", \"step_time\": ", stdout);
-    zb_json_fput_num(stdout, row->step);
-    fputs(", \"step_time_grouped_w\": ", stdout);
-    zb_json_fput_num(stdout, row->step_grouped);
-    fputs(", \"memory\": ", stdout);
-    zb_json_fput_num(stdout, row->memory);
-    fputs(", \"peak_memory\": ", stdout);
-    zb_json_fput_num(stdout, row->act_peak);
-    printf(", \"fits_memory\": %s}\n", row->fits ? "true" : "false");
+        fprintf(f, "\"units\": %d, ", v->units);
+    fputs("\"cost\": ", f);
+    zb_json_fput_num(f, row->cost);
+    fputs(", \"step_time\": ", f);
+    zb_json_fput_num(f, row->step);
+    fputs(", \"step_time_grouped_w\": ", f);
+    zb_json_fput_num(f, row->step_grouped);
+    fputs(", \"memory\": ", f);
+    zb_json_fput_num(f, row->memory);
+    fputs(", \"peak_memory\": ", f);
+    zb_json_fput_num(f, row->act_peak);
+    fprintf(f, ", \"fits_memory\": %s}", row->fits ? "true" : "false");
 }
 
-int compare_dp(const struct zb_profile *prof, const struct zb_options *opt,
-               bool all_zero, bool json)
+/* Before a JSON row: the separator; rows counts the rows so far. */
+static void next_row(FILE *f, bool json, int *rows)
+{
+    if (json)
+        fputs((*rows)++ ? ",\n  " : "\n  ", f);
+}
+
+int compare_dp(FILE *f, const struct zb_profile *prof,
+               const struct zb_options *opt, bool all_zero, bool json)
 {
     /* --zero-all: every stage, and ZeRO-2 both ways; else the profile's. */
     static const struct dp_variant all[] = {
@@ -114,12 +122,14 @@ int compare_dp(const struct zb_profile *prof, const struct zb_options *opt,
     const char *best_name = NULL;
     struct dp_row best = { 0 };
     struct dp_variant best_v = own;
-    int rows_ok = 0;
+    int rows_ok = 0, rows = 0;
     char label[16];
 
     zb_profile_copy(&p, prof);
-    if (!json)
-        printf("%-15s %4s %12s %12s %12s %12s %10s %5s\n", "schedule",
+    if (json)
+        fputs("{\"rows\": [", f);
+    else
+        fprintf(f, "%-15s %4s %12s %12s %12s %12s %10s %5s\n", "schedule",
                "zero", "cost", "step", "step_wgroup", "memory", "act_peak",
                "fits");
     for (int v = 0; v < nv; v++) {
@@ -130,10 +140,11 @@ int compare_dp(const struct zb_profile *prof, const struct zb_options *opt,
         /* Each stage's own model state leaves its own activation budget
          * under a total limit (profile.h, mem_total). */
         if (zb_profile_count_state(&p, &serr) < 0) {
+            next_row(f, json, &rows);
             if (json)
-                report_error_json(stdout, "*", serr.msg);
+                report_error_json(f, "*", serr.msg);
             else
-                printf("%-15s %4s %s\n", "*",
+                fprintf(f, "%-15s %4s %s\n", "*",
                        variant_label(&vs[v], label, sizeof(label)),
                        serr.msg);
             continue;
@@ -145,16 +156,17 @@ int compare_dp(const struct zb_profile *prof, const struct zb_options *opt,
 
             if (g->solver || zb_generator_accepts(g, &p, NULL) < 0)
                 continue;
+            next_row(f, json, &rows);
             if (measure(g, &p, opt, &row, &err) < 0) {
                 if (json)
-                    report_error_json(stdout, g->name, err.msg);
+                    report_error_json(f, g->name, err.msg);
                 else
-                    printf("%-15s %4s %s\n", g->name,
+                    fprintf(f, "%-15s %4s %s\n", g->name,
                            variant_label(&vs[v], label, sizeof(label)),
                            err.msg);
                 continue;
             }
-            print_row(g->name, &vs[v], &row, json);
+            print_row(f, g->name, &vs[v], &row, json);
             rows_ok++;
             double step = fmin(row.step, row.step_grouped);
             double best_step = fmin(best.step, best.step_grouped);
@@ -168,12 +180,27 @@ int compare_dp(const struct zb_profile *prof, const struct zb_options *opt,
         }
     }
     zb_profile_release(&p);
-    if (!json && best_name)
-        printf("fastest that fits: %s with zero %s, step %s, memory "
-               "%s\n", best_name,
-               variant_label(&best_v, label, sizeof(label)),
-               report_time(prof, fmin(best.step, best.step_grouped)).s,
-               report_memory(prof, best.memory).s);
+    if (json) {
+        fputs("\n], \"fastest_that_fits\": ", f);
+        if (best_name) {
+            fputs("{\"schedule\": ", f);
+            zb_json_fput_str(f, best_name);
+            fprintf(f, ", \"zero\": \"%s\", \"step_time\": ",
+                    variant_label(&best_v, label, sizeof(label)));
+            zb_json_fput_num(f, fmin(best.step, best.step_grouped));
+            fputs(", \"memory\": ", f);
+            zb_json_fput_num(f, best.memory);
+            fputs("}}\n", f);
+        } else {
+            fputs("null}\n", f);
+        }
+    } else if (best_name) {
+        fprintf(f, "fastest that fits: %s with zero %s, step %s, memory "
+                "%s\n", best_name,
+                variant_label(&best_v, label, sizeof(label)),
+                report_time(prof, fmin(best.step, best.step_grouped)).s,
+                report_memory(prof, best.memory).s);
+    }
     if (!rows_ok) {
         cli_error("compare: no family serves this profile");
         return CLI_FAIL;

@@ -26,13 +26,18 @@ static const struct cli_command *find_command(const char *name)
     return NULL;
 }
 
-/* `zbsched help [CMD]`: the tool's usage, or CMD's. */
+/* `zbsched help [CMD]`: the tool's usage, or CMD's; `help --man`: the
+ * manual page. */
 static int help(int argc, char **argv)
 {
     const struct cli_command *cmd;
 
     if (argc < 3) {
         cli_usage(stdout);
+        return CLI_OK;
+    }
+    if (!strcmp(argv[2], "--man")) {
+        cli_man(stdout);
         return CLI_OK;
     }
     if (!(cmd = find_command(argv[2]))) {

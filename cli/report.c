@@ -206,7 +206,7 @@ void report_measures_json(FILE *out, const struct zb_schedule *s)
             put_num(out, ", ", "total_memory", m->ranks[r].total_memory);
         fputc('}', out);
     }
-    fprintf(out, "]}\n");
+    fprintf(out, "]}");
     if (nonfinite)
         cli_warn("%s: %d measures are not finite numbers, written as null",
                  s->name, nonfinite);
@@ -220,5 +220,5 @@ void report_error_json(FILE *out, const char *name, const char *msg)
     zb_json_fput_str(out, name);
     fputs(", \"error\": ", out);
     zb_json_fput_str(out, msg);
-    fputs("}\n", out);
+    fputc('}', out);
 }

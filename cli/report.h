@@ -49,10 +49,10 @@ void report_summary(FILE *out, const struct zb_schedule *s);
 /* The measures of one schedule, overall and per rank. */
 void report_measures(FILE *out, const struct zb_schedule *s);
 
-/* The same as a JSON object (one line, newline-terminated). */
+/* The same as a JSON object (one line, no newline). */
 void report_measures_json(FILE *out, const struct zb_schedule *s);
 
-/* {"schedule": name, "error": msg} (one line, newline-terminated). */
+/* {"schedule": name, "error": msg} (one line, no newline). */
 void report_error_json(FILE *out, const char *name, const char *msg);
 
 #endif

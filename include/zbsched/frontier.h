@@ -14,6 +14,7 @@
 #define ZBSCHED_FRONTIER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include "zbsched/error.h"
 #include "zbsched/options.h"
 #include "zbsched/profile.h"
@@ -91,6 +92,8 @@ struct zb_frontier_pick {
     char runner_up[ZB_SCHEDULE_NAME_MAX];   /* its family */
     struct zb_frontier_shape runner_shape;
     double runner_cost;
+    double p95, runner_p95;         /* zb_frontier_pick_robust(): the
+                                       pick's and the runner-up's */
 };
 
 /* ZB_ENOMEM_LIMIT (zb's message in p's shape) when no candidate fits,
@@ -99,6 +102,26 @@ struct zb_frontier_pick {
 int zb_frontier_pick(const struct zb_profile *p, bool every_shape,
                      const struct zb_options *opt,
                      struct zb_frontier_pick *out, struct zb_error *err);
+
+/* generate --robust: the noise the candidates are compared under, as
+ * zb_jitter_run() (profile_import.h) draws it. */
+struct zb_frontier_robust {
+    double cv;              /* every pass's coefficient of variation */
+    int samples;
+    uint64_t seed;
+};
+
+/* zb_frontier_pick() with the candidates (pick and runner-up alike)
+ * ranked by the p95 makespan of their replays under r's noise, the
+ * deterministic order breaking ties; the same seed for each, so the same
+ * input gives the same pick. A zb winner's longer search is kept only
+ * where its p95 is lower. ZB_EINVAL from zb_jitter_run() (a cv outside
+ * [0, 10], data parallelism). */
+int zb_frontier_pick_robust(const struct zb_profile *p, bool every_shape,
+                            const struct zb_options *opt,
+                            const struct zb_frontier_robust *r,
+                            struct zb_frontier_pick *out,
+                            struct zb_error *err);
 
 /* Cost against peak memory as an SVG: every point, the front joined, the
  * bound as a dashed step line under it. Caller frees. */

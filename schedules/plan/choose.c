@@ -3,6 +3,7 @@
  * in the profile's shape or in every shape of the frontier, each family
  * built once: zb's collection (plan.h) holds the fixed families that it
  * weighs, and the pick takes them from there. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "plan/plan.h"
@@ -10,6 +11,7 @@
 #include "zbsched/frontier.h"
 #include "zbsched/generator.h"
 #include "zbsched/measures.h"
+#include "zbsched/profile_import.h"
 #include "zbsched/xalloc.h"
 
 /* The fitting candidates of the pick, in the order they were built; and
@@ -21,7 +23,30 @@ struct pool {
     bool keep;                  /* keep a collection (refine) */
     struct plan_candidates c;   /* kept: its zb is pool entry `zb` */
     int zb;                     /* -1: none kept */
+    const struct zb_frontier_robust *robust;    /* or NULL */
+    double *p95;                /* robust: each entry's p95 makespan */
 };
+
+/* The p95 makespan of s's replays under the pool's noise. */
+static int p95_of(const struct pool *pl, const struct zb_schedule *s,
+                  double *out, struct zb_error *err)
+{
+    const struct zb_frontier_robust *r = pl->robust;
+    struct zb_jitter_result j;
+    int rc = zb_jitter_run(s, r->cv, NULL, r->samples, r->seed, &j, err);
+
+    *out = rc < 0 ? 0 : j.makespan.p95;
+    return rc;
+}
+
+/* Pool entry i against j: by p95 when robust (within rounding, equal),
+ * then by the one comparison of timed schedules. */
+static bool better(const struct pool *pl, int i, int j)
+{
+    if (pl->p95 && fabs(pl->p95[i] - pl->p95[j]) > 1e-9 * pl->p95[j])
+        return pl->p95[i] < pl->p95[j];
+    return zbi_pick_better(&pl->s[i], &pl->s[j]);
+}
 
 /* A candidate g timed into s, made ready to compare: only the pick's
  * winner is lowered and validated (finish()), but with data parallelism
@@ -188,7 +213,7 @@ static int best_of(const struct pool *pl, const struct zb_schedule *pick,
 
     for (int i = 0; i < pl->n; i++)
         if ((!pick || want(&pl->s[i], pick)) &&
-            (best < 0 || zbi_pick_better(&pl->s[i], &pl->s[best])))
+            (best < 0 || better(pl, i, best)))
             best = i;
     return best;
 }
@@ -214,6 +239,7 @@ static void refine_zb(const struct zb_generator *zb,
 {
     struct zb_schedule *s = &pl->s[win], full;
     struct zb_options def;
+    double p95 = 0;
     int rc = win == pl->zb
                  ? build_zb(zb, &s->profile, zb_options_or_default(opt, &def),
                             &pl->c, &full, NULL)
@@ -221,20 +247,27 @@ static void refine_zb(const struct zb_generator *zb,
 
     if (rc < 0)
         return;
-    if (full.predicted.fits_memory && zbi_pick_better(&full, s)) {
+    /* Robust: the longer search stays only where it replays faster. */
+    if (full.predicted.fits_memory &&
+        (pl->robust ? p95_of(pl, &full, &p95, NULL) == 0 &&
+                          p95 < pl->p95[win]
+                    : zbi_pick_better(&full, s))) {
         zb_schedule_release(s);
         *s = full;
+        if (pl->robust)
+            pl->p95[win] = p95;
     } else {
         zb_schedule_release(&full);
     }
 }
 
-int zb_frontier_pick(const struct zb_profile *p, bool every_shape,
-                     const struct zb_options *opt,
-                     struct zb_frontier_pick *out, struct zb_error *err)
+static int pick(const struct zb_profile *p, bool every_shape,
+                const struct zb_options *opt,
+                const struct zb_frontier_robust *robust,
+                struct zb_frontier_pick *out, struct zb_error *err)
 {
     const struct zb_generator *zb = zb_generator_find("zb");
-    struct pool pl = { .zb = -1 };
+    struct pool pl = { .zb = -1, .robust = robust };
     struct zb_error zb_err = { 0 };
     struct zb_options po, def;
     const struct zb_options *cmp = zb_options_or_default(opt, &def);
@@ -261,7 +294,20 @@ int zb_frontier_pick(const struct zb_profile *p, bool every_shape,
         pool_shape(&pl, zb, &prof, cmp, c < 0 ? &zb_err : NULL);
         zb_profile_release(&prof);
     }
+    if (robust) {
+        pl.p95 = zb_xcalloc((size_t)pl.n + 1, sizeof(*pl.p95));
+        /* A replay that fails fails them all (data parallelism, a bad
+         * cv): reported as zb's error, nothing picked. */
+        for (int i = 0; i < pl.n; i++)
+            if (p95_of(&pl, &pl.s[i], &pl.p95[i], &zb_err) < 0) {
+                for (int k = 0; k < pl.n; k++)
+                    zb_schedule_release(&pl.s[k]);
+                pl.n = 0;
+                break;
+            }
+    }
     if ((win = best_of(&pl, NULL, NULL)) < 0) {
+        free(pl.p95);
         free(pl.s);
         if (pl.zb >= 0)
             zbi_plan_release(&pl.c);
@@ -279,6 +325,7 @@ int zb_frontier_pick(const struct zb_profile *p, bool every_shape,
         out->runner_shape = (struct zb_frontier_shape){
             r->profile.placement, r->profile.vpp };
         out->runner_cost = r->predicted.cost;
+        out->runner_p95 = robust ? pl.p95[second] : 0;
     }
     if (pl.keep && !strcmp(pl.s[win].name, "zb"))
         refine_zb(zb, opt, &pl, win);
@@ -288,8 +335,26 @@ int zb_frontier_pick(const struct zb_profile *p, bool every_shape,
         if (i != win)
             zb_schedule_release(&pl.s[i]);
     out->sched = pl.s[win];
+    out->p95 = robust ? pl.p95[win] : 0;
     free(pl.s);
+    free(pl.p95);
     if ((rc = finish(opt, &out->sched, err)) < 0)
         memset(out, 0, sizeof(*out));
     return rc;
+}
+
+int zb_frontier_pick(const struct zb_profile *p, bool every_shape,
+                     const struct zb_options *opt,
+                     struct zb_frontier_pick *out, struct zb_error *err)
+{
+    return pick(p, every_shape, opt, NULL, out, err);
+}
+
+int zb_frontier_pick_robust(const struct zb_profile *p, bool every_shape,
+                            const struct zb_options *opt,
+                            const struct zb_frontier_robust *r,
+                            struct zb_frontier_pick *out,
+                            struct zb_error *err)
+{
+    return pick(p, every_shape, opt, r, out, err);
 }

@@ -98,7 +98,7 @@ expect_out "x1f1b: peak memory over 1F1B's activation peak (1p = 4)"
 
 run "$ZBSCHED" compare --pp 4 --vpp 2 --mb 8 --json --time-limit 0
 expect_status 0 "compare --json"
-[ "$(grep -c '"schedule"' "$OUT")" -eq 3 ] ||
+jq -e '.rows | length == 3' "$OUT" >/dev/null ||
     fail "want 3 rows (interleaved, interleaved-zb, zb)"
 expect_out '"peak_vs_1f1b": '
 expect_err "no --mem-limit: zb may use up to 2x 1F1B's memory"
@@ -134,7 +134,7 @@ expect_err "--mem-sweep wants FROM:TO:STEP"
 
 run "$ZBSCHED" generate --pp 4 --mb 8 --time-limit 5
 expect_status 2 "solver flag without ilp"
-expect_err "are for --schedule ilp"
+expect_err "generate: --time-limit does not apply to --schedule zb (only to ilp)"
 
 run "$ZBSCHED" list
 expect_status 0 "list"

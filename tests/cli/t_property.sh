@@ -52,8 +52,11 @@ for seed in $(seq 1 "$count"); do
         what="profile $seed ($(cut -c1-60 "$TMP/p$seed.json")...) $fam"
         f=$TMP/s.json
         rm -f "$f"
+        # --effort only where it applies: zb searches, a family does not.
+        effort=()
+        [ "$fam" = zb ] && effort=(--effort 0.02)
         run "$ZBSCHED" generate --profile "$TMP/p$seed.json" \
-            --schedule "$fam" --effort 0.02 -q -o "$f"
+            --schedule "$fam" "${effort[@]}" -q -o "$f"
         no_signal "$what: generate"
         # A family that does not serve the shape or the limit says so.
         if [ "$status" -ne 0 ]; then

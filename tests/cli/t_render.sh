@@ -167,7 +167,7 @@ expect_status 2 "unit"
 run "$ZBSCHED" render "$TMP/h1.json" --realized "$TMP/v.trace.json"
 expect_status 1 "trace of another schedule"
 expect_err "F stage 7 mb 0 does not run on rank 0 of this schedule"
-run "$ZBSCHED" export "$TMP/h1.json" --to json
+run "$ZBSCHED" export "$TMP/h1.json" --to svg
 expect_status 2 "export format"
 printf '0F0,0Q0\n' >"$TMP/bad.csv"
 run "$ZBSCHED" import --from torch-csv "$TMP/bad.csv" -o "$TMP/bad.json"

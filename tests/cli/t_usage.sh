@@ -11,17 +11,18 @@ profile="profile pp vpp mb placement per f b w fb comm time-unit m-b m-w
          fsdp-units"
 search="effort time-limit gap objective"
 declare -A want=(
-    [generate]="schedule output quiet export-lp $search $profile"
-    [eval]="json jitter samples seed"
-    [validate]=""
-    [compare]="json mem-sweep quiet zero-all $search $profile"
-    [frontier]="json svg effort $profile"
+    [generate]="schedule output quiet robust jitter samples seed export-lp
+                $search $profile"
+    [eval]="output json jitter samples seed"
+    [validate]="output json"
+    [compare]="output json mem-sweep quiet zero-all $search $profile"
+    [frontier]="output json quiet svg effort $profile"
     [profile]="from output pp vpp mb placement time-unit quiet"
-    [check-profile]="schedule hidden seq"
+    [check-profile]="schedule hidden seq output json"
     [plan]="model gpu-mem pp mb vpp placement split link-bw link-latency
             gpus-per-node inter-bw dp zero effort output schedule-out csv
             svg png quiet"
-    [list]=""
+    [list]="output json"
     [render]="output ascii width trace time-unit compare realized iter"
     [export]="to format output"
     [import]="from name output quiet $profile"
@@ -118,7 +119,8 @@ run "$ZBSCHED" generate --pp 4 --mb 8 -q --effort 0.01 -o "$TMP/e.json"
 expect_status 0 "generate --effort 0.01"
 check "validate after --effort" "$ZBSCHED" validate "$TMP/e.json"
 run "$ZBSCHED" generate --pp 4 --mb 8 -q --effort -1 --schedule 1f1b
-expect_status 0 "generate --effort -1 (no search) for a fixed family"
+expect_status 2 "generate --effort for a fixed family"
+expect_err "generate: --effort does not apply to --schedule 1f1b"
 run "$ZBSCHED" compare --pp 4 --mb 8 --time-limit 0 --effort 0.01
 expect_status 0 "compare --effort 0.01"
 expect_out "zb "
