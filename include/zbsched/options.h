@@ -15,8 +15,9 @@ enum zb_objective {
 
 /* What a progress report is about: the ILP's search (objective, bound,
  * gap, nodes), its warm start (reported once, when it ends), a sweep's
- * points (done of total), or a step of zb's plan ended (`step` names it,
- * done counts its schedules, objective the best cost so far); the other
+ * points (done of total), or a step of zb's plan that took a second or
+ * more ended (`step` names it, done counts its schedules, objective the
+ * best cost so far, elapsed the step's seconds; wall 0); the other
  * fields are 0 there. */
 enum zb_progress_phase {
     ZB_PROGRESS_SEARCH,

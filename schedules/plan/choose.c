@@ -10,8 +10,8 @@
 #include "zbsched/dp.h"
 #include "zbsched/frontier.h"
 #include "zbsched/generator.h"
-#include "zbsched/measures.h"
 #include "zbsched/profile_import.h"
+#include "zbsched/sim.h"
 #include "zbsched/xalloc.h"
 
 /* The fitting candidates of the pick, in the order they were built; and
@@ -68,21 +68,35 @@ static int finish(const struct zb_options *opt, struct zb_schedule *s,
     return zb_generator_finish(zb_generator_find(s->name), opt, s, err);
 }
 
-/* g's order on prof, timed and ready to compare. */
-static int build(const struct zb_generator *g, const struct zb_profile *prof,
-                 const struct zb_options *opt, struct zb_schedule *s,
-                 struct zb_error *err)
+/* s, ordered on a normalised profile (zbi_plan_normalise()), timed on
+ * prof: every order the pick weighs is built in the unit-free profile,
+ * so the same model in any unit picks alike, and compared as it runs. */
+static int on_profile(struct zb_schedule *s, const struct zb_profile *prof)
 {
-    int rc = zb_generator_time(g, prof, opt, s, err);
+    zb_profile_release(&s->profile);
+    zb_profile_copy(&s->profile, prof);
+    return zb_sim_run(s, NULL);
+}
 
+/* g's order on prof, built on q (prof normalised), timed and ready to
+ * compare. */
+static int build(const struct zb_generator *g, const struct zb_profile *prof,
+                 const struct zb_profile *q, const struct zb_options *opt,
+                 struct zb_schedule *s, struct zb_error *err)
+{
+    int rc = zb_generator_time(g, q, opt, s, err);
+
+    if (rc == 0 && (rc = on_profile(s, prof)) < 0)
+        zb_schedule_release(s);
     return rc < 0 ? rc : ready(g, opt, s, err);
 }
 
-/* zb's order on prof from the collection c into s (simulated by
- * zbi_plan_zb()) and ready to compare, as build() leaves it; its refusal
- * in err. */
+/* zb's order on prof from the collection c made on q (prof normalised)
+ * into s and ready to compare, as build() leaves it; its refusal in
+ * err. */
 static int build_zb(const struct zb_generator *zb,
                     const struct zb_profile *prof,
+                    const struct zb_profile *q,
                     const struct zb_options *opt,
                     const struct plan_candidates *c, struct zb_schedule *s,
                     struct zb_error *err)
@@ -90,7 +104,7 @@ static int build_zb(const struct zb_generator *zb,
     int rc;
 
     zb_schedule_init(s, zb->name, prof);
-    if ((rc = zbi_plan_zb(prof, opt, c, s, err)) < 0) {
+    if ((rc = zbi_plan_zb_on(q, opt, c, s, err)) < 0) {
         zb_schedule_release(s);
         return rc;
     }
@@ -115,32 +129,38 @@ static bool keep_if_fits(struct pool *pl)
     return false;
 }
 
-/* Build g's order on prof into the pool if it builds and fits. */
+/* Build g's order on prof (from q) into the pool if it builds and fits. */
 static void pool_try(struct pool *pl, const struct zb_generator *g,
                      const struct zb_profile *prof,
+                     const struct zb_profile *q,
                      const struct zb_options *opt)
 {
     if (zb_generator_accepts(g, prof, NULL) == 0 &&
-        build(g, prof, opt, slot(pl), NULL) == 0)
+        build(g, prof, q, opt, slot(pl), NULL) == 0)
         keep_if_fits(pl);
 }
 
-/* The fixed family g's timed order cand, from a collection, into the
- * pool: zb_generator_time() would build the same. Taken (cand left
- * empty) unless the collection is kept, then copied. */
+/* The fixed family g's order cand, from a collection made on prof
+ * normalised, into the pool timed on prof: zb_generator_time() would
+ * build the same. Taken (cand left empty) unless the collection is
+ * kept, then copied. */
 static void pool_take(struct pool *pl, const struct zb_generator *g,
+                      const struct zb_profile *prof,
                       const struct zb_options *opt, struct zb_schedule *cand,
                       bool copy)
 {
     struct zb_schedule *s = slot(pl);
 
     if (copy) {
-        zb_schedule_init(s, cand->name, &cand->profile);
+        zb_schedule_init(s, cand->name, prof);
         zb_schedule_copy_order(s, cand);
-        zb_measures_copy(&s->predicted, &cand->predicted, cand->profile.pp);
     } else {
         *s = *cand;
         memset(cand, 0, sizeof(*cand));
+    }
+    if (on_profile(s, prof) < 0) {
+        zb_schedule_release(s);
+        return;
     }
     if (ready(g, opt, s, NULL) == 0)
         keep_if_fits(pl);
@@ -167,12 +187,14 @@ static void pool_shape(struct pool *pl, const struct zb_generator *zb,
                        const struct zb_options *opt, struct zb_error *err)
 {
     struct plan_candidates c = { .outclassed = NULL };
+    struct zb_profile q;
     bool kept = false;
     int at = pl->n;
 
+    zbi_plan_normalise(prof, &q);
     if (zb_generator_accepts(zb, prof, NULL) == 0) {
-        zbi_plan_collect(prof, opt, &c);
-        if (build_zb(zb, prof, opt, &c, slot(pl), err) == 0 &&
+        zbi_plan_collect(&q, opt, &c);
+        if (build_zb(zb, prof, &q, opt, &c, slot(pl), err) == 0 &&
             keep_if_fits(pl) && pl->keep && zb_leads(pl, at)) {
             if (pl->zb >= 0)
                 zbi_plan_release(&pl->c);
@@ -186,15 +208,16 @@ static void pool_shape(struct pool *pl, const struct zb_generator *zb,
         if (g->memory_aware)
             continue;
         if ((k = zbi_plan_find(&c, g->name, PLAN_FIXED)) >= 0)
-            pool_take(pl, g, opt, &c.s[k], kept);
+            pool_take(pl, g, prof, opt, &c.s[k], kept);
         else if ((!c.settled && !(c.outclassed && c.outclassed[i])) ||
                  g->overlaps)
-            pool_try(pl, g, prof, opt);
+            pool_try(pl, g, prof, &q, opt);
     }
     if (kept)
         pl->c = c;
     else
         zbi_plan_release(&c);
+    zb_profile_release(&q);
 }
 
 static bool same_shape(const struct zb_schedule *a,
@@ -239,12 +262,17 @@ static void refine_zb(const struct zb_generator *zb,
 {
     struct zb_schedule *s = &pl->s[win], full;
     struct zb_options def;
+    struct zb_profile q;
     double p95 = 0;
-    int rc = win == pl->zb
-                 ? build_zb(zb, &s->profile, zb_options_or_default(opt, &def),
-                            &pl->c, &full, NULL)
-                 : build(zb, &s->profile, opt, &full, NULL);
+    int rc;
 
+    /* The normalised profile its collection was made on. */
+    zbi_plan_normalise(&s->profile, &q);
+    rc = win == pl->zb ? build_zb(zb, &s->profile, &q,
+                                  zb_options_or_default(opt, &def), &pl->c,
+                                  &full, NULL)
+                       : build(zb, &s->profile, &q, opt, &full, NULL);
+    zb_profile_release(&q);
     if (rc < 0)
         return;
     /* Robust: the longer search stays only where it replays faster. */

@@ -126,13 +126,16 @@ static int gen_ilp(const struct zb_profile *p, const struct zb_options *opt,
 {
     struct plan_candidates c;
     struct zb_schedule *warm, choice;
-    struct zb_options left = *opt;
+    struct zb_options left = *opt, warming = *opt;
     bool have_choice, large = !zb_ilp_searchable(p), dp = zb_dp_active(p);
     double t0 = zb_clock_now();
     struct wall_progress wp = { opt, t0 };
     int nwarm = 0, nplain, rc = 0;
 
-    zbi_plan_collect(p, opt, &c);
+    /* The warm start reports once, as a whole (below), not by zb's steps:
+     * the reports keep a second apart on one clock. */
+    warming.progress = NULL;
+    zbi_plan_collect(p, &warming, &c);
     /* Every fixed family's order in table order (with data parallelism
      * every candidate's), then `zb`'s searched choice: borrowed (nothing
      * to free but the array and the choice), then the grouped orders. */
@@ -140,7 +143,7 @@ static int gen_ilp(const struct zb_profile *p, const struct zb_options *opt,
     for (int i = 0; i < c.n; i++)
         if (dp || c.role[i] == PLAN_FIXED)
             warm[nwarm++] = c.s[i];
-    if ((have_choice = searched_choice(&c, p, opt,
+    if ((have_choice = searched_choice(&c, p, &warming,
                                        large ? t0 + LARGE_LOCAL_SHARE *
                                                     opt->time_limit : 0,
                                        &choice)))

@@ -226,11 +226,25 @@ int zbi_plan_zb(const struct zb_profile *p, const struct zb_options *opt,
                 const struct plan_candidates *c, struct zb_schedule *s,
                 struct zb_error *err);
 
+/* p's times divided by its mean pass time (or its comm, or 1 where all
+ * are 0) and snapped to 24 significant bits into q (a copy of p), so
+ * that p in any unit plans alike: zb and generate's pick decide on q and
+ * time the winner on p. Memory is unchanged: fitting depends only on
+ * each rank's order. */
+void zbi_plan_normalise(const struct zb_profile *p, struct zb_profile *q);
+
+/* zbi_plan_zb() on q (a normalised profile, with its collection c), the
+ * order then copied into s (initialised for the profile q came from)
+ * and simulated there. */
+int zbi_plan_zb_on(const struct zb_profile *q, const struct zb_options *opt,
+                   const struct plan_candidates *c, struct zb_schedule *s,
+                   struct zb_error *err);
+
 /* ---- Progress (report.c) ---- */
 
-/* Tell opt's progress callback (if any) that `step` ended: done
- * schedules, the best cost so far (INFINITY: none), since its clock
- * start (zb_clock_now()). */
+/* Tell opt's progress callback (if any) that `step`, begun at `since`
+ * (zb_clock_now()), ended, if it took a second or more: done schedules,
+ * the best cost so far (INFINITY: none). */
 void zbi_plan_report(const struct zb_options *opt, const char *step,
                      int done, double best, double since);
 

@@ -8,11 +8,14 @@
 void zbi_plan_report(const struct zb_options *opt, const char *step,
                      int done, double best, double since)
 {
-    if (!opt || !opt->progress)
+    double took = zb_clock_now() - since;
+
+    /* A step of a second or more: reports keep a second apart. */
+    if (!opt || !opt->progress || took < 1.0)
         return;
     opt->progress(&(struct zb_progress){
                       .phase = ZB_PROGRESS_STEP, .step = step,
                       .done = done, .objective = best,
-                      .elapsed = zb_clock_now() - since },
+                      .elapsed = took },
                   opt->progress_ctx);
 }

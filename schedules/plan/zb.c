@@ -175,10 +175,7 @@ static double snap(double x)
     return ldexp(nearbyint(ldexp(m, PLAN_BITS)), e - PLAN_BITS);
 }
 
-/* p's times divided by its mean pass time (or its comm, or 1 where all
- * are 0) and snapped into q (a copy of p): the unit no longer decides.
- * Memory is unchanged: fitting depends only on each rank's order. */
-static void normalise(const struct zb_profile *p, struct zb_profile *q)
+void zbi_plan_normalise(const struct zb_profile *p, struct zb_profile *q)
 {
     double sum = 0, u;
     int n = zb_profile_stages(p);
@@ -203,30 +200,37 @@ static void normalise(const struct zb_profile *p, struct zb_profile *q)
     q->dp.all_gather = snap(p->dp.all_gather / u);
 }
 
-/* zb on p, planned on p normalised (normalise()); the order is then timed
- * on p itself. */
-static int gen_zb(const struct zb_profile *p, const struct zb_options *opt,
-                  struct zb_schedule *s, struct zb_error *err)
+int zbi_plan_zb_on(const struct zb_profile *q, const struct zb_options *opt,
+                   const struct plan_candidates *c, struct zb_schedule *s,
+                   struct zb_error *err)
 {
-    struct plan_candidates c;
-    struct zb_profile q;
     struct zb_schedule t;
     int rc;
 
-    normalise(p, &q);
-    if ((rc = zb_schedule_init(&t, s->name, &q)) < 0) {
-        zb_profile_release(&q);
+    if ((rc = zb_schedule_init(&t, s->name, q)) < 0)
         return rc;
-    }
-    zbi_plan_collect(&q, opt, &c);                      /* collect */
-    rc = zbi_plan_zb(&q, opt, &c, &t, err);
-    zbi_plan_release(&c);
+    rc = zbi_plan_zb(q, opt, c, &t, err);
     if (rc == 0) {
         zb_schedule_copy_order(s, &t);
         snprintf(s->origin, sizeof(s->origin), "%s", t.origin);
         rc = zb_sim_run(s, err);
     }
     zb_schedule_release(&t);
+    return rc;
+}
+
+/* zb on p, planned on p normalised; the order is then timed on p. */
+static int gen_zb(const struct zb_profile *p, const struct zb_options *opt,
+                  struct zb_schedule *s, struct zb_error *err)
+{
+    struct plan_candidates c;
+    struct zb_profile q;
+    int rc;
+
+    zbi_plan_normalise(p, &q);
+    zbi_plan_collect(&q, opt, &c);                      /* collect */
+    rc = zbi_plan_zb_on(&q, opt, &c, s, err);
+    zbi_plan_release(&c);
     zb_profile_release(&q);
     return rc;
 }
