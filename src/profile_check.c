@@ -164,6 +164,25 @@ static void check_flops(const struct zb_profile *p,
     }
 }
 
+/* Each stage's M_W against its own M_B (the first stage that is off,
+ * named where stages differ). */
+static void check_memory(const struct zb_profile *p, struct zb_check *out)
+{
+    for (int s = 0; s < zb_profile_stages(p); s++) {
+        double m_b = zb_profile_m_b(p, s), m_w = zb_profile_m_w(p, s);
+        char who[32] = "";
+        if (m_w <= ZB_CHECK_MW_MAX * m_b)
+            continue;
+        if (p->stage_mem)
+            snprintf(who, sizeof(who), "stage %d: ", s);
+        warn(out, "%sM_W %.4g is %.2f M_B (%.4g): W can keep at most each "
+             "layer's input (what F kept) and its output gradient, 2 M_B; "
+             "are M_B and M_W in the same unit, per chunk?", who, m_w,
+             m_w / m_b, m_b);
+        return;
+    }
+}
+
 void zb_check_profile(const struct zb_profile *p, const struct zb_measured *m,
                       const char *family, const struct zb_check_dims *dims,
                       struct zb_check *out)
@@ -174,9 +193,5 @@ void zb_check_profile(const struct zb_profile *p, const struct zb_measured *m,
     if (m && m->n)
         check_spread(m, out);
     check_balance(p, out);
-    if (p->m_w > ZB_CHECK_MW_MAX * p->m_b)
-        warn(out, "M_W %.4g is %.2f M_B (%.4g): W can keep at most each "
-             "layer's input (what F kept) and its output gradient, 2 M_B; "
-             "are M_B and M_W in the same unit, per chunk?", p->m_w,
-             p->m_w / p->m_b, p->m_b);
+    check_memory(p, out);
 }

@@ -8,6 +8,7 @@
 #include "helpers.h"
 #include "zbsched/bound.h"
 #include "zbsched/json.h"
+#include "zbsched/profile_import.h"
 #include "zbsched/timing.h"
 
 /* Build a profile from JSON text; returns the build's code (err set). */
@@ -346,3 +347,25 @@ Test(stages, the_schedule_file_round_trips)
     zb_profile_release(&p);
 }
 
+
+Test(stages, check_profile_weighs_each_stages_m_w_against_its_m_b)
+{
+    struct zb_profile p;
+    struct zb_check c;
+
+    /* Stage 3's M_W (2.5) is under the largest M_B (3, stage 1) but 5
+     * times its own M_B. */
+    must(HEAD "\"stages\": [{\"F\": 1, \"B\": 1, \"W\": 1},"
+         "{\"F\": 1, \"B\": 1, \"W\": 1, \"M_B\": 3},"
+         "{\"F\": 1, \"B\": 1, \"W\": 1},"
+         "{\"F\": 1, \"B\": 1, \"W\": 1, \"M_B\": 0.5, \"M_W\": 2.5}],"
+         "\"memory\": {\"M_B\": 1, \"M_W\": 0.5}}", &p);
+    zb_check_init(&c);
+    zb_check_profile(&p, NULL, NULL, NULL, &c);
+    bool found = false;
+    for (int i = 0; i < c.n; i++)
+        found |= strstr(c.msg[i], "stage 3: M_W 2.5 is 5.00 M_B") != NULL;
+    cr_assert(found, "no warning on stage 3 (%d warnings)", c.n);
+    zb_check_release(&c);
+    zb_profile_release(&p);
+}
