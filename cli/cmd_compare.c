@@ -183,12 +183,50 @@ static void print_footer(FILE *f, const struct row *rows, int n,
            report_memory(prof, zb_profile_1f1b_peak(prof)).s);
 }
 
+/* The families the profile's shape leaves out, by name: where times are
+ * per chunk, a family in another shape would run another model (twice
+ * the work a rank at vpp 2), so it is named, with why, not dropped
+ * unsaid. JSON: "not_in_this_shape": [{"schedule", "why"}]. */
+static void print_left_out(FILE *f, const struct zb_generator **out,
+                           char (*why)[ZB_ERROR_MSG_MAX], int n,
+                           const struct zb_profile_draft *d,
+                           const struct zb_profile *prof, bool json,
+                           bool quiet)
+{
+    if (json) {
+        fputs(", \"not_in_this_shape\": [", f);
+        for (int i = 0; i < n; i++) {
+            fprintf(f, "%s{\"schedule\": ", i ? ", " : "");
+            zb_json_fput_str(f, out[i]->name);
+            fputs(", \"why\": ", f);
+            zb_json_fput_str(f, why[i]);
+            fputc('}', f);
+        }
+        fputc(']', f);
+        return;
+    }
+    if (n == 0 || quiet)
+        return;
+    fprintf(stderr, "zbsched: not in this shape (%s, vpp %d):",
+            zb_placement_name(prof->placement), prof->vpp);
+    for (int i = 0; i < n; i++)
+        fprintf(stderr, "%s %s", i ? "," : "", out[i]->name);
+    /* A shape given is the user's to change; else --per rank reads the
+     * times as a GPU's, the same model in every family's shape. */
+    fprintf(stderr, d->placement_set || d->vpp.set
+                        ? "; the profile sets the shape\n"
+                        : "; --per rank (times per GPU) runs every family in "
+                          "its own shape on the same model\n");
+}
+
 static int compare(FILE *f, const struct zb_profile_draft *d,
                    const struct zb_profile *prof,
                    const struct zb_options *opt, bool json, bool quiet)
 {
-    int n = 0, rows_ok = 0;
+    int n = 0, rows_ok = 0, nout = 0;
     struct row *rows = zb_xcalloc(32, sizeof(*rows));
+    const struct zb_generator *out[32];
+    char (*why)[ZB_ERROR_MSG_MAX] = zb_xcalloc(32, sizeof(*why));
     bool mixed = false;
 
     for (int i = 0; zb_generators[i] && n < 32; i++) {
@@ -210,10 +248,14 @@ static int compare(FILE *f, const struct zb_profile_draft *d,
             p = &shaped;
             mixed = true;
         }
-        if (zb_generator_accepts(g, p, NULL) == 0) {
+        struct zb_error err = { 0 };
+        if (zb_generator_accepts(g, p, &err) == 0) {
             make_row(&rows[n], g, p, opt);
             rows_ok += rows[n].ok;
             n++;
+        } else if (nout < 32) {
+            out[nout] = g;
+            snprintf(why[nout++], ZB_ERROR_MSG_MAX, "%s", err.msg);
         }
         zb_profile_release(&shaped);
     }
@@ -232,10 +274,12 @@ static int compare(FILE *f, const struct zb_profile_draft *d,
     if (json) {
         fputs("\n]", f);
         print_verdict(f, rows, fastest(rows, n), true);
+        print_left_out(f, out, why, nout, d, prof, true, quiet);
         fputs("}\n", f);
     } else {
         print_verdict(f, rows, fastest(rows, n), false);
         print_footer(f, rows, n, prof, mixed);
+        print_left_out(f, out, why, nout, d, prof, false, quiet);
     }
     /* On stderr: the table on stdout stays one row per family. */
     if (!zb_profile_has_limit(prof) && !quiet)
@@ -244,6 +288,7 @@ static int compare(FILE *f, const struct zb_profile_draft *d,
         if (rows[i].ok)
             zb_schedule_release(&rows[i].s);
     free(rows);
+    free(why);
     if (!rows_ok) {
         cli_error("compare: no family serves this profile");
         return CLI_FAIL;

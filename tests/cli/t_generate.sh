@@ -26,8 +26,8 @@ expect_err "picked zb (loop, vpp 1): cost 103; optimal (meets the lower bound)"
 # Two slower stages: zb is above the bound, and the runner-up is a family
 # of the same shape.
 printf '{"pp": 8, "microbatches": 32, "time": {"F": 1, "B": 1, "W": 1},
-  "stages": [{"F": 1, "B": 1, "W": 1}, {"F": 1.4, "B": 1, "W": 1},
-  {"F": 1, "B": 1.9, "W": 1}, {"F": 1, "B": 1, "W": 1},
+  "stages": [{"F": 1, "B": 1, "W": 1}, {"F": 2, "B": 1, "W": 1},
+  {"F": 1, "B": 2.5, "W": 1}, {"F": 1, "B": 1, "W": 1},
   {"F": 1, "B": 1, "W": 1}, {"F": 1, "B": 1, "W": 1},
   {"F": 1, "B": 1, "W": 1}, {"F": 1, "B": 1, "W": 1}],
   "memory": {"M_B": 1, "M_W": 0.5, "limit": 8}}\n' > "$TMP/slow2.json"

@@ -176,4 +176,20 @@ for args in "" "-o $TMP/x.txt" "--to pdf"; do
     expect_err_lines 1
 done
 [ -e "$TMP/x.txt" ] && fail "export to .txt wrote a file"
+
+# compare names the families the profile's shape leaves out, with why,
+# and --per rank runs them all, each in its own shape.
+run "$ZBSCHED" compare --pp 4 --mb 8 --time-limit 0 --json
+jq -e '[.not_in_this_shape[].schedule] | index("zb-v") != null' "$OUT" \
+    >/dev/null || fail "compare --json: zb-v not named as left out"
+run "$ZBSCHED" compare --pp 4 --mb 8 --time-limit 0
+expect_err "not in this shape (loop, vpp 1): interleaved, zb-v"
+expect_err "--per rank (times per GPU) runs every family"
+run "$ZBSCHED" compare --pp 4 --mb 8 --time-limit 0 --per rank --json
+jq -e '(.not_in_this_shape | length) == 0 and
+       ([.rows[].schedule] | index("zb-v") != null)' "$OUT" >/dev/null ||
+    fail "compare --per rank: every family in its own shape"
+run "$ZBSCHED" compare --pp 4 --mb 8 --time-limit 0 --placement v
+expect_err "not in this shape (v, vpp 2): gpipe, 1f1b"
+expect_err "the profile sets the shape"
 done_testing
