@@ -200,6 +200,16 @@ static int run(const struct cli_args *a)
         return rc;
     every_shape = cli_own_shapes(&d);
     rc = cli_build_profile(&d, g, &prof);
+    /* A family in its own shape on per-chunk times runs more chunks than
+     * the times were given for: say so, where it could surprise. */
+    if (rc == CLI_OK && cli_has(a, "schedule") && g->shape_vpp > 1 &&
+        !d.per_rank && !d.vpp.set && !d.placement_set &&
+        !cli_has(a, "quiet"))
+        fprintf(stderr, "zbsched: %s runs in its own shape (%s, vpp %d): "
+                "the times are per chunk, so each rank runs %d chunks of "
+                "them; --per rank reads them as one GPU's, split over its "
+                "chunks\n", g->name, zb_placement_name(prof.placement),
+                prof.vpp, prof.vpp);
     zb_profile_draft_release(&d);
     if (rc != CLI_OK)
         return rc;
