@@ -12,7 +12,14 @@ docs/controllable-memory.md:
                   whole backward written as the two, one after the other,
                   as zbsched's CSV reader reads it);
   interleaved-zb  PyTorch's ScheduleInterleavedZeroBubble (loop placement,
-                  VPP chunks per rank; m a multiple of its rounds).
+                  VPP chunks per rank; m a multiple of its rounds);
+  zbv             PyTorch's ScheduleZBVZeroBubble, read in
+                  torch/distributed/pipelining/schedules.py
+                  (_calculate_single_rank_operations; pytorch/pytorch at
+                  1fd7abc2, the same in the later versions read): V
+                  placement, any m (built for at least 2p-1 microbatches,
+                  the passes of those beyond m dropped); its idle steps
+                  are left out, as the order alone is what we time.
 
 The orders depend on p and m (and vpp) only.
 Usage: peer_orders.py NAME P M [VPP]
@@ -256,13 +263,64 @@ def interleaved_zb(p, m, v):
     return rows
 
 
+def zbv(p, m):
+    """Rank r: a warm-up of 2(p-r)-1 forwards of its first chunk, r pairs
+    of forwards (second chunk, first), p-r rounds of F, I, W on the
+    second chunk; then rounds of (F, I, W) on the first chunk and on the
+    second until both have done every forward; a cool-down of r pairs of
+    input gradients (first chunk, second) and p-r of I then W on the first
+    chunk; the weight passes still owed last, the second chunk's first."""
+    n = max(2 * p - 1, m)
+    rows = []
+    for r in range(p):
+        lo, hi = r, 2 * p - 1 - r
+        done = {}
+        row = []
+
+        def go(st, kind):
+            j = done.get((st, kind), 0)
+            done[(st, kind)] = j + 1
+            if j < m:
+                row.append(f"{st}{kind}{j}")
+
+        def count(st, kind):
+            return done.get((st, kind), 0)
+
+        def go_round(st, with_f=True):
+            for kind in "FIW" if with_f else "IW":
+                go(st, kind)
+
+        for _ in range(2 * (p - r) - 1):
+            go(lo, "F")
+        for _ in range(r):
+            go(hi, "F")
+            go(lo, "F")
+        for _ in range(p - r):
+            go_round(hi)
+        while count(lo, "F") < n or count(hi, "F") < count(lo, "F"):
+            go_round(lo, count(lo, "F") < n)
+            go_round(hi)
+        for _ in range(r):
+            go(lo, "I")
+            go(hi, "I")
+        for _ in range(p - r):
+            go(lo, "I")
+            go(lo, "W")
+        for st in (hi, lo):
+            while count(st, "W") < count(st, "I"):
+                go(st, "W")
+        rows.append(row)
+    return rows
+
+
 def main():
     name, p, m = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     v = int(sys.argv[4]) if len(sys.argv) > 4 else 2
     rows = {"v-half": lambda: v_order(p, m, True),
             "v-min": lambda: v_order(p, m, False),
             "dualpipev": lambda: dualpipev(p, m),
-            "interleaved-zb": lambda: interleaved_zb(p, m, v)}[name]()
+            "interleaved-zb": lambda: interleaved_zb(p, m, v),
+            "zbv": lambda: zbv(p, m)}[name]()
     for row in rows:
         print(",".join(row))
 

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# peers_table.sh ZBSCHED [SEEDS [FAMILIES]] - the named families against
-# their peers' orders (tools/peer_orders.py: the Zero Bubble repository's
-# V-Half and V-Min, PyTorch's DualPipeV and InterleavedZeroBubble, the
-# last in loop placement) on the same input: the Zero Bubble paper's 1.5B
-# times (F 18.5, B 18.1, W 9.3 per stage, halved per chunk, comm 0.6,
-# M_W 0.3664) and SEEDS (default 8) seeded uneven profiles per (p, m).
+# peers_table.sh ZBSCHED [SEEDS [FAMILIES [PMS]]] - the named families
+# against their peers' orders (tools/peer_orders.py: the Zero Bubble
+# repository's V-Half and V-Min, PyTorch's DualPipeV, InterleavedZeroBubble
+# (loop placement) and ZBVZeroBubble (for zb-v)) on the same input: the
+# Zero Bubble paper's 1.5B times (F 18.5, B 18.1, W 9.3 per stage, halved
+# per chunk, comm 0.6, M_W 0.3664) and SEEDS (default 8) seeded uneven
+# profiles per (p, m); PMS ("P:M ...") replaces the default (p, m) list.
 # Prints one row per case (cost and peak, ours and the peer's) and a
 # summary per family. Used by docs/controllable-memory.md.
 set -eu
-z=$1 seeds=${2:-8} fams=${3:-v-half v-min dualpipev interleaved-zb}
+z=$1 seeds=${2:-8} fams=${3:-v-half v-min dualpipev interleaved-zb zb-v}
+pms=${4:-4:6 4:8 4:16 6:12 8:8 8:16 8:32 12:24 16:32}
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 profile() { # placement p m seed -> JSON (seed 0: the paper's times)
@@ -35,10 +37,11 @@ printf '%-14s %3s %4s %5s | %10s %6s | %10s %6s | %7s\n' family p m seed \
   ours peak peer peak "diff %"
 for fam in $fams; do
   pl=v; [ $fam = interleaved-zb ] && pl=loop
-  for pm in "4 6" "4 8" "4 16" "6 12" "8 8" "8 16" "8 32" "12 24" "16 32"; do
-    set -- $pm
+  peer=$fam; [ $fam = zb-v ] && peer=zbv
+  for pm in $pms; do
+    set -- ${pm%:*} ${pm#*:}
     [ $fam = dualpipev ] && [ $2 -lt $((2 * $1)) ] && continue
-    python3 "$here/peer_orders.py" $fam $1 $2 > "$tmp/peer.csv"
+    python3 "$here/peer_orders.py" $peer $1 $2 > "$tmp/peer.csv"
     for seed in $(seq 0 "$seeds"); do
       profile $pl $1 $2 $((seed ? 1000 * $1 + 10 * $2 + seed : 0)) \
         > "$tmp/p.json"

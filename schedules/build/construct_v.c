@@ -36,6 +36,8 @@
  *    (bounded: TUNE_*; two moves at a time on two threads, see
  *    tune_ranks()); a move of a rule the best run's chain never turned
  *    on is skipped, as above.
+ * 7. Under the paper's room rule, PyTorch's fixed ZBVZeroBubble order
+ *    (fixed_rank()) is timed too and kept where it fits and is cheaper.
  *
  * Stalls: with a reserve, a chunk-0 F leaves room for the chunk-1 F of the
  * oldest microbatch in flight, so that microbatch can always advance and
@@ -48,6 +50,7 @@
 #include <string.h>
 #include "build/build.h"
 #include "build/construct_v_run.h"
+#include "zbsched/sim.h"
 #include "zbsched/timing.h"
 #include "zbsched/xalloc.h"
 
@@ -601,6 +604,94 @@ static int shorter_microbatches(const struct zb_profile *p)
     return 2 * m <= p->microbatches ? (int)m : p->microbatches;
 }
 
+/* Rank r's program in PyTorch's ScheduleZBVZeroBubble order, the paper's
+ * ZB-V at unit times as one fixed program (chunk c: 0 for stage r, 1 for
+ * 2p-1-r): 2(p-r)-1 chunk-0 F, r pairs (chunk-1 F, chunk-0 F), p-r
+ * rounds of chunk 1's F B W, rounds of chunk 0's (F) B W and chunk 1's F
+ * B W until every F has run, r pairs of B (chunk 0, chunk 1), p-r of
+ * chunk 0's B W, the W still owed (chunk 1's first). It is built for at
+ * least 2p-1 microbatches; passes of those beyond m are left out. */
+struct fixed {
+    const struct zb_profile *p;
+    struct zb_schedule *s;
+    int r;
+    int next[3][2];             /* per kind (F, B, W), chunk: microbatch */
+};
+
+static void fixed_pass(struct fixed *x, int k, int c)
+{
+    static const enum zb_op_kind kinds[3] = { ZB_OP_F, ZB_OP_B, ZB_OP_W };
+    int mb = x->next[k][c]++;
+
+    if (mb < x->p->microbatches)
+        zb_schedule_push(x->s, x->r, kinds[k],
+                         zb_profile_rank_stage(x->p, x->r, c), mb);
+}
+
+static void fixed_rank(const struct zb_profile *p, int r,
+                       struct zb_schedule *s)
+{
+    const int pp = p->pp, m = p->microbatches;
+    const int n = m > 2 * pp - 1 ? m : 2 * pp - 1;
+    struct fixed x = { p, s, r, { { 0 } } };
+
+    for (int i = 0; i < 2 * (pp - r) - 1; i++)
+        fixed_pass(&x, 0, 0);
+    for (int i = 0; i < r; i++) {
+        fixed_pass(&x, 0, 1);
+        fixed_pass(&x, 0, 0);
+    }
+    for (int i = 0; i < pp - r; i++) {
+        fixed_pass(&x, 0, 1);
+        fixed_pass(&x, 1, 1);
+        fixed_pass(&x, 2, 1);
+    }
+    while (x.next[0][0] < n || x.next[0][1] < x.next[0][0]) {
+        if (x.next[0][0] < n)
+            fixed_pass(&x, 0, 0);
+        fixed_pass(&x, 1, 0);
+        fixed_pass(&x, 2, 0);
+        fixed_pass(&x, 0, 1);
+        fixed_pass(&x, 1, 1);
+        fixed_pass(&x, 2, 1);
+    }
+    for (int i = 0; i < r; i++) {
+        fixed_pass(&x, 1, 0);
+        fixed_pass(&x, 1, 1);
+    }
+    for (int i = 0; i < pp - r; i++) {
+        fixed_pass(&x, 1, 0);
+        fixed_pass(&x, 2, 0);
+    }
+    while (x.next[2][1] < x.next[1][1])
+        fixed_pass(&x, 2, 1);
+    while (x.next[2][0] < x.next[1][0])
+        fixed_pass(&x, 2, 0);
+}
+
+/* The fixed order above as one more candidate, kept in s when it fits and
+ * beats the runs' best (or none was found; rc its error): on uneven
+ * stage times the runs' deferred W passes can hold up the drain's last
+ * B passes, which the rigid order runs first (docs/controllable-memory.md,
+ * "`zb-v` against PyTorch's ZBVZeroBubble"). */
+static int keep_fixed(const struct zb_profile *p, struct zb_schedule *s,
+                      int rc)
+{
+    struct zb_schedule t;
+
+    zb_schedule_init(&t, s->name, p);
+    for (int r = 0; r < p->pp; r++)
+        fixed_rank(p, r, &t);
+    if (zb_sim_run(&t, NULL) == 0 && t.predicted.fits_memory &&
+        (rc < 0 ||
+         zb_measures_better(&t.predicted, &s->predicted, p->pp))) {
+        zb_schedule_copy_order(s, &t);
+        rc = zb_sim_run(s, NULL);
+    }
+    zb_schedule_release(&t);
+    return rc;
+}
+
 /* The construction under the room rule b_room into s, skipping repeated
  * chains or not. On a long profile the variants (step 5) run on a copy
  * of p with fewer microbatches (shorter_microbatches()), and only the
@@ -658,6 +749,8 @@ static int build(const struct zb_profile *p, bool b_room, bool skip,
         rc = zb_error_set(err, ZB_ENOMEM_LIMIT,
                           "no constructed ZB-V order fits the memory "
                           "limits");
+    if (!b_room)
+        rc = keep_fixed(p, s, rc);
     worker_release(&w[0]);
     worker_release(&w[1]);
     free(limit);

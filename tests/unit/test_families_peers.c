@@ -1,6 +1,7 @@
 /* test_families_peers.c - the named families against their peers' own
  * orders on the same input: the Zero Bubble repository's V-Half and V-Min
- * and PyTorch's DualPipeV and InterleavedZeroBubble (tests/data/peers/,
+ * and PyTorch's DualPipeV, InterleavedZeroBubble and ZBVZeroBubble (for
+ * zb-v, at m below p too, which PyTorch allows) (tests/data/peers/,
  * written by tools/peer_orders.py from reading their source), timed by our
  * simulator on seeded uneven profiles; ours must cost no more at no more
  * peak memory. Run from the repository root (as `make test` does). */
@@ -10,16 +11,23 @@
 #include "zbsched/measures.h"
 #include "zbsched/torch.h"
 
-/* The fixtures: family, p, m (file tests/data/peers/FAMILY-pP-mM.csv). */
+/* The fixtures: family, peer, p, m (file tests/data/peers/PEER-pP-mM.csv,
+ * PEER as tools/peer_orders.py names it). */
 static const struct {
-    const char *family;
+    const char *family, *peer;
     int pp, mb;
 } fixtures[] = {
-    { "v-half", 4, 8 }, { "v-half", 6, 12 }, { "v-half", 8, 16 },
-    { "v-min", 4, 8 }, { "v-min", 6, 12 }, { "v-min", 8, 16 },
-    { "dualpipev", 4, 8 }, { "dualpipev", 4, 16 }, { "dualpipev", 8, 16 },
-    { "interleaved-zb", 4, 6 }, { "interleaved-zb", 4, 8 },
-    { "interleaved-zb", 8, 16 },
+    { "v-half", "v-half", 4, 8 }, { "v-half", "v-half", 6, 12 },
+    { "v-half", "v-half", 8, 16 },
+    { "v-min", "v-min", 4, 8 }, { "v-min", "v-min", 6, 12 },
+    { "v-min", "v-min", 8, 16 },
+    { "dualpipev", "dualpipev", 4, 8 }, { "dualpipev", "dualpipev", 4, 16 },
+    { "dualpipev", "dualpipev", 8, 16 },
+    { "interleaved-zb", "interleaved-zb", 4, 6 },
+    { "interleaved-zb", "interleaved-zb", 4, 8 },
+    { "interleaved-zb", "interleaved-zb", 8, 16 },
+    { "zb-v", "zbv", 4, 2 }, { "zb-v", "zbv", 4, 4 }, { "zb-v", "zbv", 4, 8 },
+    { "zb-v", "zbv", 4, 16 }, { "zb-v", "zbv", 8, 16 },
 };
 
 #define SEEDS 4
@@ -72,7 +80,7 @@ Test(families_peers, no_worse_than_the_peers_order)
         struct zb_error err = { 0 };
 
         snprintf(path, sizeof(path), "tests/data/peers/%s-p%d-m%d.csv",
-                 fixtures[i].family, fixtures[i].pp, fixtures[i].mb);
+                 fixtures[i].peer, fixtures[i].pp, fixtures[i].mb);
         text = slurp(path);
         cr_assert_eq(zb_torch_csv_parse(text, &csv, &err), 0, "%s: %s",
                      path, err.msg);
