@@ -88,6 +88,8 @@ static void baseline(struct strbuf *sb, const struct zb_model *m,
     }
     zbi_sb_add(sb, "{\"cost\": ");
     num_or_null(sb, s->scheduled, s->cost);
+    zbi_sb_add(sb, ", \"step\": ");
+    num_or_null(sb, s->scheduled, s->step);
     zbi_sb_addf(sb, ", \"fits\": %s, \"memory_bytes\": ",
                 s->fits ? "true" : "false");
     zbi_sb_add_num(sb, peak);
@@ -130,7 +132,9 @@ static void predicted(struct strbuf *sb, const struct zb_plan *p, int pp)
 {
     const struct zb_plan_split *b = &p->best;
 
-    zbi_sb_add(sb, "  \"predicted\": {\"cost\": ");
+    zbi_sb_add(sb, "  \"predicted\": {\"step\": ");
+    num_or_null(sb, b->scheduled, b->step);
+    zbi_sb_add(sb, ", \"cost\": ");
     num_or_null(sb, b->scheduled, b->cost);
     zbi_sb_add(sb, ", \"makespan\": ");
     num_or_null(sb, b->scheduled, b->makespan);
@@ -140,7 +144,7 @@ static void predicted(struct strbuf *sb, const struct zb_plan *p, int pp)
     zbi_sb_add_num(sb, p->lower_bound);
     zbi_sb_add(sb, ", \"gap\": ");
     num_or_null(sb, b->scheduled && p->lower_bound > 0,
-                b->cost / p->lower_bound - 1);
+                b->step / p->lower_bound - 1);
     zbi_sb_add(sb, ", \"bound_by\": ");
     if (!b->fits)
         zbi_sb_add(sb, "null");
@@ -307,6 +311,18 @@ static int read_ranks(const cJSON *obj, const char *where, int pp,
     return 0;
 }
 
+/* The step a split is compared by: "step", or in a plan written before
+ * it existed "cost" (the same without data parallelism); null where the
+ * split was never scheduled. */
+static int read_step(const cJSON *obj, const char *where,
+                     struct zb_plan_view_split *s, struct zb_error *err)
+{
+    const char *key = item(obj, "step") ? "step" : "cost";
+
+    s->scheduled = cJSON_IsNumber(item(obj, key));
+    return s->scheduled ? get_num(obj, where, key, &s->step, err) : 0;
+}
+
 static void view_alloc(struct zb_plan_view_split *s, int n, int pp)
 {
     s->exists = true;
@@ -354,9 +370,7 @@ static int read_plan_split(const cJSON *doc, struct zb_plan_view *v,
     if (!cJSON_IsObject(pred))
         return zb_error_set(err, ZB_EPARSE, "plan: predicted must be an "
                             "object");
-    s->scheduled = cJSON_IsNumber(item(pred, "cost"));
-    if (s->scheduled && (rc = get_num(pred, "predicted", "cost", &s->cost,
-                                      err)))
+    if ((rc = read_step(pred, "predicted", s, err)))
         return rc;
     return read_ranks(pred, "predicted", v->pp, s->ranks, err);
 }
@@ -414,8 +428,7 @@ static int read_even(const cJSON *doc, struct zb_plan_view *v,
     }
     if ((rc = get_bool(e, w, "fits", &s->fits, err)))
         return rc;
-    s->scheduled = cJSON_IsNumber(item(e, "cost"));
-    if (s->scheduled && (rc = get_num(e, w, "cost", &s->cost, err)))
+    if ((rc = read_step(e, w, s, err)))
         return rc;
     return read_ranks(e, w, v->pp, s->ranks, err);
 }

@@ -207,11 +207,11 @@ static void draw_head(struct strbuf *sb, const struct zb_plan_view *v,
         return;
     }
     if (s->scheduled)
-        zbi_sb_addf(sb, "step %.4g %s", s->cost, unit);
+        zbi_sb_addf(sb, "step %.4g %s", s->step, unit);
     else
         zbi_sb_add(sb, "no schedule");
-    if (!is_plan && s->scheduled && v->plan.scheduled && v->plan.cost > 0)
-        zbi_sb_addf(sb, " (%+.1f%%)", 100 * (s->cost / v->plan.cost - 1));
+    if (!is_plan && s->scheduled && v->plan.scheduled && v->plan.step > 0)
+        zbi_sb_addf(sb, " (%+.1f%%)", 100 * (s->step / v->plan.step - 1));
     zbi_sb_addf(sb, ", %s</text>\n", s->fits ? "fits" : "does not fit");
     zbi_sb_init(&lay);
     zbi_sb_add(&lay, "layers per stage:");
@@ -329,7 +329,7 @@ static void view_split(const struct zb_model *m,
     out->exists = true;
     out->scheduled = s->scheduled;
     out->fits = s->fits;
-    out->cost = s->cost;
+    out->step = s->step;
     out->nstages = n;
     out->counts = zb_xmalloc((size_t)n * sizeof(int));
     memcpy(out->counts, s->counts, (size_t)n * sizeof(int));

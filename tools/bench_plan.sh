@@ -2,7 +2,9 @@
 # bench_plan.sh ZBSCHED - the worked examples and timing benchmark of
 # docs/plan.md: `zbsched plan` on the example models, one markdown row
 # each (plan, torchtitan's even split and the min-max compute split:
-# step and largest memory per rank), then the wall and CPU seconds.
+# step and largest memory per rank), then the wall and CPU seconds. The
+# step is the plan's `step`: the cost, or with --dp the schedule's
+# step_time (the data-parallel reduce included).
 set -eu
 Z=${1:-build/zbsched}
 EX=docs/examples
@@ -14,6 +16,8 @@ cases=(
   "gpt-small|$EX/gpt-small.model.json --pp 4 --mb 16 --gpu-mem 16GiB
    --link-bw 25GB/s"
   "llama3-8b, 80 GiB|$L8 --gpu-mem 80GiB"
+  "llama3-8b, 80 GiB, dp 8 ZeRO-1|$L8 --gpu-mem 80GiB --dp 8 --zero 1
+   --gpus-per-node 8 --inter-bw 25GB/s"
   "llama3-8b, 40 GiB|$L8 --gpu-mem 40GiB"
   "llama3-8b, 30 GiB|$L8 --gpu-mem 30GiB"
   "llama3-8b, 28 GiB|$L8 --gpu-mem 28GiB"
@@ -46,8 +50,8 @@ for c in "${cases[@]}"; do
         --arg cpu "$cpu" '
       def gib: . / 1073741824 * 10 | round / 10;
       def side(b): if b == null then "none"
-        elif b.fits then "\(b.cost * 10 | round / 10) ms, \(b.memory_bytes | gib) GiB"
+        elif b.fits then "\(b.step * 10 | round / 10) ms, \(b.memory_bytes | gib) GiB"
         else "does not fit (\(b.memory_bytes | gib) GiB)" end;
-      "| \($n) | \(.placement) vpp \(.vpp): \(.layers_per_stage | map(tostring) | join(" ")) | \(.predicted.cost * 10 | round / 10) ms, \([.predicted.ranks[].memory_bytes] | max | gib) GiB | \(side(.baselines.even)) | \(side(.baselines.minmax)) | \(.predicted.lower_bound * 10 | round / 10) (\(.predicted.gap * 1000 | round / 10) %) | \(.predicted.bound_by) | \($runs) | \($wall) | \($cpu) |"' \
+      "| \($n) | \(.placement) vpp \(.vpp): \(.layers_per_stage | map(tostring) | join(" ")) | \(.predicted.step * 10 | round / 10) ms, \([.predicted.ranks[].memory_bytes] | max | gib) GiB | \(side(.baselines.even)) | \(side(.baselines.minmax)) | \(.predicted.lower_bound * 10 | round / 10) (\(.predicted.gap * 1000 | round / 10) %) | \(.predicted.bound_by) | \($runs) | \($wall) | \($cpu) |"' \
         "$TMP/p.json"
 done

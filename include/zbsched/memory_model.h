@@ -41,7 +41,9 @@ void zb_memory_stage_bytes(const struct zb_model *m, int first, int count,
  * optimizer divided by dp from ZeRO-1 on. ZeRO-2 and 3 hold the same at
  * the peak: a pipeline stage keeps its full gradient buffer from its
  * first W to its reduce at the step's end, and its weights gathered for
- * the whole step (docs/zero.md, "Memory"). */
+ * the whole step (docs/zero.md, "Memory"). The plan's count before a
+ * split has a profile; the split's profile counts the same per
+ * parameter (zb_profile_model_state(), which the plan reports). */
 double zb_memory_state_per_param(const struct zb_model *m, int dp, int zero);
 
 /* Buffers of rank r: for each of its stages, one activation and one

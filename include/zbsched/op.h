@@ -115,10 +115,13 @@ static inline double zb_op_duration(const struct zb_profile *p,
 }
 
 /* Memory change of a pass of `stage`, with that stage's M_B and M_W:
- * F +M_B, B -(M_B-M_W), W -M_W, BW -M_B. */
+ * F +M_B, B -(M_B-M_W), W -M_W, BW -M_B; 0 for any other op (a STEP
+ * names no stage: nothing is read for it). */
 static inline double zb_pass_memory_delta(const struct zb_profile *p,
                                           enum zb_op_kind k, int stage)
 {
+    if (k != ZB_OP_F && k != ZB_OP_B && k != ZB_OP_W && k != ZB_OP_BW)
+        return 0;
     const double m_b = zb_profile_m_b(p, stage);
     const double m_w = zb_profile_m_w(p, stage);
 

@@ -8,7 +8,12 @@
  * A split reaches the schedule layer as a profile with each stage's
  * activations and each boundary's transfer time (profile.h's stage_mem
  * and stage_comm), so the schedule's predicted times and memory are the
- * plan's; zb_memory_replay() gives the activation peak in bytes.
+ * plan's; zb_memory_replay() gives the activation peak in bytes. The
+ * profile also has each stage's parameters and the model's bytes per
+ * parameter, so it counts the model state against --gpu-mem (profile.h,
+ * mem_total), and with dp >= 2 the ring and ZeRO stage, so the schedule
+ * holds the data-parallel collectives and its step_time is the plan's
+ * step.
  * Ownership: a plan owns its splits and schedules; zb_plan_release()
  * frees them; returned strings are the caller's. */
 #ifndef ZBSCHED_SPLIT_H
@@ -31,6 +36,18 @@ struct zb_link {
     double inter_bandwidth;     /* bytes/s between nodes */
 };
 
+/* The data-parallel collectives of a plan with dp >= 2: the ring that
+ * reduces each rank's gradients over its replicas, and the FSDP options
+ * of the profile (dp.h). */
+struct zb_plan_dp {
+    double bandwidth;           /* bytes/s; NAN: zb_plan_dp_link()'s rule */
+    double latency;             /* seconds per ring step; NAN: the link's */
+    int units;                  /* FSDP units per stage (1) */
+    int prefetch;               /* ZeRO-3 gathers this many passes ahead
+                                   (1; 0: FSDP's no-prefetch) */
+    int reduce;                 /* enum zb_dp_reduce (step) */
+};
+
 enum zb_split_mode {
     ZB_SPLIT_AUTO,      /* search */
     ZB_SPLIT_EVEN,      /* torchtitan's default split */
@@ -47,10 +64,21 @@ struct zb_plan_request {
     int n_counts;               /* pp*vpp entries: sets vpp */
     double gpu_mem;             /* bytes one GPU may hold */
     struct zb_link link;
-    int dp, zero;               /* data parallelism over the model state */
+    int dp, zero;               /* data-parallel replicas of each rank and
+                                   their ZeRO stage (docs/zero.md) */
+    struct zb_plan_dp dpx;      /* their collectives (dp >= 2) */
     double effort;              /* zb's search on the finalists (options.h;
                                    0: zb's default) */
 };
+
+/* Defaults: no placement or vpp chosen (auto), free links, dp 1, and
+ * zb_plan_dp's defaults; the caller sets the rest. */
+void zb_plan_request_init(struct zb_plan_request *rq);
+
+/* The data-parallel ring of each pipeline rank, in bytes/s and seconds:
+ * the given link, or zb_plan_dp_link()'s. */
+void zb_plan_dp_link(const struct zb_plan_request *rq, double *bandwidth,
+                     double *latency);
 
 /* One split of the model over a shape's stages, evaluated. */
 struct zb_plan_split {
@@ -69,6 +97,10 @@ struct zb_plan_split {
                                    the baselines keep none (ranks NULL) */
     double cost, makespan, bubble_ratio;    /* re-timed with each
                                                boundary's comm */
+    double step;                /* what splits compare by: with dp >= 2
+                                   the schedule's step_time (compute and
+                                   the collectives that end the step),
+                                   else cost */
     struct zb_memory_rank *ranks;   /* pp entries; activations from the
                                        exact replay (unscheduled: the
                                        least any schedule holds) */
@@ -82,7 +114,7 @@ struct zb_plan {
     struct zb_plan_split minmax;    /* min-max compute split, same shape */
     double lower_bound;         /* no split of any searched shape runs the
                                    step in less (>= total work / pp) */
-    /* best's split with no memory limit: its cost, and which rank's
+    /* best's split with no memory limit: its step, and which rank's
        memory binds (-1: time does, the limit costs nothing) */
     double unlimited_cost;
     int binding_rank;
@@ -139,7 +171,8 @@ char *zb_plan_format_json(const struct zb_model *m,
  * W of one microbatch summed over its layers; per rank its memory. */
 struct zb_plan_view_split {
     bool exists, scheduled, fits;
-    double cost;                /* valid when scheduled */
+    double step;                /* zb_plan_split.step, valid when
+                                   scheduled */
     int nstages;
     int *counts, *rank;         /* per stage */
     double *f, *b, *w;          /* per stage */

@@ -3,10 +3,14 @@
  *
  * The profile is the split as the schedule layer sees it: per-stage
  * times from its layers, each stage's activations in GiB (M_B, M_W),
- * each boundary's transfer time (zb_plan_boundary_comm()), and per rank
- * a limit of its budget, --gpu-mem less its model state and buffers.
- * The schedule's times and memory are then the plan's; the bytes of the
- * activation peak are replayed from the layers (zb_memory_replay()). */
+ * each boundary's transfer time (zb_plan_boundary_comm()), each stage's
+ * parameters at the model's bytes per parameter, the data-parallel ring
+ * and ZeRO stage (dp >= 2), and per rank a limit of --gpu-mem less its
+ * buffers. The profile counts the model state against that limit
+ * (profile.h, mem_total: the one count, which the plan reports), and the
+ * schedule's times, collectives and memory are then the plan's; the
+ * bytes of the activation peak are replayed from the layers
+ * (zb_memory_replay()). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,23 +49,21 @@ void zbi_plan_split_release(struct zb_plan_split *s)
 
 double zbi_plan_score(const struct zb_plan_split *s)
 {
-    return s->exists && s->fits ? s->cost : INFINITY;
+    return s->exists && s->fits ? s->step : INFINITY;
 }
 
 struct stage_info {
     struct zb_stage_bytes *st;      /* per stage */
     double *comm;                   /* per boundary */
-    double *budget;                 /* per rank */
 };
 
 static void stage_info(struct zbi_plan_ctx *c, const struct zb_profile *sh,
                        const int *counts, struct stage_info *si)
 {
-    int n = zb_profile_stages(sh), at = 0, pp = sh->pp;
+    int n = zb_profile_stages(sh), at = 0;
 
     si->st = zb_xcalloc((size_t)n, sizeof(*si->st));
     si->comm = zb_xcalloc((size_t)n, sizeof(*si->comm));
-    si->budget = zb_xcalloc((size_t)pp, sizeof(double));
     for (int s = 0; s < n; s++) {
         zb_memory_stage_bytes(c->m, at, counts[s], &si->st[s]);
         at += counts[s];
@@ -73,12 +75,13 @@ static void stage_info_release(struct stage_info *si)
 {
     free(si->st);
     free(si->comm);
-    free(si->budget);
 }
 
 /* Model state, buffers and the least activation any schedule holds
  * (one microbatch of each of its stages: the first microbatch's F runs
- * through all of a rank's chunks before its first B). */
+ * through all of a rank's chunks before its first B). The model state
+ * is memory_model.h's, the profile's count in bytes (a unit test holds
+ * them equal); a scheduled split reports the profile's own. */
 static void rank_floor(struct zbi_plan_ctx *c, const struct zb_profile *sh,
                        const struct stage_info *si,
                        struct zb_memory_rank *ranks)
@@ -96,6 +99,34 @@ static void rank_floor(struct zbi_plan_ctx *c, const struct zb_profile *sh,
     }
 }
 
+/* The model state and, with dp >= 2, the collectives into d: each
+ * stage's parameters, the model's bytes per parameter, and the ring in
+ * the model's time unit (the profile has none: its times are plain). */
+static void draft_dp(const struct zbi_plan_ctx *c, const struct stage_info *si,
+                     int n, struct zb_dp_draft *d)
+{
+    const struct zb_plan_request *rq = c->rq;
+    double unit = zb_time_unit_seconds(c->m->time_unit), bw, lat;
+
+    d->params_list = zb_xmalloc((size_t)n * sizeof(double));
+    d->n_params = n;
+    for (int s = 0; s < n; s++)
+        d->params_list[s] = si->st[s].params;
+    d->bytes_weight = c->m->bytes_weight;
+    d->bytes_grad = c->m->bytes_grad;
+    d->bytes_optim = c->m->bytes_optim;
+    if (rq->dp < 2)
+        return;
+    zb_plan_dp_link(rq, &bw, &lat);
+    d->degree = rq->dp;
+    d->zero = rq->zero;
+    d->bandwidth = bw * unit;
+    d->latency = lat / unit;
+    d->units = rq->dpx.units;
+    d->prefetch = rq->dpx.prefetch;
+    d->reduce = rq->dpx.reduce;
+}
+
 /* The split's profile (file comment): 0, or 1 when some rank's
  * budget cannot take one microbatch of each of its stages (then nothing
  * is built), or the profile's error (a shape too large). Times of 0 (an
@@ -108,15 +139,13 @@ static int build_profile(struct zbi_plan_ctx *c, const struct zb_profile *sh,
     int n = zb_profile_stages(sh), pp = sh->pp, at = 0, rc;
     struct zb_profile_draft d;
 
-    for (int r = 0; r < pp; r++) {
-        si->budget[r] = c->rq->gpu_mem - floor[r].model_state -
-                        floor[r].buffers;
+    for (int r = 0; r < pp; r++)
         if (limited && floor[r].total > c->rq->gpu_mem)
             return 1;
-    }
     zb_profile_draft_init(&d);
     zb_profile_draft_set_shape(&d, pp, sh->vpp, sh->microbatches,
                                sh->placement);
+    draft_dp(c, si, n, &d.dp);
     d.stages = zb_xcalloc((size_t)n, sizeof(*d.stages));
     d.n_stages = n;
     for (int s = 0; s < n; s++) {
@@ -144,7 +173,8 @@ static int build_profile(struct zbi_plan_ctx *c, const struct zb_profile *sh,
         d.limits = zb_xcalloc((size_t)pp, sizeof(double));
         d.n_limits = pp;
         for (int r = 0; r < pp; r++)
-            d.limits[r] = fmin(si->budget[r] / GIB, ZB_VALUE_MAX);
+            d.limits[r] = fmin((c->rq->gpu_mem - floor[r].buffers) / GIB,
+                               ZB_VALUE_MAX);
     }
     rc = zb_profile_build(&d, out, err);
     zb_profile_draft_release(&d);
@@ -204,11 +234,15 @@ int zbi_plan_evaluate(struct zbi_plan_ctx *c, enum zb_placement pl, int vpp,
     out->cost = out->sched.predicted.cost;
     out->makespan = out->sched.predicted.makespan;
     out->bubble_ratio = out->sched.predicted.bubble_ratio;
+    out->step = zb_dp_active(&out->sched.profile)
+                    ? out->sched.predicted.step_time : out->cost;
     peak = zb_xmalloc((size_t)sh.pp * sizeof(double));
     zb_memory_replay(&out->sched, si.st, peak);
     out->fits = true;
     for (int r = 0; r < sh.pp; r++) {
         struct zb_memory_rank *k = &out->ranks[r];
+        k->model_state = zb_profile_model_state(&out->sched.profile, r) *
+                         GIB;
         k->activations = peak[r];
         k->total = k->model_state + k->activations + k->buffers;
         if (k->total > c->rq->gpu_mem * (1 + 1e-9))

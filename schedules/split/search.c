@@ -331,6 +331,21 @@ static int check_request(const struct zb_model *m,
     if (rq->zero > 0 && rq->dp < 2)
         return zb_error_set(err, ZB_EINVAL, "--zero %d needs --dp >= 2, got "
                             "%d", rq->zero, rq->dp);
+    if (rq->dp >= 2 && (rq->dpx.bandwidth <= 0 || rq->dpx.latency < 0 ||
+                        rq->dpx.units < 1 || rq->dpx.prefetch < 0))
+        return zb_error_set(err, ZB_EINVAL, "--dp-bw must be > 0, "
+                            "--dp-latency >= 0, --fsdp-units >= 1 and "
+                            "--prefetch >= 0");
+    /* The profile's rules (dp.h), said with the plan's flags. */
+    if (rq->dp >= 2 && rq->dpx.reduce == ZB_DP_REDUCE_MICROBATCH &&
+        rq->zero < 2)
+        return zb_error_set(err, ZB_EINVAL, "--reduce microbatch needs "
+                            "--zero >= 2 (sharded gradients), got %d",
+                            rq->zero);
+    if (rq->dp >= 2 && rq->dpx.units > 1 && rq->zero < 3 &&
+        rq->dpx.reduce != ZB_DP_REDUCE_MICROBATCH)
+        return zb_error_set(err, ZB_EINVAL, "--fsdp-units %d needs --zero 3 "
+                            "or --reduce microbatch", rq->dpx.units);
     for (int i = 0; i < m->n; i++) {
         struct zb_stage_bytes st;
         double need;
@@ -509,9 +524,9 @@ static int binding(struct zbi_plan_ctx *c, struct zb_plan *out,
 
     if (rc < 0)
         return rc;
-    out->unlimited_cost = un.scheduled ? un.cost : b->cost;
+    out->unlimited_cost = un.scheduled ? un.step : b->step;
     zbi_plan_split_release(&un);
-    if (out->unlimited_cost >= b->cost * (1 - BINDING_SHARE))
+    if (out->unlimited_cost >= b->step * (1 - BINDING_SHARE))
         return 0;
     for (int r = 0; r < c->rq->pp; r++)
         if (b->ranks[r].total > worst) {
@@ -570,6 +585,17 @@ static double overshoot(const struct zb_plan_split *s, int pp)
     for (int r = 0; r < pp; r++)
         worst = fmax(worst, s->ranks[r].total);
     return worst;
+}
+
+void zb_plan_request_init(struct zb_plan_request *rq)
+{
+    memset(rq, 0, sizeof(*rq));
+    rq->placement = -1;
+    rq->link.bandwidth = rq->link.inter_bandwidth = INFINITY;
+    rq->dp = 1;
+    rq->dpx = (struct zb_plan_dp){ .bandwidth = NAN, .latency = NAN,
+                                   .units = 1, .prefetch = 1,
+                                   .reduce = ZB_DP_REDUCE_STEP };
 }
 
 int zb_plan_run(const struct zb_model *m, const struct zb_plan_request *rq,

@@ -72,7 +72,8 @@ int zbi_plan_evaluate(struct zbi_plan_ctx *c, enum zb_placement pl, int vpp,
                       struct zb_plan_split *out, struct zb_error *err);
 void zbi_plan_split_release(struct zb_plan_split *s);
 
-/* The split's cost for comparisons: cost when it fits, else INFINITY. */
+/* The split's step for comparisons (zb_plan_split.step: with dp >= 2
+ * the schedule's step_time) when it fits, else INFINITY. */
 double zbi_plan_score(const struct zb_plan_split *s);
 
 #endif

@@ -193,6 +193,57 @@ check "eval at the slowest link >= the plan's cost" python3 -c \
     "import json, sys; p = json.load(open('$TMP/n.json')); \
 e = json.load(open('$OUT')); sys.exit(e['cost'] < p['predicted']['cost'])"
 
+# Data parallelism: the embedded schedule holds the collectives and the
+# plan's step is its step_time, at least the step without dp and longer
+# than its compute by the reduce; eval gives it back; each rank's memory
+# is its model state, activations and buffers, within --gpu-mem.
+run "$ZBSCHED" plan "$GPT" $base --dp 4 --zero 1 -o "$TMP/dp1.json"
+expect_status 0 "plan --dp 4 --zero 1"
+expect_err "data parallel: dp 4, ZeRO-1, reduce step, ring 25 GB/s"
+expect_err " ms incl. DP reduce "
+check "dp: step >= the step without dp, > its makespan" jq -e -s '
+    .[0].predicted.step >= .[1].predicted.step * (1 - 1e-12) and
+    .[1].predicted.step == .[1].predicted.cost and
+    .[0].predicted.step > .[0].predicted.makespan and
+    .[0].predicted.gap == .[0].predicted.step / .[0].predicted.lower_bound - 1'\
+    "$TMP/dp1.json" "$TMP/p.json"
+check "dp: a REDUCE_GRAD per stage, no UNSHARD" jq -e '
+    ([.schedule.ranks[].ops[] | select(.op == "REDUCE_GRAD")] | length) ==
+    (.stages | length) and
+    ([.schedule.ranks[].ops[] | select(.op == "UNSHARD")] | length) == 0' \
+    "$TMP/dp1.json"
+check "dp: memory is state + activations + buffers, within --gpu-mem" jq -e '
+    ([.predicted.ranks[] | (.memory_bytes - .model_state_bytes -
+      .activation_bytes - .buffer_bytes | fabs) < 1] | all) and
+    ([.predicted.ranks[].memory_bytes <= .gpu_memory_bytes] | all)' \
+    "$TMP/dp1.json"
+check "dp: the baselines by step" jq -e '[.baselines[] | select(. != null
+    and .fits) | .step >= .cost] | all' "$TMP/dp1.json"
+eval_step() {
+    jq '.schedule' "$1" >"$TMP/dps.json"
+    run "$ZBSCHED" validate "$TMP/dps.json"
+    expect_status 0 "$2: the embedded schedule validates"
+    run "$ZBSCHED" eval "$TMP/dps.json" --json
+    expect_status 0 "$2: eval the embedded schedule"
+    check "$2: eval's step_time is the plan's step" python3 -c "
+import json, sys
+p, e = json.load(open('$1')), json.load(open('$OUT'))
+a, b = p['predicted']['step'], e['step_time']
+sys.exit(abs(a - b) > 1e-9 * a)"
+}
+eval_step "$TMP/dp1.json" "dp 4 ZeRO-1"
+run "$ZBSCHED" plan "$GPT" $base --dp 4 --zero 3 --gpus-per-node 8 \
+    --inter-bw 10GB/s --dp-latency 20us -o "$TMP/dp3.json"
+expect_status 0 "plan --dp 4 --zero 3"
+expect_err "ring 10 GB/s, latency 0.02000 ms"
+expect_err " ms incl. DP gathers and reduce "
+check "ZeRO-3: an UNSHARD and a RESHARD per stage" jq -e '
+    ([.schedule.ranks[].ops[] | select(.op == "UNSHARD")] | length) ==
+    (.stages | length) and
+    ([.schedule.ranks[].ops[] | select(.op == "RESHARD")] | length) ==
+    (.stages | length)' "$TMP/dp3.json"
+eval_step "$TMP/dp3.json" "dp 4 ZeRO-3"
+
 # Bad input: one line each, naming the problem.
 bad() {
     local what=$1 want=$2 code=$3
@@ -216,6 +267,22 @@ bad "--link-bw without /s" "--link-bw: '50GB' is not a bandwidth" 2 \
 bad "--link-latency with a bad unit" "--link-latency: '5min' is not a time" \
     2 "$GPT" --pp 4 --mb 16 --gpu-mem 16GiB --link-latency 5min
 bad "--zero without dp" "--zero 1 needs --dp >= 2" 1 "$GPT" $base --zero 1
+bad "--dp-bw without --dp" "--dp-bw does not apply without --dp" 2 "$GPT" \
+    $base --dp-bw 5GB/s
+bad "--dp-bw at --dp 1" "--dp-bw does not apply without --dp >= 2" 2 \
+    "$GPT" $base --dp 1 --dp-bw 5GB/s
+bad "--dp-bw 0" "--dp-bw must be > 0, got '0'" 2 "$GPT" $base --dp 2 \
+    --dp-bw 0
+bad "--dp-bw without /s" "--dp-bw: '5GB' is not a bandwidth" 2 "$GPT" \
+    $base --dp 2 --dp-bw 5GB
+bad "--dp-bw too slow for any step" "a collective takes" 1 "$GPT" $base \
+    --dp 2 --dp-bw 1B/s
+bad "--dp-latency with a bad unit" "--dp-latency: '5min' is not a time" 2 \
+    "$GPT" $base --dp 2 --dp-latency 5min
+bad "--reduce microbatch below ZeRO-2" "--reduce microbatch needs --zero >= 2" \
+    1 "$GPT" $base --dp 2 --zero 1 --reduce microbatch
+bad "--prefetch below ZeRO-3" "--prefetch does not apply below --zero 3" 2 \
+    "$GPT" $base --dp 2 --zero 1 --prefetch 0
 bad "--pp missing" "--pp and --mb are required" 2 "$GPT" --mb 4 \
     --gpu-mem 80GiB
 bad "more stages than layers" "need at least as many layers" 1 "$GPT" \

@@ -8,6 +8,7 @@
 #include "helpers.h"
 #include "split/split_int.h"
 #include "zbsched/memory_model.h"
+#include "zbsched/op.h"
 #include "zbsched/split.h"
 
 #define GIB 1073741824.0
@@ -52,11 +53,26 @@ static void make_model(int nb, double head, bool mtp, const double *jitter,
 
 static struct zb_plan_request request(int pp, int mb, double gib)
 {
-    return (struct zb_plan_request){
-        .pp = pp, .microbatches = mb, .placement = -1, .gpu_mem = gib * GIB,
-        .link = { .bandwidth = 5e10, .latency = 1e-5 }, .dp = 1,
-        .effort = 0.01,
-    };
+    struct zb_plan_request rq;
+
+    zb_plan_request_init(&rq);
+    rq.pp = pp;
+    rq.microbatches = mb;
+    rq.gpu_mem = gib * GIB;
+    rq.link = (struct zb_link){ .bandwidth = 5e10, .latency = 1e-5 };
+    rq.effort = 0.01;
+    return rq;
+}
+
+/* Ops of kind k in a schedule's lists. */
+static int count_ops(const struct zb_schedule *s, enum zb_op_kind k)
+{
+    int n = 0;
+
+    for (int r = 0; r < s->profile.pp; r++)
+        for (int i = 0; i < s->ranks[r].n; i++)
+            n += s->ranks[r].ops[i].kind == k;
+    return n;
 }
 
 Test(split, even_is_torchtitans_default)
@@ -397,4 +413,128 @@ Test(split, plan_view_names_a_missing_field)
                                     "[\"a\"], \"F\": 1, \"B\": 1}]}", &v,
                                     &err), 0);
     cr_assert_str_eq(err.msg, "plan: stages[0].W must be a number >= 0");
+}
+
+/* With dp the embedded schedule holds the collectives and the plan's step
+ * is its step_time: at least the no-dp step, longer than its compute by
+ * the reduce; the memory the plan reports is what the schedule's profile
+ * counts (its model state, plus activations and buffers), within the GPU;
+ * ZeRO-3 adds a gather per stage. */
+Test(split, plan_with_dp_times_the_reduce_and_counts_the_state_once)
+{
+    struct zb_model m;
+    struct zb_plan_request rq = request(4, 8, 60);
+    struct zb_plan p0;
+    struct zb_error err = { 0 };
+
+    make_model(14, 7, true, NULL, 2e9, &m);
+    cr_assert_eq(zb_plan_run(&m, &rq, &p0, &err), 0, "%s", err.msg);
+    cr_assert_float_eq(p0.best.step, p0.best.cost, 1e-12);
+    cr_assert_eq(count_ops(&p0.best.sched, ZB_OP_REDUCE_GRAD), 0);
+    for (int zero = 0; zero <= 3; zero++) {
+        struct zb_plan p;
+        const struct zb_schedule *s;
+        int n;
+
+        rq.dp = 4;
+        rq.zero = zero;
+        rq.dpx.bandwidth = 2e10;
+        cr_assert_eq(zb_plan_run(&m, &rq, &p, &err), 0, "%s", err.msg);
+        cr_assert(p.best.fits, "zero %d", zero);
+        s = &p.best.sched;
+        n = zb_profile_stages(&s->profile);
+        cr_assert(zb_dp_active(&s->profile));
+        cr_assert_float_eq(p.best.step, s->predicted.step_time, 1e-12);
+        cr_assert_geq(p.best.step, p0.best.step * (1 - 1e-12),
+                      "zero %d: %g < %g", zero, p.best.step, p0.best.step);
+        /* The tail: the last reduce after the last W, at least one ring
+         * step of latency and the bytes of the smallest stage. */
+        cr_assert_gt(p.best.step, p.best.makespan * (1 + 1e-6));
+        cr_assert_eq(count_ops(s, ZB_OP_REDUCE_GRAD), n);
+        cr_assert_eq(count_ops(s, ZB_OP_UNSHARD), zero == 3 ? n : 0);
+        cr_assert_leq(p.lower_bound, p.best.step);
+        for (int r = 0; r < 4; r++) {
+            const struct zb_memory_rank *k = &p.best.ranks[r];
+            double state = 0;
+            for (int st = 0; st < n; st++)
+                if (zb_profile_stage_rank(&s->profile, st) == r)
+                    state += s->profile.dp.params[st] *
+                             zb_memory_state_per_param(&m, 4, zero);
+            cr_assert_float_eq(k->model_state,
+                               zb_profile_model_state(&s->profile, r) * GIB,
+                               1e-6 * k->model_state);
+            cr_assert_float_eq(k->model_state, state, 1e-6 * state,
+                               "memory_model.h's count is the profile's");
+            cr_assert_float_eq(k->activations,
+                               s->predicted.ranks[r].peak_memory * GIB,
+                               1e-6 * k->activations + 1);
+            cr_assert_float_eq(k->total, k->model_state + k->activations +
+                               k->buffers, 1);
+            cr_assert_leq(k->total, rq.gpu_mem * (1 + 1e-9));
+            /* The profile's budget is the same sum, within the GPU. */
+            cr_assert_float_eq(s->profile.mem_total[r] * GIB,
+                               rq.gpu_mem - k->buffers, 1);
+        }
+        if (p.even.exists && p.even.fits)
+            cr_assert_leq(p.best.step, p.even.step * (1 + 1e-12));
+        zb_plan_release(&p);
+    }
+    zb_plan_release(&p0);
+    zb_model_release(&m);
+}
+
+/* The data-parallel ring's link (zb_plan_dp_link()): the link's within a
+ * node, the inter-node one where a replica sits on another node, a given
+ * one whatever the layout. */
+Test(split, dp_link_follows_the_nodes)
+{
+    struct zb_plan_request rq = request(4, 8, 80);
+    double bw, lat;
+
+    rq.link.inter_bandwidth = 1e10;
+    rq.dp = 2;
+    zb_plan_dp_link(&rq, &bw, &lat);
+    cr_assert_eq(bw, 5e10, "no --gpus-per-node: one node");
+    cr_assert_eq(lat, 1e-5);
+    rq.link.gpus_per_node = 8;
+    zb_plan_dp_link(&rq, &bw, &lat);
+    cr_assert_eq(bw, 5e10, "two replicas of 4 ranks on a node of 8");
+    rq.dp = 4;
+    zb_plan_dp_link(&rq, &bw, &lat);
+    cr_assert_eq(bw, 1e10, "four replicas cross to the next node");
+    rq.link.gpus_per_node = 2;
+    rq.dp = 2;
+    zb_plan_dp_link(&rq, &bw, &lat);
+    cr_assert_eq(bw, 1e10);
+    rq.dpx.bandwidth = 3e9;
+    rq.dpx.latency = 0;
+    zb_plan_dp_link(&rq, &bw, &lat);
+    cr_assert_eq(bw, 3e9);
+    cr_assert_eq(lat, 0);
+}
+
+Test(split, plan_dp_errors_name_the_flag)
+{
+    struct zb_model m;
+    struct zb_plan_request rq = request(4, 8, 80);
+    struct zb_plan p;
+    struct zb_error err = { 0 };
+
+    make_model(14, 7, false, NULL, 2e9, &m);
+    rq.dp = 4;
+    rq.zero = 1;
+    rq.dpx.reduce = ZB_DP_REDUCE_MICROBATCH;
+    cr_assert_lt(zb_plan_run(&m, &rq, &p, &err), 0);
+    cr_assert_str_eq(err.msg, "--reduce microbatch needs --zero >= 2 "
+                     "(sharded gradients), got 1");
+    rq.dpx.reduce = ZB_DP_REDUCE_STEP;
+    rq.dpx.units = 2;
+    cr_assert_lt(zb_plan_run(&m, &rq, &p, &err), 0);
+    cr_assert(strstr(err.msg, "--fsdp-units 2 needs --zero 3"), "%s",
+              err.msg);
+    rq.dpx.units = 1;
+    rq.dpx.bandwidth = 0;
+    cr_assert_lt(zb_plan_run(&m, &rq, &p, &err), 0);
+    cr_assert(strstr(err.msg, "--dp-bw must be > 0"), "%s", err.msg);
+    zb_model_release(&m);
 }
