@@ -40,28 +40,42 @@ cudaStream_t cu_compute(void *dev);
             cu_sticky(d, __FILE__, __LINE__, ncclGetErrorString(r_));      \
     } while (0)
 
+/* A buffer's element type: the backend records one per allocation
+ * (cuda_host.cu); the kernels load and store each operand in its own
+ * type and compute in float. */
+enum cu_type { CU_F32, CU_BF16 };
+
+/* A kernel's operand: its address and the type it is stored in. */
+struct cu_ten {
+    void *p;
+    enum cu_type type;
+};
+
 /* The math table's kernels (exec.h, struct zb_math), queued on the
- * compute stream. */
+ * compute stream. The mlp's and the optimizer's take float buffers. */
 void cu_bias_act(void *dev, float *z, const float *bias, int rows,
                  int cols, bool tanh_act);
 void cu_act_grad(void *dev, float *dz, const float *dy, const float *y,
                  size_t n);
 void cu_colsum(void *dev, float *out, const float *x, int rows, int cols);
 void cu_axpy(void *dev, float *y, float a, const float *x, size_t n);
-void cu_mse(void *dev, float *dy, float *loss, const float *y,
-            const float *t, size_t n, float scale);
+void cu_mse(void *dev, struct cu_ten dy, float *loss, struct cu_ten y,
+            struct cu_ten t, size_t n, float scale);
+/* dst = src, n entries, converted between their types. */
+void cu_convert(void *dev, struct cu_ten dst, struct cu_ten src, size_t n);
 /* The transformer's steps (exec.h, after mse). */
-void cu_rmsnorm(void *dev, float *y, float *rstd, const float *x, int rows,
-                int cols);
-void cu_rmsnorm_grad(void *dev, float *dx, const float *dy, const float *y,
-                     const float *rstd, int rows, int cols);
-void cu_gelu(void *dev, float *y, const float *x, size_t n);
-void cu_gelu_grad(void *dev, float *dx, const float *dy, const float *x,
-                  size_t n);
-void cu_softmax(void *dev, float *p, int s, int mats, float scale);
-void cu_softmax_grad(void *dev, float *dp, const float *p, int s, int mats,
-                     float scale);
-void cu_heads(void *dev, float *dst, const float *src, int b, int s, int h,
-              int d, int parts, bool split);
+void cu_rmsnorm(void *dev, struct cu_ten y, struct cu_ten rstd,
+                struct cu_ten x, int rows, int cols);
+void cu_rmsnorm_grad(void *dev, struct cu_ten dx, struct cu_ten dy,
+                     struct cu_ten y, struct cu_ten rstd, int rows,
+                     int cols);
+void cu_gelu(void *dev, struct cu_ten y, struct cu_ten x, size_t n);
+void cu_gelu_grad(void *dev, struct cu_ten dx, struct cu_ten dy,
+                  struct cu_ten x, size_t n);
+void cu_softmax(void *dev, struct cu_ten p, int s, int mats, float scale);
+void cu_softmax_grad(void *dev, struct cu_ten dp, struct cu_ten p, int s,
+                     int mats, float scale);
+void cu_heads(void *dev, struct cu_ten dst, struct cu_ten src, int b, int s,
+              int h, int d, int parts, bool split);
 
 #endif

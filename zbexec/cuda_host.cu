@@ -9,13 +9,21 @@
  * and a stream of their own, or under --transport mpi as MPI's
  * collectives on host copies. The kernels are in cuda.cu.
  *
+ * Buffers are typed (exec.h, alloc_act): the transformer's activations,
+ * their gradients and the messages between stages are bf16, its weights
+ * float with a bf16 copy for the GEMMs, gradients and the optimizer's
+ * state float; every allocation is recorded with its type, and each step
+ * of the math table looks its operands up.
+ *
  * It calls CUDA only through cuda_api.h, so the same source runs against
  * the fake of tests/emu/ in CI (make test-emu). Errors are sticky: the
  * next sync point (flush, test, marks) returns the first as ZB_EDEVICE. */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <map>
 #include "cuda_api.h"
 #include "exec.h"
 extern "C" {
@@ -35,9 +43,26 @@ struct link {
     int nqueue, capqueue;
 };
 
+/* A device allocation: a float header of hdr bytes (a message's), then
+ * entries of one type. A float buffer the GEMMs read as weights
+ * (weights()) has a copy in the activation type, made again once the
+ * buffer was written since (stale). */
+struct dbuf {
+    size_t bytes, hdr;
+    enum cu_type type;
+    char *copy;                 /* NULL: none */
+    bool stale;
+};
+
 struct cuda_dev {
     cudaStream_t compute;
     cublasHandle_t blas;
+    /* Every live allocation by address; the activation type (bf16 for
+     * the transformer, else float) and the weight copies' bytes, now and
+     * their high-water mark this iteration. */
+    std::map<uintptr_t, struct dbuf> *bufs;
+    enum cu_type act;
+    double copies, copies_high;
     bool mpi;                   /* --transport mpi: host-staged */
     struct link *links;         /* this rank's ends, NCCL transport */
     int nlinks;
@@ -136,33 +161,124 @@ static int take_error(struct cuda_dev *d, struct zb_error *err)
     return zb_error_set(err, ZB_EDEVICE, "%s", d->error);
 }
 
-/* ---- Math: memory, copies, GEMM (the kernels: cuda.cu) ----------------- */
+/* ---- Math: typed buffers, copies, GEMM (the kernels: cuda.cu) ---------- */
+
+static size_t type_bytes(enum cu_type t)
+{
+    return t == CU_BF16 ? 2 : sizeof(float);
+}
+
+/* The buffer that holds p (its address in *base), NULL if none. */
+static struct dbuf *find(struct cuda_dev *d, const void *p, uintptr_t *base)
+{
+    auto it = d->bufs->upper_bound((uintptr_t)p);
+
+    if (it == d->bufs->begin())
+        return NULL;
+    --it;
+    if ((uintptr_t)p >= it->first + it->second.bytes)
+        return NULL;
+    *base = it->first;
+    return &it->second;
+}
+
+/* The operand at p for a kernel: the type of the part of its buffer it
+ * points into. A pointer into no buffer is the caller's bug: recorded. */
+static struct cu_ten ten(struct cuda_dev *d, const void *p)
+{
+    struct cu_ten t = { (void *)p, CU_F32 };
+    uintptr_t base = 0;
+    struct dbuf *b = find(d, p, &base);
+
+    if (!b)
+        cu_sticky(d, __FILE__, __LINE__, "an operand outside every buffer "
+                  "of the cuda backend");
+    else if ((uintptr_t)p >= base + b->hdr)
+        t.type = b->type;
+    return t;
+}
+
+/* hdr floats, then n - hdr entries of type t, on stream s: stream-ordered,
+ * from the device's default pool, which keeps what it holds (release
+ * threshold set at init): no device-wide sync and no trip to the driver
+ * per buffer. Not zeroed: callers write first. */
+static void *dev_alloc(struct cuda_dev *d, size_t n, size_t hdr,
+                       enum cu_type t, cudaStream_t s)
+{
+    size_t bytes = hdr * sizeof(float) + (n - hdr) * type_bytes(t);
+    void *p = NULL;
+
+    bytes = bytes ? bytes : 1;
+    CHECK_CUDA(d, cudaMallocAsync(&p, bytes, s));
+    if (p)
+        (*d->bufs)[(uintptr_t)p] = { bytes, hdr * sizeof(float), t, NULL,
+                                     false };
+    return p;
+}
 
 static float *cu_alloc(void *dev, size_t n)
 {
     struct cuda_dev *d = (struct cuda_dev *)dev;
-    void *p = NULL;
 
-    n = n ? n : 1;
-    /* Stream-ordered, from the device's default pool, which keeps what
-     * it holds (release threshold set at init): no device-wide sync and
-     * no trip to the driver per buffer. Not zeroed: callers write first. */
-    CHECK_CUDA(d, cudaMallocAsync(&p, n * sizeof(float), d->compute));
-    return (float *)p;
+    return (float *)dev_alloc(d, n, 0, CU_F32, d->compute);
+}
+
+static float *cu_alloc_act(void *dev, size_t n, size_t hdr)
+{
+    struct cuda_dev *d = (struct cuda_dev *)dev;
+
+    return (float *)dev_alloc(d, n, hdr, d->act, d->compute);
 }
 
 static void cu_release(void *dev, float *p)
 {
     struct cuda_dev *d = (struct cuda_dev *)dev;
 
-    if (p)
-        CHECK_CUDA(d, cudaFreeAsync(p, d->compute));
+    if (!p)
+        return;
+    auto it = d->bufs->find((uintptr_t)p);
+    if (it != d->bufs->end()) {
+        char *copy = it->second.copy;
+        d->bufs->erase(it);
+        if (copy) {
+            auto c = d->bufs->find((uintptr_t)copy);
+            d->copies -= (double)c->second.bytes;
+            d->bufs->erase(c);
+            CHECK_CUDA(d, cudaFreeAsync(copy, d->compute));
+        }
+    }
+    CHECK_CUDA(d, cudaFreeAsync(p, d->compute));
+}
+
+/* The buffer holding p is written: its weight copy is out of date. The
+ * float buffers are written only through upload, copy, axpy and the
+ * collectives, which call this. */
+static void written(struct cuda_dev *d, const void *p)
+{
+    uintptr_t base;
+    struct dbuf *b = find(d, p, &base);
+
+    if (b)
+        b->stale = true;
+}
+
+/* Host buffers are float: so must the device side be. */
+static bool host_float(struct cuda_dev *d, const void *p)
+{
+    if (ten(d, p).type == CU_F32)
+        return true;
+    cu_sticky(d, __FILE__, __LINE__, "a copy between host floats and a "
+              "bf16 buffer");
+    return false;
 }
 
 static void cu_upload(void *dev, float *dst, const float *host, size_t n)
 {
     struct cuda_dev *d = (struct cuda_dev *)dev;
 
+    if (!host_float(d, dst))
+        return;
+    written(d, dst);
     /* Pageable source: staged before the call returns, so callers may
      * reuse host memory at once. */
     CHECK_CUDA(d, cudaMemcpyAsync(dst, host, n * sizeof(float),
@@ -173,17 +289,67 @@ static void cu_download(void *dev, float *host, const float *src, size_t n)
 {
     struct cuda_dev *d = (struct cuda_dev *)dev;
 
+    if (!host_float(d, src))
+        return;
     CHECK_CUDA(d, cudaMemcpyAsync(host, src, n * sizeof(float),
                                   cudaMemcpyDeviceToHost, d->compute));
     CHECK_CUDA(d, cudaStreamSynchronize(d->compute));
 }
 
+/* Between buffers of one type a copy, else a conversion. */
 static void cu_copy(void *dev, float *dst, const float *src, size_t n)
 {
     struct cuda_dev *d = (struct cuda_dev *)dev;
+    struct cu_ten to = ten(d, dst), from = ten(d, src);
 
-    CHECK_CUDA(d, cudaMemcpyAsync(dst, src, n * sizeof(float),
-                                  cudaMemcpyDeviceToDevice, d->compute));
+    written(d, dst);
+    if (to.type != from.type)
+        cu_convert(d, to, from, n);
+    else
+        CHECK_CUDA(d, cudaMemcpyAsync(dst, src, n * type_bytes(to.type),
+                                      cudaMemcpyDeviceToDevice, d->compute));
+}
+
+static float *cu_at(void *dev, const float *p, size_t i)
+{
+    struct cuda_dev *d = (struct cuda_dev *)dev;
+
+    return (float *)((char *)p + i * type_bytes(ten(d, p).type));
+}
+
+/* The weights at w in the activation type: a copy of w's whole buffer,
+ * made at the first use and again at the first use after a write (the
+ * step, a rollback, an all-gather), on the compute stream, where the
+ * writers' work is ordered before it. It lives as long as the buffer. */
+static const float *cu_weights(void *dev, const float *w, size_t n)
+{
+    struct cuda_dev *d = (struct cuda_dev *)dev;
+    uintptr_t base = 0;
+    struct dbuf *b = find(d, w, &base);
+    size_t off = (uintptr_t)w - base;
+
+    if (d->act == CU_F32)
+        return w;
+    if (!b || b->type != CU_F32 || b->hdr || off + n * sizeof(float) >
+                                                 b->bytes) {
+        cu_sticky(d, __FILE__, __LINE__, "weights outside a float buffer");
+        return w;
+    }
+    if (!b->copy) {
+        const size_t count = b->bytes / sizeof(float);
+        b->copy = (char *)dev_alloc(d, count, 0, d->act, d->compute);
+        b->stale = true;
+        d->copies += (double)count * type_bytes(d->act);
+        d->copies_high = fmax(d->copies_high, d->copies);
+    }
+    if (b->stale && b->copy) {
+        struct cu_ten to = { b->copy, d->act }, from = { (void *)base,
+                                                         CU_F32 };
+        cu_convert(d, to, from, b->bytes / sizeof(float));
+        b->stale = false;
+    }
+    return (const float *)(b->copy + off / sizeof(float) *
+                                         type_bytes(d->act));
 }
 
 /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T. */
@@ -198,31 +364,115 @@ static void cu_gemm(void *dev, bool ta, bool tb, int m, int n, int k,
                               b, tb ? k : n, a, ta ? m : k, &beta, c, n));
 }
 
-/* The transformer's GEMMs: fp32 tensors, bf16 products on the tensor
- * cores (CUBLAS_COMPUTE_32F_FAST_16BF rounds A and B to bf16) and fp32
- * accumulation; the row-major to column-major swap as in cu_gemm. */
+static cudaDataType blas_type(enum cu_type t)
+{
+    return t == CU_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+/* The transformer's GEMMs on the operands' own types (A and B alike:
+ * bf16 activations and weight copies; C bf16, or float for a weight
+ * gradient) with float accumulation (CUBLAS_COMPUTE_32F: bf16 products
+ * on the tensor cores, rounded once into a bf16 C), the row-major to
+ * column-major swap as in cu_gemm. */
 static void cu_bgemm(void *dev, bool ta, bool tb, int m, int n, int k,
                      const float *a, int lda, size_t sa, const float *b,
                      int ldb, size_t sb, float beta, float *c, int ldc,
                      size_t sc, int count)
 {
     struct cuda_dev *d = (struct cuda_dev *)dev;
+    struct cu_ten A = ten(d, a), B = ten(d, b), C = ten(d, c);
     const float one = 1.0f;
 
+    if (A.type != B.type) {
+        cu_sticky(d, __FILE__, __LINE__, "a GEMM of bf16 and float");
+        return;
+    }
     CHECK_BLAS(d, cublasGemmStridedBatchedEx(
                       d->blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
                       ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &one, b,
-                      CUDA_R_32F, ldb, (long long)sb, a, CUDA_R_32F, lda,
-                      (long long)sa, &beta, c, CUDA_R_32F, ldc,
-                      (long long)sc, count, CUBLAS_COMPUTE_32F_FAST_16BF,
-                      CUBLAS_GEMM_DEFAULT));
+                      blas_type(B.type), ldb, (long long)sb, a,
+                      blas_type(A.type), lda, (long long)sa, &beta, c,
+                      blas_type(C.type), ldc, (long long)sc, count,
+                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+/* The steps with typed operands, looked up (cuda_api.h). */
+static void cu_axpy_f(void *dev, float *y, float a, const float *x,
+                      size_t n)
+{
+    written((struct cuda_dev *)dev, y);
+    cu_axpy(dev, y, a, x, n);
+}
+
+static void t_mse(void *dev, float *dy, float *loss, const float *y,
+                  const float *t, size_t n, float scale)
+{
+    struct cuda_dev *d = (struct cuda_dev *)dev;
+
+    cu_mse(d, ten(d, dy), loss, ten(d, y), ten(d, t), n, scale);
+}
+
+static void t_rmsnorm(void *dev, float *y, float *rstd, const float *x,
+                      int rows, int cols)
+{
+    struct cuda_dev *d = (struct cuda_dev *)dev;
+
+    cu_rmsnorm(d, ten(d, y), ten(d, rstd), ten(d, x), rows, cols);
+}
+
+static void t_rmsnorm_grad(void *dev, float *dx, const float *dy,
+                           const float *y, const float *rstd, int rows,
+                           int cols)
+{
+    struct cuda_dev *d = (struct cuda_dev *)dev;
+
+    cu_rmsnorm_grad(d, ten(d, dx), ten(d, dy), ten(d, y), ten(d, rstd),
+                    rows, cols);
+}
+
+static void t_gelu(void *dev, float *y, const float *x, size_t n)
+{
+    struct cuda_dev *d = (struct cuda_dev *)dev;
+
+    cu_gelu(d, ten(d, y), ten(d, x), n);
+}
+
+static void t_gelu_grad(void *dev, float *dx, const float *dy,
+                        const float *x, size_t n)
+{
+    struct cuda_dev *d = (struct cuda_dev *)dev;
+
+    cu_gelu_grad(d, ten(d, dx), ten(d, dy), ten(d, x), n);
+}
+
+static void t_softmax(void *dev, float *p, int s, int mats, float scale)
+{
+    struct cuda_dev *d = (struct cuda_dev *)dev;
+
+    cu_softmax(d, ten(d, p), s, mats, scale);
+}
+
+static void t_softmax_grad(void *dev, float *dp, const float *p, int s,
+                           int mats, float scale)
+{
+    struct cuda_dev *d = (struct cuda_dev *)dev;
+
+    cu_softmax_grad(d, ten(d, dp), ten(d, p), s, mats, scale);
+}
+
+static void t_heads(void *dev, float *dst, const float *src, int b, int s,
+                    int h, int dh, int parts, bool split)
+{
+    struct cuda_dev *d = (struct cuda_dev *)dev;
+
+    cu_heads(d, ten(d, dst), ten(d, src), b, s, h, dh, parts, split);
 }
 
 static const struct zb_math cuda_math = {
     cu_alloc, cu_release, cu_upload, cu_download, cu_copy, cu_gemm,
-    cu_bias_act, cu_act_grad, cu_colsum, cu_axpy, cu_mse,
-    cu_bgemm, cu_rmsnorm, cu_rmsnorm_grad, cu_gelu, cu_gelu_grad,
-    cu_softmax, cu_softmax_grad, cu_heads,
+    cu_bias_act, cu_act_grad, cu_colsum, cu_axpy_f, t_mse,
+    cu_bgemm, t_rmsnorm, t_rmsnorm_grad, t_gelu, t_gelu_grad,
+    t_softmax, t_softmax_grad, t_heads, cu_alloc_act, cu_at, cu_weights,
 };
 
 /* ---- Setup ---------------------------------------------------------- */
@@ -513,6 +763,8 @@ static int cu_init(struct exec *x, struct zb_error *err)
 
     d = (struct cuda_dev *)zb_xcalloc(1, sizeof(*d));
     x->dev = d;
+    d->bufs = new std::map<uintptr_t, struct dbuf>();
+    d->act = x->opt.transformer ? CU_BF16 : CU_F32;
     d->mpi = x->opt.transport && !strcmp(x->opt.transport, "mpi");
     /* A rank's NCCL kernels run on up to 2 + 8 streams at once (compute,
      * collectives, a link per neighbour, direction and chunk pair), and
@@ -606,6 +858,7 @@ static void cu_fini(struct exec *x)
     free(d->unposted);
     free(d->marks);
     free(d->recorded);
+    delete d->bufs;
     free(d);
     x->dev = NULL;
 }
@@ -679,6 +932,31 @@ static int header_slot(const struct cuda_dev *d, const struct xmsg *m)
     return m->op >= 0 ? m->op : d->nheaders - 1;
 }
 
+/* A message of n entries as it travels: the header's floats, then the
+ * payload in the activation type (bf16 for the transformer: half the
+ * bytes of float), counted in entries of that type (the header is a
+ * whole number of them). */
+static size_t msg_bytes(const struct cuda_dev *d, size_t n)
+{
+    return MSG_HDR_FLOATS * sizeof(float) +
+           (n - MSG_HDR_FLOATS) * type_bytes(d->act);
+}
+
+static size_t msg_count(const struct cuda_dev *d, size_t n)
+{
+    return msg_bytes(d, n) / type_bytes(d->act);
+}
+
+static ncclDataType_t msg_nccl(const struct cuda_dev *d)
+{
+    return d->act == CU_BF16 ? ncclBfloat16 : ncclFloat;
+}
+
+static MPI_Datatype msg_mpi(const struct cuda_dev *d)
+{
+    return d->act == CU_BF16 ? MPI_UINT16_T : MPI_FLOAT;
+}
+
 /* Queue m on its link; flush() issues the link's queue as one group. */
 static int nccl_post(struct exec *x, struct cuda_dev *d, struct xmsg *m,
                      struct cuda_req *q, struct zb_error *err)
@@ -692,8 +970,8 @@ static int nccl_post(struct exec *x, struct cuda_dev *d, struct xmsg *m,
                             m->send ? m->peer : x->rank);
     q->link = l;
     if (!m->send)       /* on the link's own timeline, see exec.h */
-        CHECK_CUDA(d, cudaMallocAsync((void **)&m->buf,
-                                      m->n * sizeof(float), l->stream));
+        m->buf = (float *)dev_alloc(d, m->n, MSG_HDR_FLOATS, d->act,
+                                    l->stream);
     zb_xgrow((void **)&l->queue, &l->capqueue, l->nqueue + 1,
              sizeof(*l->queue));
     l->queue[l->nqueue++] = m;
@@ -741,11 +1019,11 @@ static int nccl_flush(struct exec *x, struct cuda_dev *d,
             if (m->op >= 0)     /* before the kernel GroupEnd launches */
                 CHECK_CUDA(d, cudaEventRecord(d->cev[3 * m->op], l->stream));
             if (l->src == x->rank)
-                CHECK_NCCL(d, ncclSend(m->buf, m->n, ncclFloat, 1, l->nccl,
-                                       l->stream));
+                CHECK_NCCL(d, ncclSend(m->buf, msg_count(d, m->n),
+                                       msg_nccl(d), 1, l->nccl, l->stream));
             else
-                CHECK_NCCL(d, ncclRecv(m->buf, m->n, ncclFloat, 0, l->nccl,
-                                       l->stream));
+                CHECK_NCCL(d, ncclRecv(m->buf, msg_count(d, m->n),
+                                       msg_nccl(d), 0, l->nccl, l->stream));
         }
     }
     r = ncclGroupEnd();
@@ -804,16 +1082,16 @@ static int nccl_test(struct cuda_dev *d, struct xmsg *m, bool *done,
 
 /* ---- Transport: MPI through pinned host buffers ------------------------ */
 
-/* A free pinned buffer of n floats from list (all of one list's buffers
+/* A free pinned buffer of `bytes` from list (all of one list's buffers
  * have one size: every message's, every collective's). */
 static float *staging_get(struct cuda_dev *d, float **list, int *nlist,
-                          size_t n)
+                          size_t bytes)
 {
     float *p = NULL;
 
     if (*nlist > 0)
         return list[--*nlist];
-    CHECK_CUDA(d, cudaMallocHost((void **)&p, n * sizeof(float)));
+    CHECK_CUDA(d, cudaMallocHost((void **)&p, bytes));
     return p;
 }
 
@@ -846,8 +1124,8 @@ static int mpi_pump(struct exec *x, struct cuda_dev *d, struct zb_error *err)
         if ((e = cudaEventQuery(q->done)) == cudaErrorNotReady)
             break;
         CHECK_CUDA(d, e);
-        rc = MPI_Isend(q->host, (int)m->n, MPI_FLOAT, m->peer, 0, x->comm,
-                       &q->mreq);
+        rc = MPI_Isend(q->host, (int)msg_count(d, m->n), msg_mpi(d),
+                       m->peer, 0, x->comm, &q->mreq);
         if (rc != MPI_SUCCESS)
             return exec_mpi_error(rc, "MPI_Isend", err);
         q->issued = true;
@@ -876,18 +1154,18 @@ static int mpi_post(struct exec *x, struct cuda_dev *d, struct xmsg *m,
 {
     int rc;
 
-    q->host = staging_get(d, d->staging, &d->nstaging, m->n);
+    q->host = staging_get(d, d->staging, &d->nstaging, msg_bytes(d, m->n));
     if (m->send) {
-        CHECK_CUDA(d, cudaMemcpyAsync(q->host, m->buf, m->n * sizeof(float),
+        CHECK_CUDA(d, cudaMemcpyAsync(q->host, m->buf, msg_bytes(d, m->n),
                                       cudaMemcpyDeviceToHost, d->compute));
         CHECK_CUDA(d, cudaEventRecord(q->done, d->compute));
         fifo_push((void ***)&d->unsent, &d->unsent_head, &d->nunsent,
                   &d->capunsent, m);
         return take_error(d, err);
     }
-    m->buf = cu_alloc(d, m->n);
-    rc = MPI_Irecv(q->host, (int)m->n, MPI_FLOAT, m->peer, 0, x->comm,
-                   &q->mreq);
+    m->buf = cu_alloc_act(d, m->n, MSG_HDR_FLOATS);
+    rc = MPI_Irecv(q->host, (int)msg_count(d, m->n), msg_mpi(d), m->peer, 0,
+                   x->comm, &q->mreq);
     if (rc != MPI_SUCCESS)
         return exec_mpi_error(rc, "MPI_Irecv", err);
     q->issued = true;
@@ -918,7 +1196,7 @@ static int mpi_advance(struct exec *x, struct cuda_dev *d, struct xmsg *m,
             return take_error(d, err);
         }
         memcpy(&m->got, q->host, sizeof(m->got));
-        CHECK_CUDA(d, cudaMemcpyAsync(m->buf, q->host, m->n * sizeof(float),
+        CHECK_CUDA(d, cudaMemcpyAsync(m->buf, q->host, msg_bytes(d, m->n),
                                       cudaMemcpyHostToDevice, d->compute));
         CHECK_CUDA(d, cudaEventRecord(q->done, d->compute));
         q->copied = true;
@@ -1143,7 +1421,8 @@ static int mpi_coll(struct exec *x, struct cuda_dev *d, enum coll_kind k,
                  off = (size_t)x->shard_off[me];
 
     q->kind = k;
-    q->host = staging_get(d, d->cstaging, &d->ncstaging, np + ns);
+    q->host = staging_get(d, d->cstaging, &d->ncstaging,
+                          (np + ns) * sizeof(float));
     if (!q->host)
         return take_error(d, err);
     q->hbuf = q->host;
@@ -1205,6 +1484,8 @@ static int cu_coll_post(struct exec *x, enum coll_kind k, int op,
 
     q->done = event_get(d);
     q->op = op;
+    written(d, buf);            /* the result lands in one of them */
+    written(d, shard);
     rc = d->mpi ? mpi_coll(x, d, k, buf, shard, q, err)
                 : nccl_coll(x, d, k, op, buf, shard, q, err);
     if (rc < 0) {
@@ -1285,6 +1566,7 @@ static void cu_mark(struct exec *x, int slot)
                           d->pool, cudaMemPoolAttrUsedMemHigh, &zero));
         CHECK_CUDA(d, cudaMemPoolSetAttribute(
                           d->pool, cudaMemPoolAttrReservedMemHigh, &zero));
+        d->copies_high = d->copies;
     }
     CHECK_CUDA(d, cudaEventRecord(d->marks[slot], d->compute));
     d->recorded[slot] = true;
@@ -1343,6 +1625,20 @@ static void cu_comm_times(struct exec *x)
     }
 }
 
+/* The schedule's peak activations (in units of one F's: the simulator's
+ * prediction) in their types, the model state as the engine counts it
+ * (float) and the weight copies held at most this iteration. */
+static double predicted(const struct exec *x, const struct cuda_dev *d)
+{
+    const double fs = x->sched.predicted.ranks[x->rank].peak_memory /
+                      x->p->m_b;
+    const double f = x->tf ? tf_mb_bytes(x->tf, type_bytes(d->act))
+                           : exec_mem_unit(x) * sizeof(float);
+
+    return fs * f + fmax(x->state, x->state_peak) * sizeof(float) +
+           d->copies_high;
+}
+
 static void cu_memory(struct exec *x, struct dev_memory *out)
 {
     struct cuda_dev *d = (struct cuda_dev *)x->dev;
@@ -1352,6 +1648,7 @@ static void cu_memory(struct exec *x, struct dev_memory *out)
                                           &used));
     CHECK_CUDA(d, cudaMemPoolGetAttribute(
                       d->pool, cudaMemPoolAttrReservedMemHigh, &reserved));
+    out->predicted = predicted(x, d);
     out->used_high = (double)used;
     out->reserved_high = (double)reserved;
     out->used_start = d->used_start;

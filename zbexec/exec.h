@@ -121,6 +121,20 @@ struct zb_math {
      * split false is the inverse. */
     void (*heads)(void *dev, float *dst, const float *src, int b, int s,
                   int h, int d, int parts, bool split);
+    /* Typed buffers, optional (NULL in the cpu table, whose buffers are
+     * all float). A buffer keeps the type it was allocated with: alloc's
+     * are float, alloc_act's the model's activation type (the cuda
+     * backend's transformer: bf16); every step above reads and writes
+     * each operand in its own type and computes in float. alloc_act: n
+     * entries, the first hdr of them floats (a message's header), the
+     * rest activations (NULL: alloc). */
+    float *(*alloc_act)(void *dev, size_t n, size_t hdr);
+    /* Entry i of the buffer at p, in p's type (NULL: p + i). */
+    float *(*at)(void *dev, const float *p, size_t i);
+    /* The n float weights at w as the GEMMs read them: a copy in the
+     * activation type, made again whenever w was written since (NULL,
+     * or a float activation type: w itself). */
+    const float *(*weights)(void *dev, const float *w, size_t n);
 };
 
 extern const struct zb_math zb_math_cpu;
@@ -294,6 +308,11 @@ size_t tf_keep_floats(const struct tf *n, enum tf_keep k);
 size_t tf_grad_floats(const struct tf *n, enum tf_grad g);
 /* Floats one microbatch keeps from F to W at most (memory floor). */
 double tf_mb_floats(const struct tf *n);
+/* Whether keep k stays float when activations are of a narrower type
+ * (1 / rms: a value a row, as fused norm kernels keep it). */
+bool tf_keep_float(enum tf_keep k);
+/* Bytes one F keeps (exec_mem_unit's entries) with act-byte activations. */
+double tf_mb_bytes(const struct tf *n, size_t act);
 /* Name parameter i of a stage: its block, tensor and index in it. */
 void tf_param_name(const struct tf *n, size_t i, int *layer,
                    const char **tensor, size_t *index);
@@ -320,14 +339,26 @@ void tf_backward_weight(const struct zb_math *m, void *dev,
 
 struct stage_state;             /* below, with the engine state */
 
+/* One segment of a pass (coll.c): the stage's layers [l0, l1) with their
+ * weights w (layer l0's first parameter at w[0]; F and B) and, for a W
+ * on FSDP units reducing per microbatch, the unit's gradient buffer g
+ * (NULL: the stage's dw). Without units a pass is one segment. */
+struct pass_seg {
+    int l0, l1;
+    const float *w;
+    float *g;
+    bool first, last;           /* the pass's first and last segment */
+};
+
 /* The passes of one stage and microbatch with their buffers counted
- * (pass.c's for the mlp): in the stage input, dy the output gradient. */
+ * (pass.c's for the mlp), one segment at a time: in the stage input, dy
+ * the output gradient. */
 void tf_pass_forward(struct exec *x, struct stage_state *st, int mb,
-                     float *in);
+                     float *in, const struct pass_seg *sg);
 void tf_pass_backward_input(struct exec *x, struct stage_state *st, int mb,
-                            float *dy);
+                            float *dy, const struct pass_seg *sg);
 void tf_pass_backward_weight(struct exec *x, struct stage_state *st,
-                             int mb);
+                             int mb, const struct pass_seg *sg);
 
 /* The host loops of the transformer's steps: the cpu table's, and the
  * emulated device's (tests/emu/kernels.cc), one arithmetic for both. */
@@ -392,6 +423,15 @@ struct stage_state {
     int grad_mb;                /* reduce microbatch: the microbatch whose
                                    gradient g holds, not yet posted; -1 */
     bool unshard_consumed;      /* the compute timeline waits for it */
+    /* FSDP units (data_parallel.units K > 1; coll.c): K entries each. */
+    float **uw;                 /* unit u's gathered weights, or NULL */
+    float **upiece;             /* ZeRO-3: this replica's part of unit u
+                                   while not gathered (none while wshard
+                                   holds them all, from STEP on) */
+    float **ug;                 /* reduce microbatch: unit u's gradient
+                                   waiting for its REDUCE_GRAD, or NULL */
+    int *ustate;                /* coll.c's enum unit_state */
+    int *uop;                   /* list index of unit u's last UNSHARD */
 };
 
 struct op_time {                /* host-clock ms since the run's epoch */
@@ -421,6 +461,9 @@ struct rank_sample {            /* one rank in one iteration */
 
 /* What a device backend measures of its memory after an iteration. */
 struct dev_memory {
+    double predicted;                   /* bytes: the schedule's peak
+                                           activations in their types,
+                                           plus the model state */
     double used_high, reserved_high;    /* the allocator's, bytes */
     double used_start, used_now;        /* the device's, bytes */
 };
@@ -478,6 +521,12 @@ struct exec {
      * state), peaks of it and, in profile units, of it plus the
      * activations, taken where mem_peak is (exec_mem_sample). */
     double state, state_peak, total_peak;
+    double state_win;               /* the most state since the last
+                                       sample (exec_state_sample) */
+    bool *coll_early;               /* units: per op, a collective its
+                                       pass already ran (coll.c) */
+    float *seg_carry;               /* the transformer's boundary tensor
+                                       between two segments of a pass */
     /* ZeRO-1/2: when the host saw the all-gather of the updated weights
      * done (REDUCE_GRAD's second half in the model); 0 without one. */
     double gather_done;
@@ -508,6 +557,9 @@ void exec_state_free(struct exec *x, float *p, size_t n);
 /* Take the memory peaks at a point of the simulator's model: where a
  * pass ends or a collective is posted. */
 void exec_mem_sample(struct exec *x);
+/* Within a pass (units): note the model state, which the pass's end
+ * sample adds to the activations it leaves, as the model does. */
+void exec_state_sample(struct exec *x);
 /* A pass keeps a buffer it was handed (F its input): n floats of live
  * memory become activations too. */
 void exec_keep(struct exec *x, size_t n);
@@ -577,13 +629,32 @@ int coll_progress(struct exec *x, struct zb_error *err);
 /* STEP: every REDUCE_GRAD ran and completed. */
 int coll_drain(struct exec *x, struct zb_error *err);
 /* The part of stage st that this rank's optimizer updates: weights,
- * gradient, count and offset in the stage's parameters. */
+ * gradient, count and offset in the stage's parameters (ZeRO-3 on units:
+ * 0, the shard being coll_shard_pieces's pieces). */
 void coll_view(const struct exec *x, struct stage_state *st, float **w,
                float **g, size_t *n, size_t *off);
 /* This replica's shard of stage st's reduced gradient (shard_n floats;
  * the whole gradient without data parallelism). */
 const float *coll_grad_shard(const struct exec *x, struct stage_state *st,
                              size_t *n);
+/* FSDP units: the segments of part (F, B or W; a BW runs its B, then
+ * its W) of a pass, 1 or K; before segment j, gather what the prefetch
+ * says and fill sg; after it, free the unit its RESHARD names or reduce
+ * its gradient, ahead of the list's op (docs/zero.md, "Units"). */
+int coll_segments(const struct exec *x, enum zb_op_kind part);
+int coll_seg_begin(struct exec *x, int i, enum zb_op_kind part, int j,
+                   struct pass_seg *sg, struct zb_error *err);
+int coll_seg_end(struct exec *x, int i, enum zb_op_kind part, int j,
+                 const struct pass_seg *sg, struct zb_error *err);
+/* Replica r's shard as pieces of a stage's parameters, in the shard's
+ * order: their offsets and lengths (K entries at most); returns how
+ * many. One piece but with ZeRO-3 on units, which shards each unit. */
+int coll_shard_pieces(const struct exec *x, int r, size_t *off,
+                      size_t *len);
+/* step_stats() of replica r's shard of the stage gradient g (all of it),
+ * in the order that replica sums its own. */
+void coll_shard_stats(const struct exec *x, const float *g, int r,
+                      double *sumsq, int *bad);
 /* ZeRO-1/2 after the step: all-gather the updated weight shards. */
 int coll_gather_weights(struct exec *x, struct zb_error *err);
 /* Collective k as MPI's non-blocking call on host memory (the cpu

@@ -83,12 +83,9 @@ void measure_iteration(struct exec *x)
     r->peak = x->mem_peak / exec_mem_unit(x) * x->p->m_b;
     r->peak_buffers = x->live_peak / exec_mem_unit(x) * x->p->m_b;
     if (x->be->memory) {
-        struct dev_memory dm = { 0, 0, 0, 0 };
-        const double act = x->sched.predicted.ranks[x->rank].peak_memory /
-                           x->p->m_b * exec_mem_unit(x);
+        struct dev_memory dm = { 0, 0, 0, 0, 0 };
         x->be->memory(x, &dm);
-        r->dev_predicted = (act + fmax(x->state, x->state_peak)) *
-                           sizeof(float);
+        r->dev_predicted = dm.predicted;    /* the backend knows the types */
         r->dev_used_high = dm.used_high;
         r->dev_reserved_high = dm.reserved_high;
         r->dev_used_start = dm.used_start;

@@ -89,19 +89,35 @@ void pass_accumulate(struct exec *x, struct stage_state *st, int mb)
     }
 }
 
+/* The mlp's layers [sg->l0, sg->l1) as a network of their own. */
+static struct mlp seg_net(const struct exec *x, const struct pass_seg *sg)
+{
+    struct mlp n = x->net;
+
+    n.layers = sg->l1 - sg->l0;
+    return n;
+}
+
+/* F, B and W run segment by segment (pass_seg): a segment's layers with
+ * its unit's weights, the very calls of the whole pass in the same
+ * order, so the pipeline stays bitwise equal to the sequential run. */
 static void forward(struct exec *x, struct stage_state *st, int mb,
-                    float *in)
+                    float *in, const struct pass_seg *sg)
 {
     struct mb_state *b = &st->mbs[mb];
-    const int L = x->net.layers, s = st->stage;
+    const int L = x->net.layers, s = st->stage, l0 = sg->l0;
     const bool last = s == x->nstages - 1;
+    const struct mlp n = seg_net(x, sg);
 
-    b->x0 = in;                         /* kept for W */
-    exec_keep(x, HDR + x->nact);
-    for (int l = 0; l < L; l++)
-        b->y[l] = exec_alloc(x, x->nact, true);
-    mlp_forward(x->m, x->dev, &x->net, st->w, in + HDR, b->y, last);
-    if (!last) {
+    if (sg->first) {
+        b->x0 = in;                     /* kept for W */
+        exec_keep(x, HDR + x->nact);
+        for (int l = 0; l < L; l++)
+            b->y[l] = exec_alloc(x, x->nact, true);
+    }
+    mlp_forward(x->m, x->dev, &n, sg->w, l0 ? b->y[l0 - 1] : in + HDR,
+                b->y + l0, last && sg->l1 == L);
+    if (sg->last && !last) {
         /* A copy: y[L-1] stays for B, the copy leaves with the send. */
         float *out = exec_alloc(x, HDR + x->nact, false);
         x->m->copy(x->dev, out + HDR, b->y[L - 1], x->nact);
@@ -110,23 +126,35 @@ static void forward(struct exec *x, struct stage_state *st, int mb,
 }
 
 static void backward_input(struct exec *x, struct stage_state *st, int mb,
-                           float *dy)
+                           float *dy, const struct pass_seg *sg)
 {
     struct mb_state *b = &st->mbs[mb];
-    const int L = x->net.layers, s = st->stage;
+    const int L = x->net.layers, s = st->stage, l0 = sg->l0, l1 = sg->l1;
     const bool last = s == x->nstages - 1;
     const float scale = exec_loss_scale(x);
-    float *dx = s > 0 ? exec_alloc(x, HDR + x->nact, false) : NULL;
+    const struct mlp n = seg_net(x, sg);
+    float *dx = NULL, *down;
 
     /* B keeps every layer's dz for W and frees only the output: with two
      * or more layers it allocates more than it frees (M_W > M_B). */
-    for (int l = 0; l < L; l++)
+    for (int l = 0; sg->first && l < L; l++)
         b->dz[l] = exec_alloc(x, x->nact, true);
-    mlp_backward_input(x->m, x->dev, &x->net, st->w,
-                       (const float *const *)b->y, dy ? dy + HDR : NULL,
-                       b->dz, dx ? dx + HDR : NULL,
+    /* Below the top segment the gradient of its output is the one the
+     * segment above left in dz[l1 - 1] (act_grad then runs in place). */
+    if (l0 > 0) {
+        down = b->dz[l0 - 1];
+    } else {
+        dx = s > 0 ? exec_alloc(x, HDR + x->nact, false) : NULL;
+        down = dx ? dx + HDR : NULL;
+    }
+    mlp_backward_input(x->m, x->dev, &n, sg->w,
+                       (const float *const *)b->y + l0,
+                       l1 < L ? b->dz[l1 - 1] : dy ? dy + HDR : NULL,
+                       b->dz + l0, down,
                        last ? st->target + (size_t)mb * x->nact : NULL, scale,
                        last ? st->loss + mb : NULL);
+    if (!sg->last)
+        return;
     exec_free(x, dy, HDR + x->nact, false);
     exec_free(x, b->y[L - 1], x->nact, true);   /* only B reads it */
     b->y[L - 1] = NULL;
@@ -134,17 +162,24 @@ static void backward_input(struct exec *x, struct stage_state *st, int mb,
         pass_produce(x, MSG_B, s, mb, dx);
 }
 
-static void backward_weight(struct exec *x, struct stage_state *st, int mb)
+static void backward_weight(struct exec *x, struct stage_state *st, int mb,
+                            const struct pass_seg *sg)
 {
     struct mb_state *b = &st->mbs[mb];
-    const int L = x->net.layers;
+    const int L = x->net.layers, l0 = sg->l0;
+    const struct mlp n = seg_net(x, sg);
+    float *dw = sg->g ? sg->g : st->dw + mlp_param_offset(&x->net, l0);
 
-    mlp_backward_weight(x->m, x->dev, &x->net, b->x0 + HDR,
-                        (const float *const *)b->y,
-                        (const float *const *)b->dz, st->dw);
-    step_inject(x, x->m, x->dev, st->stage, exec_global_mb(x, mb), x->iter,
-                st->dw);
-    pass_accumulate(x, st, mb);
+    mlp_backward_weight(x->m, x->dev, &n, l0 ? b->y[l0 - 1] : b->x0 + HDR,
+                        (const float *const *)b->y + l0,
+                        (const float *const *)b->dz + l0, dw);
+    if (l0 == 0)    /* its first element is the stage's */
+        step_inject(x, x->m, x->dev, st->stage, exec_global_mb(x, mb),
+                    x->iter, dw);
+    if (!sg->last)
+        return;
+    if (!sg->g)
+        pass_accumulate(x, st, mb);
     exec_free(x, b->x0, HDR + x->nact, true);
     b->x0 = NULL;
     for (int l = 0; l < L; l++) {
@@ -156,13 +191,69 @@ static void backward_weight(struct exec *x, struct stage_state *st, int mb)
 
 /* The passes of each model (struct exec's tf: the transformer's). */
 static const struct {
-    void (*f)(struct exec *x, struct stage_state *st, int mb, float *in);
-    void (*b)(struct exec *x, struct stage_state *st, int mb, float *dy);
-    void (*w)(struct exec *x, struct stage_state *st, int mb);
+    void (*f)(struct exec *x, struct stage_state *st, int mb, float *in,
+              const struct pass_seg *sg);
+    void (*b)(struct exec *x, struct stage_state *st, int mb, float *dy,
+              const struct pass_seg *sg);
+    void (*w)(struct exec *x, struct stage_state *st, int mb,
+              const struct pass_seg *sg);
 } models[] = {
     { forward, backward_input, backward_weight },
     { tf_pass_forward, tf_pass_backward_input, tf_pass_backward_weight },
 };
+
+/* Part (F, B or W) of pass i, segment by segment (coll.c). */
+static int run_part(struct exec *x, int i, enum zb_op_kind part,
+                    struct stage_state *st, float *in, struct zb_error *err)
+{
+    const int n = coll_segments(x, part), k = x->tf != NULL,
+              mb = x->ops->ops[i].mb;
+    int rc;
+
+    for (int j = 0; j < n; j++) {
+        struct pass_seg sg;
+        if ((rc = coll_seg_begin(x, i, part, j, &sg, err)) < 0)
+            return rc;
+        if (part == ZB_OP_F)
+            models[k].f(x, st, mb, in, &sg);
+        else if (part == ZB_OP_B)
+            models[k].b(x, st, mb, in, &sg);
+        else
+            models[k].w(x, st, mb, &sg);
+        if ((rc = coll_seg_end(x, i, part, j, &sg, err)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* A BW whose B and W both run by units (ZeRO-3 reducing per
+ * microbatch): unit by unit its B, then its W, as the model's segments
+ * (zero_measure.h); the unit's weights go before its gradient's
+ * reduce-scatter, as the model frees them when the segment ends. Its B
+ * and W are not timed nor measured apart: --profile-out sees it all as
+ * its B (the mid mark is where it ends). */
+static int run_bw_units(struct exec *x, int i, struct stage_state *st,
+                        float *in, struct zb_error *err)
+{
+    const int n = coll_segments(x, ZB_OP_B), k = x->tf != NULL,
+              mb = x->ops->ops[i].mb;
+    int rc;
+
+    for (int j = 0; j < n; j++) {
+        struct pass_seg sb, sw;
+        if ((rc = coll_seg_begin(x, i, ZB_OP_B, j, &sb, err)) < 0)
+            return rc;
+        models[k].b(x, st, mb, in, &sb);
+        if ((rc = coll_seg_begin(x, i, ZB_OP_W, j, &sw, err)) < 0)
+            return rc;
+        models[k].w(x, st, mb, &sw);
+        if ((rc = coll_seg_end(x, i, ZB_OP_B, j, &sb, err)) < 0 ||
+            (rc = coll_seg_end(x, i, ZB_OP_W, j, &sw, err)) < 0)
+            return rc;
+    }
+    x->be->mark(x, 3 * i + 2);
+    return 0;
+}
 
 /* The input of F or B: the model's data, a same-rank stage's output or a
  * received message (then the wait happens here, outside the pass time). */
@@ -246,30 +337,40 @@ int pass_run(struct exec *x, int i, struct zb_error *err)
         return 0;
     }
     double before = x->mem;
-    const int k = x->tf != NULL;
     x->be->mark(x, 3 * i + 1);
     switch (op->kind) {
     case ZB_OP_F:
-        models[k].f(x, st, op->mb, in);
+        rc = run_part(x, i, ZB_OP_F, st, in, err);
         note_memory(x, op->stage, 0, before);
         break;
     case ZB_OP_B:
-        models[k].b(x, st, op->mb, in);
+        rc = run_part(x, i, ZB_OP_B, st, in, err);
         note_memory(x, op->stage, 1, before);
         break;
     case ZB_OP_W:
-        models[k].w(x, st, op->mb);
+        rc = run_part(x, i, ZB_OP_W, st, NULL, err);
         note_memory(x, op->stage, 2, before);
         break;
     default:    /* BW: the two halves, timed apart for --profile-out */
-        models[k].b(x, st, op->mb, in);
+        if (coll_segments(x, ZB_OP_B) > 1 &&
+            coll_segments(x, ZB_OP_W) > 1) {
+            rc = run_bw_units(x, i, st, in, err);
+            note_memory(x, op->stage, 1, before);
+            note_memory(x, op->stage, 2, x->mem);
+            break;
+        }
+        rc = run_part(x, i, ZB_OP_B, st, in, err);
         note_memory(x, op->stage, 1, before);
+        if (rc < 0)
+            break;
         x->be->mark(x, 3 * i + 2);
         before = x->mem;
-        models[k].w(x, st, op->mb);
+        rc = run_part(x, i, ZB_OP_W, st, NULL, err);
         note_memory(x, op->stage, 2, before);
         break;
     }
+    if (rc < 0)
+        return rc;
     x->be->mark(x, 3 * i + 3);
     exec_mem_sample(x);
     return 0;

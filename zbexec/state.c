@@ -64,18 +64,29 @@ void exec_state_free(struct exec *x, float *p, size_t n)
  * the two rules the simulator's total_memory adds. */
 void exec_mem_sample(struct exec *x)
 {
-    double total;
+    double total, state = fmax(x->state, x->state_win);
 
+    x->state_win = 0;
     if (x->mem > x->mem_peak)
         x->mem_peak = x->mem;
     if (x->opt.synthetic || x->dp < 2)    /* dp 1 reports neither */
         return;
-    if (x->state > x->state_peak)
-        x->state_peak = x->state;
+    if (state > x->state_peak)
+        x->state_peak = state;
     total = x->mem / exec_mem_unit(x) * x->p->m_b +
-            x->state * sizeof(float) / x->p->dp.unit_bytes;
+            state * sizeof(float) / x->p->dp.unit_bytes;
     if (total > x->total_peak)
         x->total_peak = total;
+}
+
+/* A pass on units holds its units' weights and gradients in turn: the
+ * model adds the most it holds between its start and the next pass's to
+ * the activations it leaves (zb_zero_state_peak()), so the end of the
+ * pass takes the most noted here. */
+void exec_state_sample(struct exec *x)
+{
+    if (x->state > x->state_win)
+        x->state_win = x->state;
 }
 
 void exec_keep(struct exec *x, size_t n)
@@ -298,6 +309,13 @@ static void release_stage(struct exec *x, struct stage_state *st)
     x->m->release(x->dev, st->loss);
     x->m->release(x->dev, st->gshard);
     x->m->release(x->dev, st->wshard);
+    for (int u = 0; st->uw && u < x->p->dp.units; u++) {
+        x->m->release(x->dev, st->uw[u]);
+        x->m->release(x->dev, st->upiece[u]);
+        x->m->release(x->dev, st->ug[u]);
+    }
+    free(st->uw);
+    free(st->ustate);
 }
 
 void exec_release(struct exec *x)
@@ -308,6 +326,7 @@ void exec_release(struct exec *x)
         for (long i = 0; x->xf &&
                          i < 2L * x->nstages * x->p->microbatches; i++)
             x->m->release(x->dev, x->xf[i].buf);
+        x->m->release(x->dev, x->seg_carry);
     }
     for (int i = 0; i < x->nsending; i++)
         free(x->sending[i]);
@@ -324,6 +343,7 @@ void exec_release(struct exec *x)
     free(x->mem_delta);
     free(x->shard_n);
     free(x->shard_off);
+    free(x->coll_early);
     if (x->trace)
         fclose(x->trace);
     free(x->trace_buf);

@@ -34,7 +34,7 @@ void step_stage_stats(const struct exec *x, const float *g, double *sumsq,
     for (int r = 0; r < x->dp; r++) {
         double s;
         int b;
-        step_stats(g + x->shard_off[r], (size_t)x->shard_n[r], &s, &b);
+        coll_shard_stats(x, g, r, &s, &b);
         total += s;
         *bad |= b;
     }

@@ -12,50 +12,101 @@ static bool b_only(enum tf_keep k)
            k == TF_U;
 }
 
+/* A tensor of the activation type (exec.h, alloc_act; the first hdr of
+ * its n entries floats); act_alloc counts it as exec_alloc counts. */
+static float *act_new(struct exec *x, size_t n, size_t hdr)
+{
+    const struct zb_math *m = x->m;
+
+    return m->alloc_act ? m->alloc_act(x->dev, n, hdr) : m->alloc(x->dev, n);
+}
+
+static float *act_alloc(struct exec *x, size_t n, size_t hdr, bool keep)
+{
+    if (keep)
+        exec_keep(x, n);
+    return exec_counted(x, act_new(x, n, hdr), n);
+}
+
+/* The blocks [sg->l0, sg->l1) as a transformer of their own: a segment
+ * (pass_seg) runs the whole pass's calls on them, so the result is the
+ * whole pass's bit for bit. Between two segments the boundary tensor
+ * (the block's output in F, its input gradient in B) waits in
+ * x->seg_carry, a working buffer as the blocks' own temporaries are. */
+static struct tf seg_tf(const struct exec *x, const struct pass_seg *sg)
+{
+    struct tf n = *x->tf;
+
+    n.layers = sg->l1 - sg->l0;
+    return n;
+}
+
 /* y[L * TF_NKEEP] is the stage's output, kept on every stage (as the
  * mlp keeps its last layer's), so one F adds the same on every stage. */
 void tf_pass_forward(struct exec *x, struct stage_state *st, int mb,
-                     float *in)
+                     float *in, const struct pass_seg *sg)
 {
     struct mb_state *b = &st->mbs[mb];
-    const struct tf *n = x->tf;
+    const struct tf *n = x->tf, sub = seg_tf(x, sg);
     const int L = n->layers, s = st->stage;
-    float *out;
+    float *out, *from = x->seg_carry;
 
-    for (int l = 0; l < L; l++)
-        for (int k = 0; k < TF_NKEEP; k++)
-            b->y[l * TF_NKEEP + k] =
-                exec_alloc(x, tf_keep_floats(n, (enum tf_keep)k), true);
-    out = b->y[L * TF_NKEEP] = exec_alloc(x, x->nact, true);
-    tf_forward(x->m, x->dev, n, st->w, in + HDR, b->y, out);
+    for (int l = 0; sg->first && l < L; l++)
+        for (int k = 0; k < TF_NKEEP; k++) {
+            size_t len = tf_keep_floats(n, (enum tf_keep)k);
+            b->y[l * TF_NKEEP + k] = tf_keep_float((enum tf_keep)k)
+                                         ? exec_alloc(x, len, true)
+                                         : act_alloc(x, len, 0, true);
+        }
+    if (sg->first)
+        b->y[L * TF_NKEEP] = act_alloc(x, x->nact, 0, true);
+    out = sg->last ? b->y[L * TF_NKEEP] : act_new(x, x->nact, 0);
+    tf_forward(x->m, x->dev, &sub, sg->w, sg->first ? in + HDR : from,
+               b->y + (size_t)sg->l0 * TF_NKEEP, out);
+    x->m->release(x->dev, sg->first ? NULL : from);
+    x->seg_carry = sg->last ? NULL : out;
+    if (!sg->last)
+        return;
     /* Unlike the mlp's, the input is not needed after F: the first norm
      * keeps its output. */
     exec_free(x, in, HDR + x->nact, false);
     if (s < x->nstages - 1) {
-        float *msg = exec_alloc(x, HDR + x->nact, false);
+        float *msg = act_alloc(x, HDR + x->nact, HDR, false);
         x->m->copy(x->dev, msg + HDR, out, x->nact);
         pass_produce(x, MSG_F, s, mb, msg);
     }
 }
 
 void tf_pass_backward_input(struct exec *x, struct stage_state *st, int mb,
-                            float *dy)
+                            float *dy, const struct pass_seg *sg)
 {
     struct mb_state *b = &st->mbs[mb];
-    const struct tf *n = x->tf;
-    const int L = n->layers, s = st->stage;
+    const struct tf *n = x->tf, sub = seg_tf(x, sg);
+    const int L = n->layers, s = st->stage, l0 = sg->l0;
     const bool last = s == x->nstages - 1;
-    float *dx = s > 0 ? exec_alloc(x, HDR + x->nact, false) : NULL;
+    float *from = x->seg_carry, *dx = NULL, *down;
 
-    for (int l = 0; l < L; l++)
+    for (int l = 0; sg->first && l < L; l++)
         for (int g = 0; g < TF_NGRAD; g++)
             b->dz[l * TF_NGRAD + g] =
-                exec_alloc(x, tf_grad_floats(n, (enum tf_grad)g), true);
-    tf_backward_input(x->m, x->dev, n, st->w, (const float *const *)b->y,
-                      b->y[L * TF_NKEEP], dy ? dy + HDR : NULL, b->dz,
-                      dx ? dx + HDR : NULL,
+                act_alloc(x, tf_grad_floats(n, (enum tf_grad)g), 0, true);
+    if (l0 > 0) {
+        down = act_new(x, x->nact, 0);
+    } else {
+        dx = s > 0 ? act_alloc(x, HDR + x->nact, HDR, false) : NULL;
+        down = dx ? dx + HDR : NULL;
+    }
+    tf_backward_input(x->m, x->dev, &sub, sg->w,
+                      (const float *const *)b->y + (size_t)l0 * TF_NKEEP,
+                      b->y[L * TF_NKEEP],
+                      !sg->first ? from : dy ? dy + HDR : NULL,
+                      b->dz + (size_t)l0 * TF_NGRAD, down,
                       last ? st->target + (size_t)mb * x->nact : NULL,
                       exec_loss_scale(x), last ? st->loss + mb : NULL);
+    x->m->release(x->dev, sg->first ? NULL : from);
+    x->seg_carry = l0 > 0 ? down : NULL;
+    if (!sg->last)
+        return;
     exec_free(x, dy, HDR + x->nact, false);
     for (int l = 0; l < L; l++)
         for (int k = 0; k < TF_NKEEP; k++) {
@@ -71,17 +122,26 @@ void tf_pass_backward_input(struct exec *x, struct stage_state *st, int mb,
         pass_produce(x, MSG_B, s, mb, dx);
 }
 
-void tf_pass_backward_weight(struct exec *x, struct stage_state *st, int mb)
+void tf_pass_backward_weight(struct exec *x, struct stage_state *st, int mb,
+                             const struct pass_seg *sg)
 {
     struct mb_state *b = &st->mbs[mb];
-    const struct tf *n = x->tf;
-    const int L = n->layers;
+    const struct tf *n = x->tf, sub = seg_tf(x, sg);
+    const int L = n->layers, l0 = sg->l0;
+    size_t len;
+    float *dw = sg->g ? sg->g : st->dw + tf_tensor(n, l0, 0, &len);
 
-    tf_backward_weight(x->m, x->dev, n, (const float *const *)b->y,
-                       (const float *const *)b->dz, st->dw);
-    step_inject(x, x->m, x->dev, st->stage, exec_global_mb(x, mb), x->iter,
-                st->dw);
-    pass_accumulate(x, st, mb);
+    tf_backward_weight(x->m, x->dev, &sub,
+                       (const float *const *)b->y + (size_t)l0 * TF_NKEEP,
+                       (const float *const *)b->dz + (size_t)l0 * TF_NGRAD,
+                       dw);
+    if (l0 == 0)    /* its first element is the stage's */
+        step_inject(x, x->m, x->dev, st->stage, exec_global_mb(x, mb),
+                    x->iter, dw);
+    if (!sg->last)
+        return;
+    if (!sg->g)
+        pass_accumulate(x, st, mb);
     for (int l = 0; l < L; l++) {
         for (int k = 0; k < TF_NKEEP; k++) {
             float **p = &b->y[l * TF_NKEEP + k];

@@ -3,7 +3,10 @@
  * (weight gradients only) as sequences of calls on a math table.
  *
  * As in model.c, B runs no weight-gradient GEMM: it keeps each Linear's
- * input (from F) and output gradient, and W runs the four dW = X^T dY. */
+ * input (from F) and output gradient, and W runs the four dW = X^T dY.
+ * Buffers may be typed (exec.h, alloc_act: bf16 on the cuda backend), so
+ * entries inside one are addressed through the table (at()), and F and B
+ * read the weights in the activation type (weights()). */
 #include <math.h>
 #include "exec.h"
 
@@ -79,6 +82,21 @@ size_t tf_grad_floats(const struct tf *n, enum tf_grad g)
     return g == TF_DQKV ? 3 * t * h : g == TF_DU ? t * n->ffn : t * h;
 }
 
+bool tf_keep_float(enum tf_keep k)
+{
+    return k == TF_RSTD1 || k == TF_RSTD2;
+}
+
+double tf_mb_bytes(const struct tf *n, size_t act)
+{
+    double b = (double)tf_nact(n) * act;
+
+    for (int k = 0; k < TF_NKEEP; k++)
+        b += (double)n->layers * tf_keep_floats(n, (enum tf_keep)k) *
+             (tf_keep_float((enum tf_keep)k) ? sizeof(float) : act);
+    return b;
+}
+
 double tf_mb_floats(const struct tf *n)
 {
     double f = (double)tf_nact(n);
@@ -109,6 +127,26 @@ void tf_init_params(const struct tf *n, uint64_t seed, int stage,
         }
 }
 
+/* Entry i of the buffer at p, in its type. */
+static float *at(const struct zb_math *m, void *dev, const float *p,
+                 size_t i)
+{
+    return m->at ? m->at(dev, p, i) : (float *)p + i;
+}
+
+/* A scratch tensor of the activation type. */
+static float *act(const struct zb_math *m, void *dev, size_t n)
+{
+    return m->alloc_act ? m->alloc_act(dev, n, 0) : m->alloc(dev, n);
+}
+
+/* The stage's weights as the GEMMs read them. */
+static const float *weights(const struct zb_math *m, void *dev,
+                            const struct tf *n, const float *w)
+{
+    return m->weights ? m->weights(dev, w, tf_nparam(n)) : w;
+}
+
 /* One GEMM of the batched entry: row-major, natural leading dimensions. */
 static void lin(const struct zb_math *m, void *dev, bool ta, bool tb,
                 int rows, int cols, int k, const float *a, const float *b,
@@ -118,11 +156,15 @@ static void lin(const struct zb_math *m, void *dev, bool ta, bool tb,
              tb ? k : cols, 0, beta, c, cols, 0, 1);
 }
 
-static const float *tensor(const struct tf *n, const float *w, int l, int t)
+/* Block l's four tensors in the stage's weights w. */
+static void block_weights(const struct zb_math *m, void *dev,
+                          const struct tf *n, const float *w, int l,
+                          const float **out)
 {
     size_t len;
 
-    return w + tf_tensor(n, l, t, &len);
+    for (int t = 0; t < T_N; t++)
+        out[t] = at(m, dev, w, tf_tensor(n, l, t, &len));
 }
 
 /* One block: cur (tokens x hidden) -> next, keeping k[] for B and W. */
@@ -133,13 +175,15 @@ static void block_forward(const struct zb_math *m, void *dev,
     const int T = (int)tokens(n), H = n->hidden, F = n->ffn, S = n->seq;
     const int N = n->heads, D = H / N, BN = n->batch * N;
     const size_t th = tf_nact(n), sd = (size_t)S * D, ss = (size_t)S * S;
-    const float *q = k[TF_QKV], *kk = q + th, *v = q + 2 * th;
-    float *qkv = m->alloc(dev, 3 * th), *ctx = m->alloc(dev, th);
-    float *h = m->alloc(dev, th);
+    const float *q = k[TF_QKV], *kk = at(m, dev, q, th);
+    const float *v = at(m, dev, q, 2 * th);
+    float *qkv = act(m, dev, 3 * th), *ctx = act(m, dev, th);
+    float *h = act(m, dev, th);
+    const float *wt[T_N];
 
+    block_weights(m, dev, n, w, l, wt);
     m->rmsnorm(dev, k[TF_N1], k[TF_RSTD1], cur, T, H);
-    lin(m, dev, false, false, T, 3 * H, H, k[TF_N1],
-        tensor(n, w, l, T_QKV), 0, qkv);
+    lin(m, dev, false, false, T, 3 * H, H, k[TF_N1], wt[T_QKV], 0, qkv);
     m->heads(dev, k[TF_QKV], qkv, n->batch, S, N, D, 3, true);
     m->bgemm(dev, false, true, S, S, D, q, D, sd, kk, D, sd, 0, k[TF_P], S,
              ss, BN);
@@ -148,15 +192,12 @@ static void block_forward(const struct zb_math *m, void *dev,
              D, sd, BN);
     m->heads(dev, k[TF_CTX], ctx, n->batch, S, N, D, 1, false);
     m->copy(dev, h, cur, th);           /* h = cur + ctx Wo */
-    lin(m, dev, false, false, T, H, H, k[TF_CTX], tensor(n, w, l, T_O), 1,
-        h);
+    lin(m, dev, false, false, T, H, H, k[TF_CTX], wt[T_O], 1, h);
     m->rmsnorm(dev, k[TF_N2], k[TF_RSTD2], h, T, H);
-    lin(m, dev, false, false, T, F, H, k[TF_N2], tensor(n, w, l, T_1), 0,
-        k[TF_U]);
+    lin(m, dev, false, false, T, F, H, k[TF_N2], wt[T_1], 0, k[TF_U]);
     m->gelu(dev, k[TF_G], k[TF_U], (size_t)T * F);
     m->copy(dev, next, h, th);          /* next = h + g W2 */
-    lin(m, dev, false, false, T, H, F, k[TF_G], tensor(n, w, l, T_2), 1,
-        next);
+    lin(m, dev, false, false, T, H, F, k[TF_G], wt[T_2], 1, next);
     m->release(dev, qkv);
     m->release(dev, ctx);
     m->release(dev, h);
@@ -169,8 +210,9 @@ void tf_forward(const struct zb_math *m, void *dev, const struct tf *n,
     const size_t th = tf_nact(n);
     float *prev = NULL;
 
+    w = weights(m, dev, n, w);
     for (int l = 0; l < n->layers; l++) {
-        float *next = l == n->layers - 1 ? out : m->alloc(dev, th);
+        float *next = l == n->layers - 1 ? out : act(m, dev, th);
         block_forward(m, dev, n, w, l, prev ? prev : x,
                       keep + (size_t)l * TF_NKEEP, next);
         m->release(dev, prev);
@@ -188,35 +230,36 @@ static void block_backward(const struct zb_math *m, void *dev,
     const int T = (int)tokens(n), H = n->hidden, F = n->ffn, S = n->seq;
     const int N = n->heads, D = H / N, BN = n->batch * N;
     const size_t th = tf_nact(n), sd = (size_t)S * D, ss = (size_t)S * S;
-    const float *q = k[TF_QKV], *kk = q + th, *v = q + 2 * th;
-    float *t1 = m->alloc(dev, th), *t2 = m->alloc(dev, th);
-    float *dp = m->alloc(dev, (size_t)BN * ss), *dq = m->alloc(dev, 3 * th);
+    const float *q = k[TF_QKV], *kk = at(m, dev, q, th);
+    const float *v = at(m, dev, q, 2 * th);
+    float *t1 = act(m, dev, th), *t2 = act(m, dev, th);
+    float *dp = act(m, dev, (size_t)BN * ss), *dq = act(m, dev, 3 * th);
+    const float *wt[T_N];
 
+    block_weights(m, dev, n, w, l, wt);
     /* MLP: dU = dOut W2^T * gelu'(U), then through the second norm. */
-    lin(m, dev, false, true, T, F, H, g[TF_DOUT], tensor(n, w, l, T_2), 0,
-        g[TF_DU]);
+    lin(m, dev, false, true, T, F, H, g[TF_DOUT], wt[T_2], 0, g[TF_DU]);
     m->gelu_grad(dev, g[TF_DU], g[TF_DU], k[TF_U], (size_t)T * F);
-    lin(m, dev, false, true, T, H, F, g[TF_DU], tensor(n, w, l, T_1), 0,
-        t1);
+    lin(m, dev, false, true, T, H, F, g[TF_DU], wt[T_1], 0, t1);
     m->copy(dev, g[TF_DH], g[TF_DOUT], th);
     m->rmsnorm_grad(dev, g[TF_DH], t1, k[TF_N2], k[TF_RSTD2], T, H);
     /* Attention: dCtx = dH Wo^T by heads, then dP, dV, the scores'
      * gradient, dQ and dK. */
-    lin(m, dev, false, true, T, H, H, g[TF_DH], tensor(n, w, l, T_O), 0, t1);
+    lin(m, dev, false, true, T, H, H, g[TF_DH], wt[T_O], 0, t1);
     m->heads(dev, t2, t1, n->batch, S, N, D, 1, true);
     m->bgemm(dev, false, true, S, S, D, t2, D, sd, v, D, sd, 0, dp, S, ss,
              BN);
     m->bgemm(dev, true, false, S, D, S, k[TF_P], S, ss, t2, D, sd, 0,
-             dq + 2 * th, D, sd, BN);
+             at(m, dev, dq, 2 * th), D, sd, BN);
     m->softmax_grad(dev, dp, k[TF_P], S, BN, 1.0f / sqrtf((float)D));
     m->bgemm(dev, false, false, S, D, S, dp, S, ss, kk, D, sd, 0, dq, D, sd,
              BN);
-    m->bgemm(dev, true, false, S, D, S, dp, S, ss, q, D, sd, 0, dq + th, D,
-             sd, BN);
+    m->bgemm(dev, true, false, S, D, S, dp, S, ss, q, D, sd, 0,
+             at(m, dev, dq, th), D, sd, BN);
     m->heads(dev, g[TF_DQKV], dq, n->batch, S, N, D, 3, false);
     if (dx) {   /* dx = dH + the first norm's share of dQKV Wqkv^T */
-        lin(m, dev, false, true, T, H, 3 * H, g[TF_DQKV],
-            tensor(n, w, l, T_QKV), 0, t1);
+        lin(m, dev, false, true, T, H, 3 * H, g[TF_DQKV], wt[T_QKV], 0,
+            t1);
         m->copy(dev, dx, g[TF_DH], th);
         m->rmsnorm_grad(dev, dx, t1, k[TF_N1], k[TF_RSTD1], T, H);
     }
@@ -236,6 +279,7 @@ void tf_backward_input(const struct zb_math *m, void *dev,
     const size_t th = tf_nact(n);
     float *dtop = grad[(size_t)top * TF_NGRAD + TF_DOUT];
 
+    w = weights(m, dev, n, w);
     if (!dy)
         m->mse(dev, dtop, loss, out, target, th, scale);
     else
@@ -255,15 +299,14 @@ void tf_backward_weight(const struct zb_math *m, void *dev,
     for (int l = 0; l < n->layers; l++) {
         const float *const *k = keep + (size_t)l * TF_NKEEP;
         const float *const *g = grad + (size_t)l * TF_NGRAD;
-        float *d = dw + (size_t)l * block_params(n);
+        float *d[T_N];
         size_t len;
+        for (int t = 0; t < T_N; t++)
+            d[t] = at(m, dev, dw, tf_tensor(n, l, t, &len));
         lin(m, dev, true, false, H, 3 * H, T, k[TF_N1], g[TF_DQKV], 0,
-            d + tf_tensor(n, 0, T_QKV, &len));
-        lin(m, dev, true, false, H, H, T, k[TF_CTX], g[TF_DH], 0,
-            d + tf_tensor(n, 0, T_O, &len));
-        lin(m, dev, true, false, H, F, T, k[TF_N2], g[TF_DU], 0,
-            d + tf_tensor(n, 0, T_1, &len));
-        lin(m, dev, true, false, F, H, T, k[TF_G], g[TF_DOUT], 0,
-            d + tf_tensor(n, 0, T_2, &len));
+            d[T_QKV]);
+        lin(m, dev, true, false, H, H, T, k[TF_CTX], g[TF_DH], 0, d[T_O]);
+        lin(m, dev, true, false, H, F, T, k[TF_N2], g[TF_DU], 0, d[T_1]);
+        lin(m, dev, true, false, F, H, T, k[TF_G], g[TF_DOUT], 0, d[T_2]);
     }
 }

@@ -19,8 +19,11 @@
  *   once every stream reached it, each goes on once all of it is done);
  * - collectives sum in comm-rank order (the same bits on every rank) and
  *   need no connection;
- * - memory: stream-ordered allocations poisoned (NaN) when freed, the
- *   pool's used and reserved high-water marks, cudaMemGetInfo of an 80 GiB
+ * - memory: stream-ordered allocations of the bytes asked for (a bf16
+ *   buffer counts 2 a entry), poisoned (NaN) when freed, the pool's used
+ *   (in the order the host queues allocations and frees, as a stream
+ *   reuses what it freed) and reserved high-water marks, the bytes NCCL's
+ *   sends moved (ZB_EMU_STATS), cudaMemGetInfo of an 80 GiB
  *   device with a context, NCCL's buffers and cuBLAS's workspace outside
  *   the pool; copies from or to pageable memory are counted
  *   (ZB_EMU_STATS=1 prints the counts at exit), a D2H to pageable memory
@@ -102,7 +105,8 @@ struct nccl_op {
     op_kind kind;
     const float *send;
     float *recv;
-    size_t count;
+    size_t count;               /* collectives: floats */
+    size_t bytes;               /* point-to-point */
     int peer;
     emu_comm *c;
     emu_stream *s;
@@ -198,6 +202,7 @@ struct device {
     int depth;
     unsigned ids;
     long pageable_h2d, pageable_d2h, syncs;
+    size_t sent;                /* bytes of NCCL sends */
     bool stats;
 };
 
@@ -231,8 +236,9 @@ void print_stats()
 {
     device &d = dev();
     fprintf(stderr, "emu: rank %d: pageable copies H2D %ld D2H %ld, "
-            "stream syncs %ld, pool used high %zu B\n", d.world,
-            d.pageable_h2d, d.pageable_d2h, d.syncs, d.used_high);
+            "stream syncs %ld, pool used high %zu B, NCCL sent %zu B\n",
+            d.world, d.pageable_h2d, d.pageable_d2h, d.syncs, d.used_high,
+            d.sent);
 }
 
 double lag(device &d)
@@ -260,6 +266,8 @@ bool pinned(const void *p)
     return (uintptr_t)p < it->first + it->second;
 }
 
+/* A free reached on its stream: the memory goes (its bytes left the
+ * pool's use when the free was queued, cudaFreeAsync). */
 void release(void *p)
 {
     device &d = dev();
@@ -267,7 +275,6 @@ void release(void *p)
     if (it == d.allocs.end())
         return;
     memset(p, 0xff, it->second);        /* NaN for a late reader */
-    d.used -= it->second;
     d.allocs.erase(it);
     free(p);
 }
@@ -298,7 +305,8 @@ bool run_op(op_run &r)
     nccl_op &o = r.o;
     emu_comm *c = o.c;
     const int n = c->nranks, me = c->rank;
-    const int bytes = (int)(o.count * sizeof(float));
+    const int bytes = (int)(o.kind == OP_SEND || o.kind == OP_RECV
+                                ? o.bytes : o.count * sizeof(float));
 
     if (r.done)
         return true;
@@ -306,12 +314,14 @@ bool run_op(op_run &r)
         r.posted = true;
         if (o.kind == OP_SEND || o.kind == OP_RECV) {
             r.reqs.resize(1);
-            if (o.kind == OP_SEND)
+            if (o.kind == OP_SEND) {
+                dev().sent += o.bytes;
                 MPI_Issend(o.send, bytes, MPI_BYTE, c->world[o.peer],
                            tag(TAG_DATA, c), MPI_COMM_WORLD, &r.reqs[0]);
-            else
+            } else {
                 MPI_Irecv(o.recv, bytes, MPI_BYTE, c->world[o.peer],
                           tag(TAG_DATA, c), MPI_COMM_WORLD, &r.reqs[0]);
+            }
         } else {
             const size_t cnt = o.count;
             r.parts.assign(n, std::vector<float>(cnt));
@@ -804,8 +814,17 @@ cudaError_t cudaMallocAsync(void **p, size_t bytes, cudaStream_t s)
     return cudaSuccess;
 }
 
+/* The pool counts the bytes unused at once, in the order the host
+ * queues allocations and frees: a later allocation on the stream may
+ * reuse them (stream-ordered reuse), so the high-water mark is that of
+ * the live buffers in queue order, not inflated by the device running
+ * behind the host. */
 cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
 {
+    device &d = dev();
+    auto it = d.allocs.find(p);
+    if (it != d.allocs.end())
+        d.used -= it->second;
     task t = {};
     t.kind = task::FREE;
     t.ptr = p;
@@ -918,25 +937,44 @@ cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta,
     return CUBLAS_STATUS_SUCCESS;
 }
 
-static float to_bf16(float v)
+uint16_t emu_bf16(float v)
 {
     uint32_t u;
     memcpy(&u, &v, sizeof(u));
-    if ((u & 0x7f800000u) != 0x7f800000u)      /* finite: round */
-        u += 0x7fffu + ((u >> 16) & 1u);
-    u &= 0xffff0000u;
+    if ((u & 0x7fffffffu) > 0x7f800000u)       /* NaN: keep it quiet */
+        return (uint16_t)(u >> 16 | 0x40u);
+    u += 0x7fffu + ((u >> 16) & 1u);           /* to nearest even */
+    return (uint16_t)(u >> 16);
+}
+
+float emu_float(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float v;
     memcpy(&v, &u, sizeof(v));
     return v;
 }
 
-/* A column-major rows x cols operand, columns lda apart, rounded. */
-static std::vector<float> rounded(const float *a, int lda, int rows,
-                                  int cols)
+static size_t type_size(cudaDataType t)
 {
-    std::vector<float> r((size_t)lda * cols);
+    return t == CUDA_R_16BF ? 2 : sizeof(float);
+}
+
+/* Entry i of a column-major operand of type t, as a float. */
+static float entry(const void *p, cudaDataType t, size_t i)
+{
+    return t == CUDA_R_16BF ? emu_float(((const uint16_t *)p)[i])
+                            : ((const float *)p)[i];
+}
+
+/* A rows x cols column-major operand, columns ld apart, as floats. */
+static std::vector<float> widen(const void *p, cudaDataType t, int ld,
+                                int rows, int cols)
+{
+    std::vector<float> r((size_t)ld * cols);
     for (int j = 0; j < cols; j++)
         for (int i = 0; i < rows; i++)
-            r[(size_t)j * lda + i] = to_bf16(a[(size_t)j * lda + i]);
+            r[(size_t)j * ld + i] = entry(p, t, (size_t)j * ld + i);
     return r;
 }
 
@@ -949,30 +987,33 @@ cublasStatus_t cublasGemmStridedBatchedEx(
     cublasGemmAlgo_t algo)
 {
     const float al = *(const float *)alpha, be = *(const float *)beta;
-    const float *fa = (const float *)a, *fb = (const float *)b;
-    float *fc = (float *)c;
-    const bool bf16 = compute == CUBLAS_COMPUTE_32F_FAST_16BF;
     (void)algo;
-    if (!h || !h->s || at != CUDA_R_32F || bt != CUDA_R_32F ||
-        ct != CUDA_R_32F)
+    if (!h || !h->s || at != bt || compute != CUBLAS_COMPUTE_32F)
         return CUBLAS_STATUS_NOT_INITIALIZED;
     emu_launch(h->s, [=]() {
         const bool at_ = ta == CUBLAS_OP_T, bt_ = tb == CUBLAS_OP_T;
         const int arows = at_ ? k : m, acols = at_ ? m : k;
         const int brows = bt_ ? n : k, bcols = bt_ ? k : n;
         for (int i = 0; i < count; i++) {
-            const float *ai = fa + i * sa, *bi = fb + i * sb;
-            std::vector<float> ra, rb;
-            if (bf16) {
-                ra = rounded(ai, lda, arows, acols);
-                rb = rounded(bi, ldb, brows, bcols);
-                ai = ra.data();
-                bi = rb.data();
-            }
+            const char *ai = (const char *)a + i * sa * type_size(at);
+            const char *bi = (const char *)b + i * sb * type_size(bt);
+            char *ci = (char *)c + i * sc * type_size(ct);
+            std::vector<float> fa = widen(ai, at, lda, arows, acols);
+            std::vector<float> fb = widen(bi, bt, ldb, brows, bcols);
+            std::vector<float> fc = widen(ci, ct, ldc, m, n);
             cblas_sgemm(CblasColMajor,
                         ta == CUBLAS_OP_T ? CblasTrans : CblasNoTrans,
                         tb == CUBLAS_OP_T ? CblasTrans : CblasNoTrans, m, n,
-                        k, al, ai, lda, bi, ldb, be, fc + i * sc, ldc);
+                        k, al, fa.data(), lda, fb.data(), ldb, be,
+                        fc.data(), ldc);
+            for (int j = 0; j < n; j++)
+                for (int r = 0; r < m; r++) {
+                    size_t e = (size_t)j * ldc + r;
+                    if (ct == CUDA_R_16BF)
+                        ((uint16_t *)ci)[e] = emu_bf16(fc[e]);
+                    else
+                        ((float *)ci)[e] = fc[e];
+                }
         }
     });
     return CUBLAS_STATUS_SUCCESS;
@@ -1100,28 +1141,34 @@ ncclResult_t ncclGroupEnd(void)
     return end_group();
 }
 
+static size_t nccl_size(ncclDataType_t t)
+{
+    return t == ncclBfloat16 ? 2 : sizeof(float);
+}
+
 ncclResult_t ncclSend(const void *buf, size_t count, ncclDataType_t type,
                       int peer, ncclComm_t c, cudaStream_t s)
 {
-    (void)type;
-    return add_op({ OP_SEND, (const float *)buf, NULL, count, peer, c, s });
+    return add_op({ OP_SEND, (const float *)buf, NULL, 0,
+                    count * nccl_size(type), peer, c, s });
 }
 
 ncclResult_t ncclRecv(void *buf, size_t count, ncclDataType_t type,
                       int peer, ncclComm_t c, cudaStream_t s)
 {
-    (void)type;
-    return add_op({ OP_RECV, NULL, (float *)buf, count, peer, c, s });
+    return add_op({ OP_RECV, NULL, (float *)buf, 0, count * nccl_size(type),
+                    peer, c, s });
 }
 
 ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count,
                            ncclDataType_t type, ncclRedOp_t op,
                            ncclComm_t c, cudaStream_t s)
 {
-    (void)type;
     (void)op;
+    if (type != ncclFloat)
+        return ncclInvalidArgument;
     return add_op({ OP_ALLREDUCE, (const float *)send, (float *)recv,
-                    count, -1, c, s });
+                    count, 0, -1, c, s });
 }
 
 ncclResult_t ncclReduceScatter(const void *send, void *recv,
@@ -1129,17 +1176,19 @@ ncclResult_t ncclReduceScatter(const void *send, void *recv,
                                ncclRedOp_t op, ncclComm_t c,
                                cudaStream_t s)
 {
-    (void)type;
     (void)op;
+    if (type != ncclFloat)
+        return ncclInvalidArgument;
     return add_op({ OP_REDSCAT, (const float *)send, (float *)recv,
-                    recvcount, -1, c, s });
+                    recvcount, 0, -1, c, s });
 }
 
 ncclResult_t ncclAllGather(const void *send, void *recv, size_t sendcount,
                            ncclDataType_t type, ncclComm_t c,
                            cudaStream_t s)
 {
-    (void)type;
+    if (type != ncclFloat)
+        return ncclInvalidArgument;
     return add_op({ OP_ALLGATHER, (const float *)send, (float *)recv,
-                    sendcount, -1, c, s });
+                    sendcount, 0, -1, c, s });
 }

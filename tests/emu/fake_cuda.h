@@ -75,6 +75,11 @@ cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes,
 /* A kernel launch: fn runs on the host when the stream reaches it. */
 void emu_launch(cudaStream_t s, std::function<void()> fn);
 
+/* bf16 as the device stores it: a float's upper half, rounded to nearest
+ * even (__float2bfloat16_rn; NaN stays NaN), and back, exactly. */
+uint16_t emu_bf16(float v);
+float emu_float(uint16_t h);
+
 /* ---- cuBLAS ------------------------------------------------------------- */
 
 enum cublasStatus_t {
@@ -95,12 +100,11 @@ cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta,
                            const float *b, int ldb, const float *beta,
                            float *c, int ldc);
 
-/* Batched GEMM of fp32 matrices; compute CUBLAS_COMPUTE_32F_FAST_16BF
- * rounds A and B to bf16 (nearest even) first, as the tensor cores do, so
- * the emulation shows the transformer's bf16 error. */
-enum cudaDataType { CUDA_R_32F = 0 };
-enum cublasComputeType_t { CUBLAS_COMPUTE_32F = 68,
-                           CUBLAS_COMPUTE_32F_FAST_16BF = 75 };
+/* Batched GEMM of float or bf16 matrices (A and B of one type) with
+ * float accumulation: the products of bf16 entries are exact in float,
+ * and a bf16 C is rounded once, when stored, as cuBLAS does. */
+enum cudaDataType { CUDA_R_32F = 0, CUDA_R_16BF = 14 };
+enum cublasComputeType_t { CUBLAS_COMPUTE_32F = 68 };
 enum cublasGemmAlgo_t { CUBLAS_GEMM_DEFAULT = -1 };
 cublasStatus_t cublasGemmStridedBatchedEx(
     cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
@@ -122,7 +126,9 @@ enum ncclResult_t {
     ncclRemoteError = 6,
     ncclInProgress = 7,
 };
-enum ncclDataType_t { ncclFloat = 7 };
+/* Point-to-point ops move count entries of the type's size; the
+ * collectives sum floats only. */
+enum ncclDataType_t { ncclFloat = 7, ncclBfloat16 = 9 };
 enum ncclRedOp_t { ncclSum = 0 };
 typedef struct emu_comm *ncclComm_t;
 typedef struct { char internal[128]; } ncclUniqueId;
