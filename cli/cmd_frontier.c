@@ -2,7 +2,7 @@
  * memory for one model: every family, placement and vpp (1 to 4) that
  * serves it and `zb` at a sweep of limits, the Pareto front marked and the
  * lower bound at each limit (schedules/plan/frontier.c). A table, --json, and
- * --svg for the plot. */
+ * --svg or --png for the plot. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "commands.h"
+#include "png.h"
 #include "zbsched/frontier.h"
 #include "zbsched/io.h"
 
@@ -82,7 +83,7 @@ static int run(const struct cli_args *a)
     struct zb_options opt;
     struct zb_frontier f;
     struct zb_error err = { 0 };
-    const char *svg = cli_get(a, "svg");
+    const char *svg = cli_get(a, "svg"), *png = cli_get(a, "png");
     struct cli_out out;
     bool shown = false;
     int rc;
@@ -98,18 +99,26 @@ static int run(const struct cli_args *a)
     rc = zb_frontier_build(&prof, &opt, &f, &err);
     if (shown)
         fputc('\n', stderr);
-    zb_profile_release(&prof);
-    if (rc < 0)
+    if (rc < 0) {
+        zb_profile_release(&prof);
         return cli_fail(&err);
-    if (svg) {
-        char *text = zb_frontier_svg(&f, 900);
-        rc = zb_io_write_file(svg, text, strlen(text), &err);
+    }
+    if (svg || png) {
+        char *text = zb_frontier_svg(&f, &prof, 900);
+        rc = CLI_OK;
+        if (png)
+            rc = cli_png_write("frontier", png, text);
+        if (rc == CLI_OK && svg &&
+            zb_io_write_file(svg, text, strlen(text), &err) < 0)
+            rc = cli_fail_file(svg, &err);
         free(text);
-        if (rc < 0) {
+        if (rc != CLI_OK) {
             zb_frontier_release(&f);
-            return cli_fail_file(svg, &err);
+            zb_profile_release(&prof);
+            return rc;
         }
     }
+    zb_profile_release(&prof);
     cli_out_open(a, &out);
     if (cli_has(a, "json"))
         print_json(out.f, &f);
@@ -124,6 +133,7 @@ static const struct cli_opt opts[] = {
     CLI_OPT_JSON("the table"),
     CLI_OPT_QUIET,
     { "svg", 0, "FILE", "also draw cost against peak memory here" },
+    CLI_OPT_PNG,
     { "effort", 0, "SECONDS", "zb's local search per point (0: 0.02; "
       "-1: none)" },
     { NULL, 0, NULL, NULL },

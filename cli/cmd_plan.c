@@ -6,14 +6,13 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include "cli.h"
 #include "commands.h"
+#include "png.h"
 #include "zbsched/io.h"
 #include "zbsched/json.h"
 #include "zbsched/model.h"
@@ -117,6 +116,42 @@ static int bw_flag(const struct cli_args *a, const char *name, double *out)
     return CLI_OK;
 }
 
+/* The data-parallel collectives' flags (split.h, zb_plan_dp): only with
+ * --dp >= 2, --prefetch only at --zero 3. */
+static int dp_flags(const struct cli_args *a, const struct zb_model *m,
+                    struct zb_plan_request *rq)
+{
+    static const char *const only_dp[] = { "dp-bw", "dp-latency",
+                                           "fsdp-units", "prefetch",
+                                           "reduce" };
+    struct zb_error err = { 0 };
+    const char *v;
+    int rc;
+
+    for (size_t i = 0; rq->dp < 2 && i < sizeof(only_dp) / sizeof(*only_dp);
+         i++)
+        if ((rc = cli_not_here(a, only_dp[i], "without --dp >= 2")))
+            return rc;
+    if (rq->zero < 3 && (rc = cli_not_here(a, "prefetch", "below --zero 3")))
+        return rc;
+    if ((rc = bw_flag(a, "dp-bw", &rq->dpx.bandwidth)) ||
+        (rc = int_flag(a, "fsdp-units", 1, 1024, 1, &rq->dpx.units)) ||
+        (rc = int_flag(a, "prefetch", 0, 1 << 20, 1, &rq->dpx.prefetch)))
+        return rc;
+    if ((v = cli_get(a, "dp-latency")) &&
+        zb_units_parse_time("--dp-latency", v, m->time_unit,
+                            &rq->dpx.latency, &err) < 0) {
+        cli_error("plan: %s", err.msg);
+        return CLI_USAGE;
+    }
+    if ((v = cli_get(a, "reduce")) &&
+        zb_dp_reduce_parse(v, "--reduce", &rq->dpx.reduce, &err) < 0) {
+        cli_error("plan: %s", err.msg);
+        return CLI_USAGE;
+    }
+    return CLI_OK;
+}
+
 /* Every flag into rq (the model is read first: plain times are in its
  * unit). */
 static int request(const struct cli_args *a, const struct zb_model *m,
@@ -126,9 +161,7 @@ static int request(const struct cli_args *a, const struct zb_model *m,
     const char *v;
     int rc;
 
-    memset(rq, 0, sizeof(*rq));
-    rq->placement = -1;
-    rq->link.bandwidth = INFINITY;
+    zb_plan_request_init(rq);
     if (!cli_has(a, "pp") || !cli_has(a, "mb")) {
         cli_error("plan: --pp and --mb are required");
         return CLI_USAGE;
@@ -157,6 +190,8 @@ static int request(const struct cli_args *a, const struct zb_model *m,
         cli_error("plan: %s", err.msg);
         return CLI_USAGE;
     }
+    if ((rc = dp_flags(a, m, rq)))
+        return rc;
     if ((v = cli_get(a, "vpp")) && strcmp(v, "auto") &&
         (rc = int_flag(a, "vpp", 1, 64, 0, &rq->vpp)))
         return rc;
@@ -208,15 +243,47 @@ static void print_baseline(const char *what, const struct zb_plan_split *s,
     print_counts(s);
     if (s->fits)
         fprintf(stderr, ": step %s (%+.1f%%), fits, peak %s GiB on rank "
-                "%d\n", zb_units_format_time(s->cost, m->time_unit, t,
+                "%d\n", zb_units_format_time(s->step, m->time_unit, t,
                                              sizeof(t)),
-                100 * (s->cost / p->best.cost - 1),
+                100 * (s->step / p->best.step - 1),
                 zb_units_gib(s->ranks[r].total, g, sizeof(g)), r);
     else
         fprintf(stderr, ": does not fit (rank %d needs %s GiB of %s%s)\n",
                 r, zb_units_gib(s->ranks[r].total, g, sizeof(g)),
                 zb_units_gib(rq->gpu_mem, g2, sizeof(g2)),
                 s->scheduled ? "" : " even with one microbatch in flight");
+}
+
+/* With dp: the ring, and the step with what its collectives add to the
+ * compute (step_time - makespan: the reduce after the last W, and at
+ * ZeRO-3 the gather before the first pass). */
+static void step_dp(const struct zb_model *m,
+                    const struct zb_plan_request *rq,
+                    const struct zb_plan_split *b)
+{
+    char t[4][48];
+    double bw, lat;
+
+    zb_plan_dp_link(rq, &bw, &lat);
+    if (isinf(bw))
+        snprintf(t[0], sizeof(t[0]), "free");
+    else
+        snprintf(t[0], sizeof(t[0]), "%.4g GB/s", bw / 1e9);
+    fprintf(stderr, "  data parallel: dp %d, ZeRO-%d, reduce %s, ring %s, "
+            "latency %s\n", rq->dp, rq->zero,
+            zb_dp_reduce_name((enum zb_dp_reduce)rq->dpx.reduce), t[0],
+            zb_units_format_time(lat / zb_time_unit_seconds(m->time_unit),
+                                 m->time_unit, t[1], sizeof(t[1])));
+    fprintf(stderr, "  step %s incl. DP %s %s (step_time; cost %s, "
+            "makespan %s, bubble %.1f%%)\n",
+            zb_units_format_time(b->step, m->time_unit, t[0], sizeof(t[0])),
+            rq->zero >= 3 ? "gathers and reduce" : "reduce",
+            zb_units_format_time(b->step - b->makespan, m->time_unit, t[1],
+                                 sizeof(t[1])),
+            zb_units_format_time(b->cost, m->time_unit, t[2], sizeof(t[2])),
+            zb_units_format_time(b->makespan, m->time_unit, t[3],
+                                 sizeof(t[3])),
+            100 * b->bubble_ratio);
 }
 
 static void summary(const struct zb_model *m,
@@ -236,14 +303,18 @@ static void summary(const struct zb_model *m,
     fprintf(stderr, "\n  megatron layout: %s\n", layout ? layout :
             "none (Megatron cannot express this placement or split)");
     free(layout);
-    fprintf(stderr, "  step %s (cost; makespan %s, bubble %.1f%%)\n",
-            zb_units_format_time(b->cost, m->time_unit, t, sizeof(t)),
-            zb_units_format_time(b->makespan, m->time_unit, t2, sizeof(t2)),
-            100 * b->bubble_ratio);
+    if (rq->dp >= 2)
+        step_dp(m, rq, b);
+    else
+        fprintf(stderr, "  step %s (cost; makespan %s, bubble %.1f%%)\n",
+                zb_units_format_time(b->cost, m->time_unit, t, sizeof(t)),
+                zb_units_format_time(b->makespan, m->time_unit, t2,
+                                     sizeof(t2)),
+                100 * b->bubble_ratio);
     fprintf(stderr, "  lower bound %s over every split (gap %.1f%%); bound "
             "by ", zb_units_format_time(p->lower_bound, m->time_unit, t,
                                         sizeof(t)),
-            100 * fmax(0, b->cost / p->lower_bound - 1));
+            100 * fmax(0, b->step / p->lower_bound - 1));
     if (p->binding_rank < 0)
         fprintf(stderr, "time (no memory limit would not shorten it)\n");
     else
@@ -297,45 +368,6 @@ static int write_text(const char *path, char *text)
     return rc;
 }
 
-/* The picture as PNG through rsvg-convert (Debian's librsvg2-bin): the
- * SVG goes through a temporary file, so a converter that stops early
- * cannot break a pipe under us. */
-static int write_png(const char *path, const char *svg)
-{
-    extern char **environ;
-    char tmp[] = "/tmp/zbsched-plan-XXXXXX";
-    char *argv[] = { "rsvg-convert", "-f", "png", "-o", (char *)path, tmp,
-                     NULL };
-    struct zb_error err = { 0 };
-    int fd = mkstemp(tmp), rc, status = 0;
-    pid_t pid;
-
-    if (fd < 0) {
-        cli_error("plan: --png: cannot make a temporary file: %s",
-                  strerror(errno));
-        return CLI_FAIL;
-    }
-    close(fd);
-    if (zb_io_write_file(tmp, svg, strlen(svg), &err) < 0) {
-        unlink(tmp);
-        return cli_fail(&err);
-    }
-    rc = posix_spawnp(&pid, "rsvg-convert", NULL, NULL, argv, environ);
-    if (rc == 0 && waitpid(pid, &status, 0) < 0)
-        rc = errno;
-    unlink(tmp);
-    if (rc == ENOENT) {
-        cli_error("plan: --png needs rsvg-convert (Debian's librsvg2-bin), "
-                  "which is not on PATH; --svg writes the picture without it");
-        return CLI_FAIL;
-    }
-    if (rc || !WIFEXITED(status) || WEXITSTATUS(status)) {
-        cli_error("plan: --png: rsvg-convert failed writing '%s'", path);
-        return CLI_FAIL;
-    }
-    return CLI_OK;
-}
-
 /* --svg and --png: the plan's picture (split.h). */
 static int pictures(const struct cli_args *a, const struct zb_model *m,
                     const struct zb_plan_request *rq,
@@ -351,7 +383,7 @@ static int pictures(const struct cli_args *a, const struct zb_model *m,
     svg = zb_plan_render_svg(&v);
     zb_plan_view_release(&v);
     if (cli_has(a, "png"))
-        rc = write_png(cli_get(a, "png"), svg);
+        rc = cli_png_write("plan", cli_get(a, "png"), svg);
     if (rc == CLI_OK && cli_has(a, "svg"))
         return write_text(cli_get(a, "svg"), svg);
     free(svg);
@@ -429,6 +461,14 @@ static const struct cli_opt opts[] = {
     { "inter-bw", 0, "BW", "bandwidth between nodes (--link-bw)" },
     { "dp", 0, "N", "data-parallel replicas of each rank (1)" },
     { "zero", 0, "0-3", "ZeRO stage over them (0; docs/zero.md)" },
+    { "dp-bw", 0, "BW", "their ring's bandwidth per rank (--inter-bw\n"
+      "where the ring crosses nodes, else --link-bw)" },
+    { "dp-latency", 0, "TIME", "per ring step (--link-latency)" },
+    { "reduce", 0, "step|microbatch", "reduce gradients once a step or "
+      "after\nevery W (--zero >= 2)" },
+    { "fsdp-units", 0, "K", "FSDP units per stage (1; --zero 3 or\n"
+      "--reduce microbatch)" },
+    { "prefetch", 0, "N", "ZeRO-3 gathers N passes ahead (1; 0: none)" },
     { "effort", 0, "SECONDS", "zb's search on the finalists (0: zb's "
       "default)" },
     CLI_OPT_OUTPUT("the plan JSON"),
@@ -437,7 +477,7 @@ static const struct cli_opt opts[] = {
       "pipeline_parallel_schedule_csv)" },
     { "svg", 0, "FILE", "also draw the plan: stage work and rank memory,\n"
       "beside the even split" },
-    { "png", 0, "FILE", "the same picture as PNG (needs rsvg-convert)" },
+    CLI_OPT_PNG,
     CLI_OPT_QUIET,
     { NULL, 0, NULL, NULL },
 };
@@ -447,6 +487,11 @@ const struct cli_command cmd_plan = {
     .summary = "choose the layer split, shape and schedule for a model",
     .args = "[FILE]", .min_args = 0, .max_args = 1,
     .groups = { { "options", opts } },
+    .deps = (const struct cli_dep[]){ { "dp-bw", "dp" },
+                                      { "dp-latency", "dp" },
+                                      { "reduce", "dp" },
+                                      { "fsdp-units", "dp" },
+                                      { "prefetch", "dp" }, { NULL, NULL } },
     .notes = "Sizes take B, KB, MB, GB, TB, KiB, MiB, GiB, TiB; bandwidths "
              "a size per second.\nExit 1 when no split fits --gpu-mem "
              "(the message says what it needs).\nSee docs/plan.md.\n",

@@ -1,7 +1,8 @@
-/* cmd_render.c - `zbsched render`: SVG (default), terminal (--ascii) and
- * predicted Chrome trace (--trace) of schedule files; --compare stacks
- * several, --realized draws a zbexec run above the prediction; a plan
- * file (zbsched plan -o) is drawn as the plan's picture (split.h). */
+/* cmd_render.c - `zbsched render`: SVG (default; PNG with --png), terminal
+ * (--ascii) and predicted Chrome trace (--trace) of schedule files;
+ * --compare stacks several, --realized draws a zbexec run above the
+ * prediction; a plan file (zbsched plan -o) is drawn as the plan's
+ * picture (split.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "cli.h"
 #include "zbsched/units.h"
 #include "commands.h"
+#include "png.h"
 #include "zbsched/io.h"
 #include "zbsched/render.h"
 #include "zbsched/split.h"
@@ -120,17 +122,27 @@ static int write_text(const char *path, char *text)
     return rc < 0 ? cli_fail(&err) : CLI_OK;
 }
 
-/* An SVG picture: -o, else stdout but a terminal (cli_write_result()). */
+/* An SVG picture: as PNG to --png, and to -o, else stdout but a terminal
+ * (cli_write_result()); --png without -o writes no SVG. */
 static int write_result(const struct cli_args *a, char *text)
 {
-    int rc = cli_write_result(a, "SVG", text, strlen(text));
+    int rc = CLI_OK;
 
+    if (cli_has(a, "png"))
+        rc = cli_png_write("render", cli_get(a, "png"), text);
+    if (rc == CLI_OK && (!cli_has(a, "png") || cli_has(a, "output")))
+        rc = cli_write_result(a, "SVG", text, strlen(text));
     free(text);
     return rc;
 }
 
 static int check_usage(const struct cli_args *a)
 {
+    int rc;
+
+    if (cli_has(a, "ascii") &&
+        (rc = cli_not_here(a, "png", "to --ascii")) != CLI_OK)
+        return rc;
     if (a->npos > 1 && !cli_has(a, "compare")) {
         cli_error("render: several schedules need --compare");
         return CLI_USAGE;
@@ -166,7 +178,7 @@ static int draw(const struct cli_args *a, struct render *v, int width)
     bool ascii = cli_has(a, "ascii");
     struct zb_error err = { 0 };
 
-    if (!out && cli_has(a, "trace") && !ascii)
+    if (!out && cli_has(a, "trace") && !ascii && !cli_has(a, "png"))
         return CLI_OK;
     if (zb_render_check(v->panels, v->npanels, &err) < 0)
         return cli_fail(&err);
@@ -281,6 +293,7 @@ static const struct cli_opt opts[] = {
     { "ascii", 0, NULL, "draw for the terminal instead of SVG" },
     { "width", 0, "N", "width in pixels (1200) or, with --ascii, "
                        "columns\n(the terminal's)" },
+    CLI_OPT_PNG,
     { "trace", 0, "OUT.json", "also write the predicted Chrome trace "
                               "(Perfetto);\nalone, draws no picture" },
     { "time-unit", 0, "us|ms|s", "the profile's time unit, for traces "
@@ -294,7 +307,7 @@ static const struct cli_opt opts[] = {
 
 const struct cli_command cmd_render = {
     .name = "render", .run = run,
-    .summary = "draw schedule files: SVG, terminal, Chrome trace "
+    .summary = "draw schedule files: SVG or PNG, terminal, Chrome trace "
                "(Perfetto)",
     .args = "FILE...", .min_args = 1, .max_args = CLI_MAX_ARGS,
     .groups = { { "options", opts } },

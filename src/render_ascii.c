@@ -7,6 +7,7 @@
 #include <string.h>
 #include "strbuf.h"
 #include "zbsched/render.h"
+#include "zbsched/units.h"
 #include "zbsched/xalloc.h"
 
 /* Even chunks upper case, odd chunks lower case, so that neighbouring
@@ -137,6 +138,7 @@ char *zb_render_ascii(const struct zb_panel *panels, int n, int width)
     struct strbuf sb;
     double tmax = 0, dt;
     int label_w = 1, cols;
+    const char *unit = NULL;
     char *line;
     struct cell *cells;
 
@@ -149,6 +151,16 @@ char *zb_render_ascii(const struct zb_panel *panels, int n, int width)
     }
     if (tmax <= 0)
         tmax = 1;
+    /* The time unit every panel names, else none said. */
+    for (int k = 0; k < n; k++) {
+        const struct zb_profile *p = &panels[k].s->profile;
+        if (!p->has_time_unit ||
+            p->time_unit != panels[0].s->profile.time_unit) {
+            unit = NULL;
+            break;
+        }
+        unit = zb_time_unit_name(p->time_unit);
+    }
     cols = width - (label_w + 3) - 28;
     if (cols < 8)
         cols = 8;
@@ -183,11 +195,13 @@ char *zb_render_ascii(const struct zb_panel *panels, int n, int width)
                      rm->peak_memory);
         }
     }
-    add_line(&sb, width, "%*s0%*.6g", label_w + 3, "", cols - 1, tmax);
+    add_line(&sb, width, "%*s0%*.6g%s%s", label_w + 3, "", cols - 1, tmax,
+             unit ? " " : "", unit ? unit : "");
     char legend[256];
     snprintf(legend, sizeof(legend), "F forward, B input grad, W weight "
              "grad, X fused B+W, O overlapped F+B, lower case: odd chunk (of "
-             "the F in O), . idle; 1 column = %.4g", dt);
+             "the F in O), . idle; 1 column = %.4g%s%s", dt,
+             unit ? " " : "", unit ? unit : "");
     add_wrapped(&sb, width, legend);
     free(cells);
     free(line);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "strbuf.h"
 #include "zbsched/render.h"
+#include "zbsched/units.h"
 
 /* Layout in pixels. */
 #define LEFT 64         /* rank labels */
@@ -60,6 +61,8 @@ struct chart {
     struct strbuf sb;
     double tmax;        /* right end of the time axis */
     double plot_w;      /* pixels between the margins */
+    const char *unit;   /* the panels' time unit, NULL when they name
+                           none or differ */
 };
 
 static double xpos(const struct chart *c, double t)
@@ -99,12 +102,12 @@ static void draw_axis(struct chart *c, double y)
         double x = xpos(c, k * step);
         zbi_sb_addf(&c->sb, "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" "
                 "y2=\"%.1f\" stroke=\"#333\"/><text x=\"%.2f\" y=\"%.1f\" "
-                "text-anchor=\"middle\">%g</text>\n", x, y, x, y + 4, x,
+                "text-anchor=\"middle\">%.10g</text>\n", x, y, x, y + 4, x,
                 y + 16, k * step);
     }
-    zbi_sb_addf(&c->sb, "<text x=\"%.2f\" y=\"%.1f\" text-anchor=\"end\">"
-            "time (profile units)</text>\n</g>\n", xpos(c, c->tmax),
-            y + 30);
+    zbi_sb_addf(&c->sb, "<text class=\"unit\" x=\"%.2f\" y=\"%.1f\" "
+            "text-anchor=\"end\">time (%s)</text>\n</g>\n",
+            xpos(c, c->tmax), y + 30, c->unit ? c->unit : "profile units");
 }
 
 static void legend_item(struct chart *c, double *x, struct rgb fill,
@@ -156,11 +159,12 @@ static void draw_header(struct chart *c, const struct zb_panel *pn, double y)
         zbi_sb_addf(&c->sb, ")");
     }
     zbi_sb_addf(&c->sb, "</text>\n<text x=\"%d\" y=\"%.1f\" font-size=\"12\" "
-            "fill=\"#333\">p %d, vpp %d, m %d, placement %s | cost %.6g, "
-            "bubble_ratio %.4f, makespan %.6g, peak memory %.6g</text>\n",
+            "fill=\"#333\">p %d, vpp %d, m %d, placement %s | cost %.6g%s%s, "
+            "bubble_ratio %.4f, makespan %.6g%s%s, peak memory %.6g</text>\n",
             8, y + 33, p->pp, p->vpp, p->microbatches,
-            zb_placement_name(p->placement), m->cost, m->bubble_ratio,
-            m->makespan, peak);
+            zb_placement_name(p->placement), m->cost, c->unit ? " " : "",
+            c->unit ? c->unit : "", m->bubble_ratio, m->makespan,
+            c->unit ? " " : "", c->unit ? c->unit : "", peak);
 }
 
 static void draw_op(struct chart *c, const struct zb_profile *p,
@@ -176,8 +180,9 @@ static void draw_op(struct chart *c, const struct zb_profile *p,
             "width=\"%.2f\" height=\"%d\" fill=\"", x0, y, w, BAR_H);
     add_colour(&c->sb, fill);
     zbi_sb_addf(&c->sb, "\" stroke=\"#fff\" stroke-width=\"0.5\"><title>%s: "
-            "%.6g to %.6g</title></rect>\n",
-            zb_op_describe(op, desc, sizeof(desc)), op->start, op->end);
+            "%.6g to %.6g%s%s</title></rect>\n",
+            zb_op_describe(op, desc, sizeof(desc)), op->start, op->end,
+            c->unit ? " " : "", c->unit ? c->unit : "");
     /* The microbatch number only where it fits (about 6.5 px a digit). */
     if (w >= 6.5 * (double)strlen(label) + 3)
         zbi_sb_addf(&c->sb, "<text x=\"%.2f\" y=\"%.1f\" font-size=\"10\" "
@@ -268,6 +273,19 @@ static void draw_panel(struct chart *c, const struct zb_panel *pn, double y)
     }
 }
 
+/* The unit every panel's profile names (time_unit), so that one axis
+ * can say it; NULL when one names none or they differ. */
+static const char *time_unit(const struct zb_panel *panels, int n)
+{
+    for (int k = 0; k < n; k++) {
+        const struct zb_profile *p = &panels[k].s->profile;
+        if (!p->has_time_unit ||
+            p->time_unit != panels[0].s->profile.time_unit)
+            return NULL;
+    }
+    return n > 0 ? zb_time_unit_name(panels[0].s->profile.time_unit) : NULL;
+}
+
 char *zb_render_svg(const struct zb_panel *panels, int n, int width)
 {
     struct chart c = { .tmax = 0 };
@@ -290,6 +308,7 @@ char *zb_render_svg(const struct zb_panel *panels, int n, int width)
     }
     if (c.tmax <= 0)
         c.tmax = 1;
+    c.unit = time_unit(panels, n);
     c.plot_w = width - LEFT - RIGHT;
     zbi_sb_init(&c.sb);
     zbi_sb_addf(&c.sb, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"

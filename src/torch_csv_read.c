@@ -135,11 +135,22 @@ static const struct {
     { "OVERLAP_F_B", add_overlap },
 };
 
+static char *trim(char *s)
+{
+    char *e = s + strlen(s);
+
+    while (isspace((unsigned char)*s))
+        s++;
+    while (e > s && isspace((unsigned char)e[-1]))
+        *--e = '\0';
+    return s;
+}
+
 static int parse_group(struct parser *ps, char *cell)
 {
     char *close = strchr(cell, ')'), *sub, *save = NULL;
     struct zb_op *ops = NULL;
-    int n = 0, cap = 0, rc = 0;
+    int n = 0, cap = 0, given = 0, rc = 0;
     size_t k = 0;
 
     for (; close && k < sizeof(groups) / sizeof(groups[0]); k++)
@@ -149,14 +160,20 @@ static int parse_group(struct parser *ps, char *cell)
         return fail(ps, cell, "a group of actions must read "
                               "(A;B;...)OVERLAP_F_B");
     *close = '\0';
+    /* As PyTorch splits it: each sub-action stripped of its spaces, an
+     * empty one (";;", "( )") skipped. */
     for (sub = strtok_r(cell + 1, ";", &save); sub && rc >= 0;
          sub = strtok_r(NULL, ";", &save)) {
-        while (isspace((unsigned char)*sub))
-            sub++;
+        sub = trim(sub);
+        if (!*sub)
+            continue;
+        given++;
         zb_xgrow((void **)&ops, &cap, n + 1, sizeof(*ops));
         if ((rc = parse_action(ps, sub, sub, &ops[n])) > 0)
             n++;
     }
+    if (rc >= 0 && given == 0)
+        rc = fail(ps, groups[k].name, "a group holds no action");
     if (rc >= 0)
         groups[k].add(ps, ops, n);
     free(ops);
@@ -200,17 +217,6 @@ static char *next_field(const char **s)
     f[n] = '\0';
     *s = p;
     return f;
-}
-
-static char *trim(char *s)
-{
-    char *e = s + strlen(s);
-
-    while (isspace((unsigned char)*s))
-        s++;
-    while (e > s && isspace((unsigned char)e[-1]))
-        *--e = '\0';
-    return s;
 }
 
 /* Whether the line at s holds nothing but blanks. */

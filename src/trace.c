@@ -1,7 +1,9 @@
 /* trace.c - the predicted timeline as Chrome trace-event JSON, in the
  * track layout zbexec's --trace uses (docs/guide.md, "Trace layout"), so
- * predicted and realized runs open the same way in every viewer. */
+ * predicted and realized runs open the same way in every viewer; with
+ * data parallelism, the collectives on their own thread. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include "strbuf.h"
 #include "zbsched/pass.h"
@@ -19,10 +21,11 @@ static long long tick(double t, double us)
     return llround(t * us);
 }
 
+/* A slice of a communication thread: a transfer or a collective. */
 struct transfer {
     long long start, end;   /* ticks */
     int op;                 /* index in the rank's list */
-    int lane;               /* thread id - 1 */
+    int lane;               /* its lane among its kind's threads */
 };
 
 /* The passes a transfer joins: SEND_F(s) carries F(s) to F(s+1), SEND_B(s)
@@ -61,7 +64,7 @@ static double transfer_time(const struct zb_profile *p, const struct zb_op *op)
     return zb_timing_comm(p, lo, lo + 1);
 }
 
-static void add_metadata(struct strbuf *sb, int r, int lanes)
+static void add_metadata(struct strbuf *sb, int r, int lanes, int coll)
 {
     zbi_sb_addf(sb, "  {\"ph\": \"M\", \"name\": \"process_name\", "
             "\"pid\": %d, \"tid\": 0, \"args\": {\"name\": \"rank %d\"}},\n"
@@ -73,6 +76,11 @@ static void add_metadata(struct strbuf *sb, int r, int lanes)
         zbi_sb_addf(sb, ",\n  {\"ph\": \"M\", \"name\": \"thread_name\", "
                 "\"pid\": %d, \"tid\": %d, \"args\": {\"name\": \"comm%s\"}}",
                 r, k + 1, k ? " (overlapping)" : "");
+    for (int k = 0; k < coll; k++)
+        zbi_sb_addf(sb, ",\n  {\"ph\": \"M\", \"name\": \"thread_name\", "
+                "\"pid\": %d, \"tid\": %d, \"args\": {\"name\": "
+                "\"collectives%s\"}}", r, lanes + k + 1,
+                k ? " (overlapping)" : "");
 }
 
 static int by_start(const void *a, const void *b)
@@ -135,6 +143,26 @@ static void add_transfer(struct strbuf *sb, int r, const struct zb_op *op,
             "\"args\": {\"op\": \"%s\", \"stage\": %d, \"mb\": %d, \"peer\": "
             "%d}}", kind, op->stage, op->mb, r, t->lane + 1, t->start,
             t->end - t->start, kind, op->stage, op->mb, op->peer);
+}
+
+/* A data-parallel collective at the times the simulator gave it (its
+ * own stream, sim.h), on a collectives thread after the transfers'. */
+static void add_collective(struct strbuf *sb, int r, const struct zb_op *op,
+                           const struct transfer *t, int first_tid)
+{
+    const char *kind = zb_op_kind_name(op->kind);
+    char mb[24] = "";
+
+    if (op->mb >= 0)
+        snprintf(mb, sizeof(mb), " mb%d", op->mb);
+    zbi_sb_addf(sb, ",\n  {\"ph\": \"X\", \"name\": \"%s s%d%s\", \"cat\": "
+            "\"collective\", \"pid\": %d, \"tid\": %d, \"ts\": %lld, "
+            "\"dur\": %lld, \"args\": {\"op\": \"%s\", \"stage\": %d",
+            kind, op->stage, mb, r, first_tid + t->lane, t->start,
+            t->end - t->start, kind, op->stage);
+    if (op->mb >= 0)
+        zbi_sb_addf(sb, ", \"mb\": %d", op->mb);
+    zbi_sb_addf(sb, ", \"unit\": %d}}", op->unit);
 }
 
 /* One end of the arrow from the pass that makes a transfer's data to the
@@ -204,7 +232,8 @@ char *zb_trace_format(const struct zb_schedule *s, double us_per_unit)
     for (int r = 0; r < p->pp; r++) {
         const struct zb_op_list *l = &s->ranks[r];
         struct transfer *t = zb_xmalloc((size_t)(l->n + 1) * sizeof(*t));
-        int nt = 0, lanes;
+        struct transfer *c = zb_xmalloc((size_t)(l->n + 1) * sizeof(*c));
+        int nt = 0, nc = 0, lanes, coll_lanes;
 
         for (int i = 0; i < l->n; i++)
             if (zb_op_is_comm(l->ops[i].kind)) {
@@ -215,17 +244,26 @@ char *zb_trace_format(const struct zb_schedule *s, double us_per_unit)
                 t[nt].end = tick(end[from] + transfer_time(p, &l->ops[i]),
                                  us_per_unit);
                 nt++;
+            } else if (zb_op_is_collective(l->ops[i].kind)) {
+                c[nc].op = i;
+                c[nc].start = tick(l->ops[i].start, us_per_unit);
+                c[nc].end = tick(l->ops[i].end, us_per_unit);
+                nc++;
             }
         lanes = assign_lanes(t, nt);
+        coll_lanes = assign_lanes(c, nc);
         if (r)
             zbi_sb_addf(&sb, ",\n");
-        add_metadata(&sb, r, lanes);
+        add_metadata(&sb, r, lanes, coll_lanes);
         for (int i = 0; i < l->n; i++)
             if (zb_op_is_compute(l->ops[i].kind))
                 add_compute(&sb, p, r, &l->ops[i], us_per_unit);
         for (int k = 0; k < nt; k++)
             add_transfer(&sb, r, &l->ops[t[k].op], &t[k]);
+        for (int k = 0; k < nc; k++)
+            add_collective(&sb, r, &l->ops[c[k].op], &c[k], lanes + 1);
         free(t);
+        free(c);
     }
     add_flows(&sb, s, start, us_per_unit);
     zbi_sb_addf(&sb, "\n]}\n");

@@ -9,7 +9,7 @@ if [ "${1:-}" = --fuzz ]; then
 else
     packages=(build-essential pkg-config libglpk-dev glpk-utils libcjson-dev
               libcriterion-dev libopenmpi-dev openmpi-bin libopenblas-dev
-              librsvg2-bin libxml2-utils jq)
+              librsvg2-bin libxml2-utils jq python3)
 fi
 missing=()
 for p in "${packages[@]}"; do

@@ -123,8 +123,12 @@ int zb_frontier_pick_robust(const struct zb_profile *p, bool every_shape,
                             struct zb_frontier_pick *out,
                             struct zb_error *err);
 
-/* Cost against peak memory as an SVG: every point, the front joined, the
- * bound as a dashed step line under it. Caller frees. */
-char *zb_frontier_svg(const struct zb_frontier *f, int width);
+/* Cost against peak memory as an SVG: every point labelled with its
+ * family, placement and vpp, the front joined, the bound as a dashed step
+ * line under it; from p (the profile f was built from) the limit as a
+ * vertical line where it has one and the time unit of the cost axis.
+ * Caller frees. */
+char *zb_frontier_svg(const struct zb_frontier *f,
+                      const struct zb_profile *p, int width);
 
 #endif

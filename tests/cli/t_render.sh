@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # render, export, import: SVG checked by xmllint and drawn by rsvg-convert,
-# terminal widths, the predicted trace's layout read by jq, PyTorch CSV
-# round trips and PyTorch's own 1F1B, and the errors.
+# --png, time axes in the profile's unit, terminal widths, the predicted
+# trace's layout read by jq (DP collectives too), PyTorch CSV round trips
+# (overlap cells with spaces) and PyTorch's own 1F1B, and the errors.
 . "$(dirname "$0")/../lib/tap.sh"
 
 for tool in xmllint rsvg-convert jq; do
@@ -46,6 +47,48 @@ expect_status 0 "compare"
 xmllint --noout "$TMP/cmp.svg" || fail "compare svg is not well formed"
 [ "$(grep -c '<g class="panel">' "$TMP/cmp.svg")" -eq 3 ] || fail "3 panels"
 rsvg-convert "$TMP/cmp.svg" -o "$TMP/cmp.png" || fail "rsvg compare"
+
+# ---- PNG (rsvg-convert) and the time unit --------------------------------
+run "$ZBSCHED" render "$TMP/h1.json" --png "$TMP/p.png"
+expect_status 0 "render --png"
+[ ! -s "$OUT" ] || fail "--png alone printed an SVG too"
+[ "$(png_size "$TMP/p.png")" = "$(png_size "$TMP/h1.png")" ] ||
+    fail "--png is $(png_size "$TMP/p.png"), rsvg-convert of the SVG" \
+         "$(png_size "$TMP/h1.png")"
+run "$ZBSCHED" render "$TMP/h1.json" --png "$TMP/p2.png" -o "$TMP/p2.svg"
+expect_status 0 "render --png -o"
+check "-o beside --png writes the SVG" cmp -s "$TMP/h1.svg" "$TMP/p2.svg"
+check "...and the PNG" test -s "$TMP/p2.png"
+run "$ZBSCHED" render "$TMP/h1.json" --ascii --png "$TMP/a.png"
+expect_status 2 "--png with --ascii"
+expect_err "zbsched: render: --png does not apply to --ascii"
+printf 'old' >"$TMP/keep.png"
+run env PATH=/nonexistent "$ZBSCHED" render "$TMP/h1.json" \
+    --png "$TMP/keep.png"
+expect_status 1 "--png without rsvg-convert"
+expect_err "render: --png needs rsvg-convert (Debian's librsvg2-bin"
+expect_err_lines 1
+[ "$(cat "$TMP/keep.png")" = old ] || fail "a failed --png replaced the file"
+[ -z "$(ls -A "$TMP" | grep '^\.keep')" ] || fail "temporary file left"
+
+grep -q '>time (profile units)</text>' "$TMP/h1.svg" ||
+    fail "a profile without time_unit: axis in profile units"
+"$ZBSCHED" generate --pp 4 --mb 8 --schedule zb-h1 --time-unit ms \
+    --f 1.5 --b 1.5 --w 1 -q -o "$TMP/ms.json"
+run "$ZBSCHED" render "$TMP/ms.json" -o "$TMP/ms.svg"
+expect_status 0 "render, time_unit ms"
+grep -q '>time (ms)</text>' "$TMP/ms.svg" || fail "time axis not in ms"
+grep -q 'cost 38 ms, bubble_ratio 0.1579, makespan 38 ms' "$TMP/ms.svg" ||
+    fail "header cost in ms"
+run "$ZBSCHED" render --compare "$TMP/ms.json" "$TMP/h1.json" \
+    -o "$TMP/mixed.svg"
+grep -q '>time (profile units)</text>' "$TMP/mixed.svg" ||
+    fail "panels with and without a unit claim one"
+run "$ZBSCHED" render "$TMP/ms.json" --ascii --width 80
+grep -qE '^ +0 +38 ms$' "$OUT" || fail "terminal axis not in ms"
+expect_out "1 column = "
+tr '\n' ' ' <"$OUT" | grep -qE '1 column = [0-9.]+ ms' ||
+    fail "terminal column width not in ms"
 
 # ---- Terminal -----------------------------------------------------------
 for w in 40 80 160; do
@@ -133,6 +176,22 @@ printf '0F0,0B0\n1F0,1B0\n\n' >"$TMP/blank.csv"
 run "$ZBSCHED" import --from torch-csv "$TMP/blank.csv"
 expect_status 1 "trailing blank line"
 expect_err "line 3 is blank: PyTorch reads every line as a rank"
+
+# An overlap cell with spaces reads as PyTorch reads it (each sub-action
+# stripped): the same schedule as without them.
+"$ZBSCHED" generate --pp 4 --mb 8 --vpp 2 --placement v --schedule dualpipev \
+    -q -o "$TMP/dp.json"
+"$ZBSCHED" export "$TMP/dp.json" --to torch-csv -o "$TMP/dp.csv"
+grep -q ')OVERLAP_F_B' "$TMP/dp.csv" || fail "dualpipev exports no overlap cell"
+sed 's/;/ ; /g; s/(/( /g' "$TMP/dp.csv" >"$TMP/dp-spaces.csv"
+grep -q '( [0-9]*F[0-9]* ; [0-9]*I[0-9]*)OVERLAP_F_B' "$TMP/dp-spaces.csv" ||
+    fail "no spaced overlap cell to read"
+"$ZBSCHED" import --from torch-csv "$TMP/dp.csv" -q -o "$TMP/dp-a.json"
+run "$ZBSCHED" import --from torch-csv "$TMP/dp-spaces.csv" -q \
+    -o "$TMP/dp-b.json"
+expect_status 0 "import overlap cells with spaces"
+check "spaced overlap cells give the same schedule" \
+    cmp -s "$TMP/dp-a.json" "$TMP/dp-b.json"
 
 # PyTorch's Schedule1F1B, pp 4, 8 microbatches, as its step grid prints it.
 cat >"$TMP/torch1f1b.csv" <<'EOF'

@@ -16,14 +16,15 @@ declare -A want=(
     [eval]="output json jitter samples seed"
     [validate]="output json"
     [compare]="output json mem-sweep quiet zero-all $search $profile"
-    [frontier]="output json quiet svg effort $profile"
+    [frontier]="output json quiet svg png effort $profile"
     [profile]="from output pp vpp mb placement time-unit quiet"
     [check-profile]="schedule hidden seq output json"
     [plan]="model gpu-mem pp mb vpp placement split link-bw link-latency
-            gpus-per-node inter-bw dp zero effort output schedule-out csv
-            svg png quiet"
+            gpus-per-node inter-bw dp zero dp-bw dp-latency reduce
+            fsdp-units prefetch effort output schedule-out csv svg png
+            quiet"
     [list]="output json"
-    [render]="output ascii width trace time-unit compare realized iter"
+    [render]="output png ascii width trace time-unit compare realized iter"
     [export]="to format output"
     [import]="from name output quiet $profile"
 )

@@ -1,10 +1,14 @@
-/* test_render.c - SVG and terminal pictures drawn to real durations, the
- * predicted trace read back as a timeline, and zbexec traces and reports.
- * (tests/cli/render.sh checks the SVG with xmllint and rsvg-convert.) */
+/* test_render.c - SVG and terminal pictures drawn to real durations (axes
+ * in the profile's time unit), the frontier plot's labels and limit, the
+ * predicted trace read back as a timeline (DP collectives drawn), and
+ * zbexec traces and reports. (tests/cli/t_render.sh and t_frontier.sh
+ * check the SVGs with xmllint and rsvg-convert.) */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "helpers.h"
+#include "zbsched/frontier.h"
 #include "zbsched/render.h"
 #include "zbsched/timeline.h"
 #include "zbsched/trace.h"
@@ -120,6 +124,148 @@ Test(render, svg_draws_the_limit_only_where_there_is_one)
     cr_assert_not_null(strstr(svg, "peak 4 / limit 4"));
     free(svg);
     zb_schedule_release(&s);
+}
+
+/* The axis, header and hover text say the profile's time unit, and only
+ * where every panel names the same one. */
+Test(render, svg_axis_in_the_profiles_time_unit)
+{
+    struct shape sh = unit_shape(4, 8);
+    struct zb_schedule s, t;
+    struct zb_panel pn[2];
+    char *svg;
+
+    generate("zb-h1", &sh, &s);
+    svg = svg_of(&s, 800);
+    cr_assert_not_null(strstr(svg, ">time (profile units)</text>"));
+    free(svg);
+    generate("1f1b", &sh, &t);
+    s.profile.has_time_unit = true;
+    s.profile.time_unit = ZB_TIME_US;
+    svg = svg_of(&s, 800);
+    cr_assert_not_null(strstr(svg, ">time (us)</text>"));
+    cr_assert_not_null(strstr(svg, "cost 27 us, bubble_ratio"));
+    cr_assert_not_null(strstr(svg, ": 0 to 1 us</title>"));
+    free(svg);
+    pn[0] = panel_of(&s);
+    pn[1] = panel_of(&t);
+    svg = zb_render_svg(pn, 2, 800);
+    cr_assert_not_null(strstr(svg, ">time (profile units)</text>"),
+                       "one panel names no unit");
+    free(svg);
+    zb_schedule_release(&s);
+    zb_schedule_release(&t);
+}
+
+/* A label line's box as render_frontier.c sizes it: 0.62 em a character,
+ * 11 px high, the baseline 8.5 px below the top. */
+struct label_box {
+    double x0, y0, x1, y1;
+    char text[96];
+};
+
+static int label_boxes(const char *svg, struct label_box *out, int max)
+{
+    int n = 0;
+
+    for (const char *p = strstr(svg, "<text class=\"label"); p && n < max;
+         p = strstr(p + 1, "<text class=\"label")) {
+        double x, y, size;
+        const char *gt = strchr(p, '>'), *lt = strchr(gt, '<');
+        struct label_box *b = &out[n++];
+        cr_assert_eq(sscanf(strstr(p, " x=\""), " x=\"%lf\" y=\"%lf\" "
+                            "font-size=\"%lf\"", &x, &y, &size), 3);
+        snprintf(b->text, sizeof(b->text), "%.*s", (int)(lt - gt - 1),
+                 gt + 1);
+        b->x0 = x;
+        b->x1 = x + 0.62 * size * (double)strlen(b->text);
+        b->y0 = y - 8.5;
+        b->y1 = y + 2.5;
+    }
+    return n;
+}
+
+/* A crowd of 36 points within a few pixels (and two far away): every
+ * point still gets its own label, inside the picture and clear of every
+ * other, and the limit is a labelled vertical line. */
+Test(render, frontier_labels_every_point_apart_and_inside)
+{
+    static const char *const names[] = { "zb", "zb-h1", "interleaved-zb",
+                                         "v-half" };
+    struct zb_frontier_point pts[38];
+    struct zb_frontier f = { .pts = pts, .n = 38, .unit = 4 };
+    struct shape sh = unit_shape(4, 8);
+    struct label_box box[64];
+    struct zb_profile p;
+    double w, h;
+    char *svg, want[96];
+    int n;
+
+    for (int i = 0; i < 36; i++) {
+        pts[i] = (struct zb_frontier_point){
+            .placement = i % 2 ? ZB_PLACEMENT_V : ZB_PLACEMENT_LOOP,
+            .vpp = 1 + i % 3, .limit = INFINITY, .peak = 4 + 0.02 * (i % 6),
+            .cost = 30 + 0.1 * (i / 6), .front = i % 7 == 0 };
+        snprintf(pts[i].name, sizeof(pts[i].name), "%s", names[i % 4]);
+    }
+    pts[36] = (struct zb_frontier_point){ "zb", ZB_PLACEMENT_LOOP, 1,
+                                          1.5, 1.5, 60, 0.5, true };
+    pts[37] = (struct zb_frontier_point){ "gpipe", ZB_PLACEMENT_LOOP, 1,
+                                          INFINITY, 32, 31, 0.2, false };
+    sh.limit = 6;
+    make_profile(&sh, &p);
+    svg = zb_frontier_svg(&f, &p, 900);
+    cr_assert_eq(sscanf(strstr(svg, "viewBox=\""), "viewBox=\"0 0 %lf %lf\"",
+                        &w, &h), 2);
+    n = label_boxes(svg, box, 64);
+    cr_assert_eq(n, 38 + 1, "a line per point and the limit's, got %d", n);
+    for (int i = 0; i < n; i++) {
+        cr_assert(box[i].x0 >= 0 && box[i].y0 >= 0 && box[i].x1 <= w &&
+                  box[i].y1 <= h, "'%s' outside the picture", box[i].text);
+        for (int j = 0; j < i; j++)
+            cr_assert(box[i].x1 <= box[j].x0 || box[j].x1 <= box[i].x0 ||
+                      box[i].y1 <= box[j].y0 || box[j].y1 <= box[i].y0,
+                      "'%s' overlaps '%s'", box[i].text, box[j].text);
+    }
+    for (int i = 0; i < 38; i++) {
+        snprintf(want, sizeof(want), ">%.40s (%s, vpp %d)</text>", pts[i].name,
+                 zb_placement_name(pts[i].placement), pts[i].vpp);
+        cr_assert_not_null(strstr(svg, want), "no label %s", want);
+    }
+    cr_assert_eq(count(svg, "<line class=\"limit\""), 1);
+    cr_assert_not_null(strstr(svg, ">limit 6 (1.5x 1F1B)</text>"));
+    free(svg);
+    zb_profile_release(&p);
+}
+
+/* Points at one place share a label, each vpp once and in order. */
+Test(render, frontier_merges_points_at_one_place)
+{
+    struct zb_frontier_point pts[4] = {
+        { "zb", ZB_PLACEMENT_LOOP, 4, 8, 8, 96, 0, true },
+        { "zb", ZB_PLACEMENT_LOOP, 2, 8, 8, 96, 0, false },
+        { "zb", ZB_PLACEMENT_LOOP, 2, 12, 8, 96, 0, false },
+        { "zb-v", ZB_PLACEMENT_V, 2, INFINITY, 8, 96, 0, false },
+    };
+    struct zb_frontier f = { .pts = pts, .n = 4, .unit = 8 };
+    struct shape sh = unit_shape(4, 8);
+    struct zb_profile p;
+    char *svg;
+
+    make_profile(&sh, &p);
+    svg = zb_frontier_svg(&f, &p, 900);
+    cr_assert_eq(count(svg, "<text class=\"label\""), 2);
+    cr_assert_not_null(strstr(svg, ">zb (loop, vpp 2,4)</text>"));
+    cr_assert_not_null(strstr(svg, ">zb-v (v, vpp 2)</text>"));
+    cr_assert_eq(count(svg, "class=\"limit\""), 0, "no limit, no line");
+    cr_assert_not_null(strstr(svg, ">cost</text>"));
+    p.has_time_unit = true;
+    p.time_unit = ZB_TIME_MS;
+    free(svg);
+    svg = zb_frontier_svg(&f, &p, 900);
+    cr_assert_not_null(strstr(svg, ">cost (ms)</text>"));
+    free(svg);
+    zb_profile_release(&p);
 }
 
 Test(render, svg_escapes_names_from_files)
@@ -258,6 +404,52 @@ Test(render, predicted_trace_reads_back_as_the_timeline)
         zb_timeline_release(&t);
         zb_schedule_release(&s);
     }
+}
+
+/* With data parallelism every collective is a slice at its simulated
+ * times on a "collectives" thread, which the timeline reader skips. */
+Test(render, predicted_trace_draws_the_collectives)
+{
+    struct shape sh = unit_shape(4, 8);
+    struct zb_error err = { 0 };
+    struct zb_timeline t = { 0 };
+    struct zb_profile p;
+    struct zb_schedule s;
+    char *json, want[160];
+    int n = 0;
+
+    make_profile(&sh, &p);
+    set_test_dp(&p, 3);
+    gen("zb-h1", &p, &s);
+    json = zb_trace_format(&s, 1000);
+    for (int r = 0; r < p.pp; r++)
+        for (int i = 0; i < s.ranks[r].n; i++) {
+            const struct zb_op *op = &s.ranks[r].ops[i];
+            if (!zb_op_is_collective(op->kind))
+                continue;
+            snprintf(want, sizeof(want), "\"name\": \"%s s%d\", \"cat\": "
+                     "\"collective\", \"pid\": %d, \"tid\": 2, \"ts\": "
+                     "%lld, \"dur\": %lld", zb_op_kind_name(op->kind),
+                     op->stage, r, llround(op->start * 1000),
+                     llround(op->end * 1000) - llround(op->start * 1000));
+            cr_assert_not_null(strstr(json, want), "%s", want);
+            n++;
+        }
+    cr_assert_geq(n, 3 * p.pp, "UNSHARD, REDUCE_GRAD, RESHARD per rank");
+    cr_assert_eq(count(json, "\"cat\": \"collective\""), n);
+    cr_assert_eq(count(json, "\"name\": \"collectives\""), p.pp);
+    cr_assert_eq(zb_timeline_parse(json, &s.profile, 1000, -1, &t, &err), 0,
+                 "%s", err.msg);
+    for (int r = 0; r < p.pp; r++) {
+        int compute = 0;
+        for (int i = 0; i < s.ranks[r].n; i++)
+            compute += zb_op_is_compute(s.ranks[r].ops[i].kind);
+        cr_assert_eq(t.ranks[r].n, compute, "rank %d: compute only", r);
+    }
+    free(json);
+    zb_timeline_release(&t);
+    zb_schedule_release(&s);
+    zb_profile_release(&p);
 }
 
 /* Transfers longer than the passes overlap; a thread's slices must nest,

@@ -96,6 +96,32 @@ Test(torch_csv, drops_fsdp_actions_and_expands_overlap)
     zb_torch_csv_release(&c);
 }
 
+/* PyTorch strips the spaces around each sub-action of a group and skips
+ * an empty one, so a hand-written cell with spaces means what it says. */
+Test(torch_csv, reads_overlap_cells_with_spaces_as_pytorch_does)
+{
+    static const char *const cells[] = {
+        "(0F1;0I0)OVERLAP_F_B", "(0F1 ; 0I0)OVERLAP_F_B",
+        "( 0F1\t;  0I0 )OVERLAP_F_B", "(;0F1;;0I0; )OVERLAP_F_B",
+        " (0F1 ;0I0)OVERLAP_F_B ",
+    };
+
+    for (size_t k = 0; k < sizeof(cells) / sizeof(cells[0]); k++) {
+        struct zb_torch_csv c;
+        struct zb_error err = { 0 };
+        char csv[128];
+
+        snprintf(csv, sizeof(csv), "0F0,%s,0W0,0I1,0W1\n", cells[k]);
+        cr_assert_eq(zb_torch_csv_parse(csv, &c, &err), 0, "'%s': %s",
+                     cells[k], err.msg);
+        cr_assert_eq(c.rows[0].n, 5, "'%s'", cells[k]);
+        cr_assert_eq(c.rows[0].ops[1].kind, ZB_OP_FB, "'%s'", cells[k]);
+        cr_assert_eq(c.rows[0].ops[1].mb, 1);
+        cr_assert_eq(c.rows[0].ops[1].b_mb, 0);
+        zb_torch_csv_release(&c);
+    }
+}
+
 static const struct {
     const char *csv, *msg;
 } bad[] = {
@@ -107,6 +133,10 @@ static const struct {
     { "0F\n", "rank 0, step 0: '0F': needs a microbatch" },
     { "0F0,(0B0)SWAP\n", "rank 0, step 1: '(0B0)SWAP': a group of actions "
                          "must read (A;B;...)OVERLAP_F_B" },
+    { "0F0,( ; )OVERLAP_F_B,0B0\n", "rank 0, step 1: 'OVERLAP_F_B': a "
+                                    "group holds no action" },
+    { "0F0,(0B0 x)OVERLAP_F_B\n", "rank 0, step 1: '0B0 x': unexpected "
+                                  "text after the microbatch" },
     { "0F0,0B0\n0F1\n", "rank 1, step 0: '0F1': stage 0 is already on "
                         "rank 0" },
     { "0UNSHARD\n", "no compute actions (F, I, B, W)" },
