@@ -194,6 +194,8 @@ static double walk_peak(const struct zb_schedule *s, int r)
 
     for (int i = 0; i < s->ranks[r].n; i++) {
         const struct zb_op *op = &s->ranks[r].ops[i];
+        if (!zb_op_is_compute(op->kind))
+            continue;       /* a STEP names no stage */
         double m_b = zb_profile_m_b(p, op->stage);
         double m_w = zb_profile_m_w(p, op->stage);
         switch (op->kind) {
