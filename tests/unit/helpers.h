@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include "zbsched/generator.h"
 #include "zbsched/lower.h"
 #include "zbsched/profile.h"
@@ -60,6 +61,23 @@ static inline void assert_same_ops(const struct zb_schedule *a,
                       x->mb == y->mb, "rank %d op %d", r, i);
         }
     }
+}
+
+/* Take rank r's first op of kind k on unit u out of s (one must be
+ * there): a schedule with one collective missing. */
+static inline void drop_op(struct zb_schedule *s, int r, enum zb_op_kind k,
+                           int u)
+{
+    struct zb_op_list *l = &s->ranks[r];
+    int at = -1;
+
+    for (int i = 0; i < l->n && at < 0; i++)
+        if (l->ops[i].kind == k && l->ops[i].unit == u)
+            at = i;
+    cr_assert_geq(at, 0);
+    memmove(l->ops + at, l->ops + at + 1,
+            (size_t)(l->n - at - 1) * sizeof(*l->ops));
+    l->n--;
 }
 
 #endif

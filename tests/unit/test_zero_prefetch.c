@@ -198,22 +198,6 @@ Test(zero_prefetch, one_unit_gathers_right_before_the_first_pass)
     zb_profile_release(&p);
 }
 
-/* Take rank r's first op of kind k on unit u out of s (one must be
- * there). */
-static void drop_op(struct zb_schedule *s, int r, enum zb_op_kind k, int u)
-{
-    struct zb_op_list *l = &s->ranks[r];
-    int at = -1;
-
-    for (int i = 0; i < l->n && at < 0; i++)
-        if (l->ops[i].kind == k && l->ops[i].unit == u)
-            at = i;
-    cr_assert_geq(at, 0);
-    memmove(l->ops + at, l->ops + at + 1,
-            (size_t)(l->n - at - 1) * sizeof(*l->ops));
-    l->n--;
-}
-
 Test(zero_prefetch, validator_wants_the_units_gathered_without_prefetch)
 {
     struct zb_profile p;

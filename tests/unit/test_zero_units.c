@@ -124,22 +124,6 @@ Test(zero_units, a_pass_waits_only_for_a_late_gather)
     zb_profile_release(&p);
 }
 
-/* Take rank r's first op of kind k on unit u out of s (one must be
- * there). */
-static void drop_op(struct zb_schedule *s, int r, enum zb_op_kind k, int u)
-{
-    struct zb_op_list *l = &s->ranks[r];
-    int at = -1;
-
-    for (int i = 0; i < l->n && at < 0; i++)
-        if (l->ops[i].kind == k && l->ops[i].unit == u)
-            at = i;
-    cr_assert_geq(at, 0);
-    memmove(l->ops + at, l->ops + at + 1,
-            (size_t)(l->n - at - 1) * sizeof(*l->ops));
-    l->n--;
-}
-
 Test(zero_units, validator_wants_every_unit_gathered)
 {
     struct zb_profile p;
