@@ -584,8 +584,13 @@ int pass_run(struct exec *x, int i, struct zb_error *err);
 /* A pass's output buf is ready for its SEND or same-rank consumer. */
 void pass_produce(struct exec *x, enum msg_dir dir, int stage, int mb,
                   float *buf);
-/* W's result st->dw joins the gradient in microbatch order. */
-void pass_accumulate(struct exec *x, struct stage_state *st, int mb);
+/* After a W segment wrote its dW into dw (either model): the stage's
+ * first segment takes an injected fault, the last joins st->dw to the
+ * gradient in microbatch order (unless it wrote a unit's own buffer).
+ * Whether it was the last: then the caller frees what the microbatch
+ * kept for W. */
+bool pass_weight_done(struct exec *x, struct stage_state *st, int mb,
+                      const struct pass_seg *sg, float *dw);
 
 struct xfer *xfer_at(struct exec *x, enum msg_dir dir, int stage, int mb);
 /* Comm op i: post its send or receive, non-blocking. */

@@ -64,7 +64,8 @@ static void add_grad(struct exec *x, struct stage_state *st, const float *d)
     st->next_w++;
 }
 
-void pass_accumulate(struct exec *x, struct stage_state *st, int mb)
+/* W's result st->dw joins the gradient in microbatch order. */
+static void accumulate(struct exec *x, struct stage_state *st, int mb)
 {
     /* Reducing per microbatch, g holds this microbatch's gradient alone
      * until the REDUCE_GRAD after the W (coll.c); the order of the sum is
@@ -162,6 +163,17 @@ static void backward_input(struct exec *x, struct stage_state *st, int mb,
         pass_produce(x, MSG_B, s, mb, dx);
 }
 
+bool pass_weight_done(struct exec *x, struct stage_state *st, int mb,
+                      const struct pass_seg *sg, float *dw)
+{
+    if (sg->l0 == 0)    /* its first element is the stage's */
+        step_inject(x, x->m, x->dev, st->stage, exec_global_mb(x, mb),
+                    x->iter, dw);
+    if (sg->last && !sg->g)
+        accumulate(x, st, mb);
+    return sg->last;
+}
+
 static void backward_weight(struct exec *x, struct stage_state *st, int mb,
                             const struct pass_seg *sg)
 {
@@ -173,13 +185,8 @@ static void backward_weight(struct exec *x, struct stage_state *st, int mb,
     mlp_backward_weight(x->m, x->dev, &n, l0 ? b->y[l0 - 1] : b->x0 + HDR,
                         (const float *const *)b->y + l0,
                         (const float *const *)b->dz + l0, dw);
-    if (l0 == 0)    /* its first element is the stage's */
-        step_inject(x, x->m, x->dev, st->stage, exec_global_mb(x, mb),
-                    x->iter, dw);
-    if (!sg->last)
+    if (!pass_weight_done(x, st, mb, sg, dw))
         return;
-    if (!sg->g)
-        pass_accumulate(x, st, mb);
     exec_free(x, b->x0, HDR + x->nact, true);
     b->x0 = NULL;
     for (int l = 0; l < L; l++) {

@@ -135,13 +135,8 @@ void tf_pass_backward_weight(struct exec *x, struct stage_state *st, int mb,
                        (const float *const *)b->y + (size_t)l0 * TF_NKEEP,
                        (const float *const *)b->dz + (size_t)l0 * TF_NGRAD,
                        dw);
-    if (l0 == 0)    /* its first element is the stage's */
-        step_inject(x, x->m, x->dev, st->stage, exec_global_mb(x, mb),
-                    x->iter, dw);
-    if (!sg->last)
+    if (!pass_weight_done(x, st, mb, sg, dw))
         return;
-    if (!sg->g)
-        pass_accumulate(x, st, mb);
     for (int l = 0; l < L; l++) {
         for (int k = 0; k < TF_NKEEP; k++) {
             float **p = &b->y[l * TF_NKEEP + k];
