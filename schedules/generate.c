@@ -113,8 +113,7 @@ static int time_uniform(const struct zb_generator *g,
     zb_profile_release(&view);
     if (rc < 0)
         return rc;
-    zb_profile_release(&out->profile);
-    zb_profile_copy(&out->profile, prof);
+    zb_schedule_set_profile(out, prof);
     return zb_generator_timed(g, out, err);
 }
 

@@ -37,6 +37,13 @@ int zb_schedule_init(struct zb_schedule *s, const char *name,
     return 0;
 }
 
+void zb_schedule_set_profile(struct zb_schedule *s,
+                             const struct zb_profile *prof)
+{
+    zb_profile_release(&s->profile);
+    zb_profile_copy(&s->profile, prof);
+}
+
 void zb_schedule_release(struct zb_schedule *s)
 {
     if (!s)

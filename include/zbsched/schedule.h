@@ -46,6 +46,11 @@ struct zb_schedule {
 /* Empty op lists for a copy of prof. */
 int zb_schedule_init(struct zb_schedule *s, const char *name,
                      const struct zb_profile *prof);
+
+/* The same order on another profile of its shape (a copy of prof
+ * replaces s's): its times are then stale until it is simulated. */
+void zb_schedule_set_profile(struct zb_schedule *s,
+                             const struct zb_profile *prof);
 void zb_schedule_release(struct zb_schedule *s);
 
 /* Append an op to rank's list (peer -1, times 0). */

@@ -307,8 +307,7 @@ static void collect_stages(const struct zb_profile *p,
     out->settled = false;
     for (int i = 0; i < out->n; i++) {
         struct zb_schedule *c = &out->s[i];
-        zb_profile_release(&c->profile);
-        zb_profile_copy(&c->profile, p);
+        zb_schedule_set_profile(c, p);
         if (zb_sim_run(c, NULL) < 0) {
             zb_schedule_release(c);     /* not expected: the view holds */
             continue;

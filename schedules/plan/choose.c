@@ -73,8 +73,7 @@ static int finish(const struct zb_options *opt, struct zb_schedule *s,
  * so the same model in any unit picks alike, and compared as it runs. */
 static int on_profile(struct zb_schedule *s, const struct zb_profile *prof)
 {
-    zb_profile_release(&s->profile);
-    zb_profile_copy(&s->profile, prof);
+    zb_schedule_set_profile(s, prof);
     return zb_sim_run(s, NULL);
 }
 
