@@ -224,37 +224,10 @@ TIME_FIELD(p_w, "time.W", w)
 TIME_FIELD(p_comm, "time.comm", comm)
 TIME_FIELD(p_fb, "time.FB", fb)
 
-/* A memory as a number or a size ("1.9GiB", held in GiB): set through
- * the flag of the same meaning, which says which it was. */
-static int want_memory(const cJSON *it, const char *path, const char *flag,
-                       struct zb_profile_draft *d, struct zb_error *err)
-{
-    /* The file's value, not a flag's: a flag set later overrides the
-     * stages' own memory, the file's common one does not. */
-    bool flags[2] = { d->flag_memory[0], d->flag_memory[1] };
-    char num[40];
-    double v;
-    int rc = 0;
-
-    if (cJSON_IsNumber(it)) {
-        snprintf(num, sizeof(num), "%.17g", it->valuedouble);
-        rc = zb_profile_draft_set(d, flag, num, err);
-    } else if (!cJSON_IsString(it) ||   /* a number in quotes: wrong kind */
-               zb_units_parse_number(it->valuestring, &v) == 0 ||
-               zb_profile_draft_set(d, flag, it->valuestring, err) < 0) {
-        rc = zb_error_set(err, ZB_EPARSE, "%s must be a number or a size "
-                          "(\"1.9GiB\": B, KB, MB, GB, TB, KiB, MiB, GiB, "
-                          "TiB)", path);
-    }
-    d->flag_memory[0] = flags[0];
-    d->flag_memory[1] = flags[1];
-    return rc;
-}
-
-/* A stage's own M_B or M_W: a number or a size, as the common ones. */
-static int want_stage_memory(const cJSON *it, const char *path,
-                             struct zb_opt *o, bool *sized,
-                             struct zb_error *err)
+/* A memory (memory.M_B, M_W, or a stage's own): a number, or a size
+ * ("1.9GiB", held in GiB), *sized saying which. */
+static int want_memory(const cJSON *it, const char *path, struct zb_opt *o,
+                       bool *sized, struct zb_error *err)
 {
     double v;
 
@@ -263,6 +236,7 @@ static int want_stage_memory(const cJSON *it, const char *path,
         *sized = false;
         return 0;
     }
+    /* A string is a size: a number in quotes is of the wrong kind. */
     if (!cJSON_IsString(it) ||
         zb_units_parse_number(it->valuestring, &v) == 0 ||
         zb_profile_draft_memory(path, it->valuestring, &o->value, sized,
@@ -277,13 +251,13 @@ static int want_stage_memory(const cJSON *it, const char *path,
 static int p_mb_mem(const cJSON *it, struct zb_profile_draft *d,
                     struct zb_error *err)
 {
-    return want_memory(it, "memory.M_B", "m-b", d, err);
+    return want_memory(it, "memory.M_B", &d->m_b, &d->m_b_sized, err);
 }
 
 static int p_mw_mem(const cJSON *it, struct zb_profile_draft *d,
                     struct zb_error *err)
 {
-    return want_memory(it, "memory.M_W", "m-w", d, err);
+    return want_memory(it, "memory.M_W", &d->m_w, &d->m_w_sized, err);
 }
 
 static int p_time_unit(const cJSON *it, struct zb_profile_draft *d,
@@ -366,7 +340,7 @@ static int p_stages(const cJSON *it, struct zb_profile_draft *d,
             }
             snprintf(path, sizeof(path), "stages[%d].%s", i, names[k]);
             rc = k < 4 ? want_time(field, path, dst[k], d, err)
-                       : want_stage_memory(field, path, dst[k],
+                       : want_memory(field, path, dst[k],
                                            k == 4 ? &e->m_b_sized
                                                   : &e->m_w_sized, err);
             if (rc < 0)
