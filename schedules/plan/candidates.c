@@ -99,6 +99,20 @@ static bool v_small(const struct zb_profile *p,
            far(c);
 }
 
+/* Under V below 1F1B's memory, the controllable-memory paper's search
+ * over building blocks (build.h): where few microbatches meet a tight
+ * limit its orders beat the list scheduler's, and its search costs
+ * little there (docs/tuning.md, "Building-block search"). */
+static bool v_below_1f1b(const struct zb_profile *p,
+                         const struct plan_candidates *c)
+{
+    bool below = false;
+
+    for (int r = 0; r < p->pp; r++)
+        below = below || p->mem_limit[r] < zb_profile_1f1b_peak(p);
+    return v_two_chunks(p, c) && below && far(c);
+}
+
 static int zb_v_paper(const struct zb_profile *p, struct zb_schedule *s,
                       struct zb_error *err)
 {
@@ -130,6 +144,8 @@ static const struct plan_row rows[] = {
       PLAN_DEPTH_START },
     { "zb-v-construct", v_two_chunks, zb_v_paper, CAME_TIMED, PLAN_CHOSEN },
     { "zb-v-b-room", v_small, zb_v_b_room, CAME_TIMED, PLAN_ROOM_START },
+    { "building-blocks", v_below_1f1b, zbi_block_search, CAME_ORDER,
+      PLAN_CHOSEN },
 };
 #define N_ROWS (int)(sizeof(rows) / sizeof(rows[0]))
 

@@ -1,0 +1,436 @@
+/* block_grid.c - the building-block search's unit grid (block_grid.h):
+ * repeating a block, squeezing, cutting, labelling W passes, checking,
+ * and reading the order out. */
+#include <stdlib.h>
+#include <string.h>
+#include "build/block_grid.h"
+#include "zbsched/timing.h"
+#include "zbsched/xalloc.h"
+
+/* Kinds that run from rank 0 toward rank p-1 (the input comes from the
+ * rank before). */
+static bool goes_down(int k)
+{
+    return k == BG_F0 || k == BG_B1;
+}
+
+void bg_init(struct bgrid *g, int pp, int m_max)
+{
+    *g = (struct bgrid){ .pp = pp, .m_max = m_max };
+    g->pos = zb_xmalloc((size_t)pp * BG_KINDS * m_max * sizeof(*g->pos));
+    g->from = zb_xmalloc((size_t)pp * BG_KINDS * sizeof(*g->from));
+    g->turn = zb_xmalloc((size_t)pp * BG_KINDS * sizeof(*g->turn));
+    for (int r = 0; r < pp; r++)
+        for (int k = 0; k < BG_KINDS; k++) {
+            int *from = &g->from[r * BG_KINDS + k];
+            int *turn = &g->turn[r * BG_KINDS + k];
+            *turn = k == BG_B1 && r == 0        ? BG_F1
+                    : k == BG_F1 && r == pp - 1 ? BG_F0
+                    : k == BG_B0 && r == pp - 1 ? BG_B1
+                                                : -1;
+            if (bg_is_w(k) || *turn >= 0)
+                *from = -1;
+            else if (goes_down(k))
+                *from = r > 0 ? r - 1 : -1;
+            else
+                *from = r + 1 < pp ? r + 1 : -1;
+        }
+}
+
+void bg_release(struct bgrid *g)
+{
+    free(g->cell);
+    free(g->pos);
+    free(g->from);
+    free(g->turn);
+    *g = (struct bgrid){ 0 };
+}
+
+void bg_reserve(struct bgrid *g, int len)
+{
+    if (len > g->cap) {
+        int cap = len + len / 2 + BG_PERIOD;
+        signed char *cell = zb_xmalloc((size_t)g->pp * cap);
+        memset(cell, BG_EMPTY, (size_t)g->pp * cap);
+        for (int r = 0; r < g->pp; r++)
+            if (g->len > 0)
+                memcpy(&cell[(size_t)r * cap], bg_cell(g, r, 0),
+                       (size_t)g->len);
+        free(g->cell);
+        g->cell = cell;
+        g->cap = cap;
+    }
+    if (len > g->len)
+        g->len = len;
+}
+
+/* Empty every row and set its length. */
+static void clear(struct bgrid *g, int len)
+{
+    g->len = 0;
+    bg_reserve(g, len);
+    memset(g->cell, BG_EMPTY, (size_t)g->pp * g->cap);
+    g->len = len;
+}
+
+/* Slot of row r's j-th pass of kind k (scratch table). */
+static int *pos_at(const struct bgrid *g, int r, int k, int j)
+{
+    return &g->pos[((size_t)r * BG_KINDS + k) * g->m_max + j];
+}
+
+/* The walk of bg_repeat(): kinds in the order their first passes are
+ * fixed, and whether they go down the ranks (else up). */
+static const int walk_kinds[4] = { BG_F0, BG_F1, BG_B1, BG_B0 };
+static const bool walk_down[4] = { true, false, true, false };
+
+void bg_first_slots(const int (*block)[BG_KINDS], int pp,
+                    int (*first)[BG_KINDS])
+{
+    int at = BG_PERIOD;
+
+    for (int w = 0; w < 4; w++) {
+        int k = walk_kinds[w];
+        for (int i = 0; i < pp; i++) {
+            int r = walk_down[w] ? i : pp - 1 - i, wk;
+            while ((at - block[r][k]) % BG_PERIOD != 0)
+                at++;
+            first[r][k] = at++;
+            if (k != BG_B1 && k != BG_B0)
+                continue;
+            /* Its W's first pass: the first of that kind from here. */
+            wk = k == BG_B1 ? BG_W1 : BG_W0;
+            first[r][wk] = at;
+            while ((first[r][wk] - block[r][wk]) % BG_PERIOD != 0)
+                first[r][wk]++;
+        }
+    }
+}
+
+void bg_repeat(struct bgrid *g, const int (*first)[BG_KINDS], int m)
+{
+    /* The walk moves at most a period per rank and kind past the first
+     * period, then m periods follow. */
+    g->m = m;
+    clear(g, BG_PERIOD * (4 * g->pp + m + 1));
+    for (int r = 0; r < g->pp; r++)
+        for (int k = 0; k < BG_KINDS; k++)
+            for (int j = 0; j < m; j++)
+                *bg_cell(g, r, first[r][k] + BG_PERIOD * j) = (signed char)k;
+}
+
+/* Passes of kind k (first slot `first`, one a period) started by slot
+ * t, of m. */
+static int started(int first, int m, int t)
+{
+    int n = t < first ? 0 : (t - first) / BG_PERIOD + 1;
+
+    return n < m ? n : m;
+}
+
+int bg_repeat_peak(const int (*first)[BG_KINDS], int pp, int m)
+{
+    int peak = 0;
+
+    /* Once every kind of a row has started, its count repeats every
+     * period until a forward kind ends, and falls after (its W kinds end
+     * later): the peak is at a forward before the end of that period. */
+    for (int r = 0; r < pp; r++) {
+        int end = 0;
+        for (int k = 0; k < BG_KINDS; k++)
+            if (first[r][k] + BG_PERIOD > end)
+                end = first[r][k] + BG_PERIOD;
+        for (int f = BG_F0; f <= BG_F1; f++)
+            for (int j = 0; j < m && first[r][f] + BG_PERIOD * j < end;
+                 j++) {
+                int t = first[r][f] + BG_PERIOD * j, live = 0;
+                for (int k = 0; k < BG_KINDS; k++)
+                    live += (bg_is_f(k) - bg_is_w(k)) *
+                            started(first[r][k], m, t);
+                if (live > peak)
+                    peak = live;
+            }
+    }
+    return peak;
+}
+
+int bg_peak(const struct bgrid *g, int r)
+{
+    int live = 0, peak = 0;
+
+    for (int t = 0; t < g->len; t++) {
+        int k = *bg_cell(g, r, t);
+        live += bg_is_f(k) - bg_is_w(k);
+        if (live > peak)
+            peak = live;
+    }
+    return peak;
+}
+
+int bg_peak_all(const struct bgrid *g)
+{
+    int peak = 0;
+
+    for (int r = 0; r < g->pp; r++) {
+        int own = bg_peak(g, r);
+        if (own > peak)
+            peak = own;
+    }
+    return peak;
+}
+
+bool bg_squeeze(struct bgrid *g)
+{
+    const int p = g->pp;
+    int *cnt = zb_xcalloc((size_t)p * BG_KINDS, sizeof(*cnt));
+    int *next = zb_xcalloc((size_t)p, sizeof(*next));
+    int *at = zb_xcalloc((size_t)p, sizeof(*at));
+    int len = 0, left = p;
+    bool moved = true;
+
+    /* Sweeps over the ranks, down and up in turn (forwards of chunk 0
+     * flow down, of chunk 1 up), each row placing its passes in order
+     * while their inputs are placed; where a sweep places nothing, every
+     * row waits on another (or on a later pass of its own). */
+    for (int r = 0; r < p; r++)
+        while (at[r] < g->len && *bg_cell(g, r, at[r]) == BG_EMPTY)
+            at[r]++;
+    for (int sweep = 0; left > 0 && moved; sweep++) {
+        moved = false;
+        left = 0;
+        for (int i = 0; i < p; i++) {
+            int r = sweep % 2 ? p - 1 - i : i;
+            for (; at[r] < g->len; at[r]++) {
+                int k = *bg_cell(g, r, at[r]), j, start = next[r], from, turn;
+                if (k == BG_EMPTY)
+                    continue;
+                j = cnt[r * BG_KINDS + k];
+                turn = g->turn[r * BG_KINDS + k];
+                from = g->from[r * BG_KINDS + k];
+                if (j >= g->m)
+                    goto fail;
+                if ((turn >= 0 && cnt[r * BG_KINDS + turn] <= j) ||
+                    (from >= 0 && cnt[from * BG_KINDS + k] <= j))
+                    break;
+                if (from >= 0 && *pos_at(g, from, k, j) + 1 > start)
+                    start = *pos_at(g, from, k, j) + 1;
+                *pos_at(g, r, k, j) = start;
+                cnt[r * BG_KINDS + k] = j + 1;
+                next[r] = start + 1;
+                if (start + 1 > len)
+                    len = start + 1;
+                moved = true;
+            }
+            left += at[r] < g->len;
+        }
+    }
+    if (left > 0)
+        goto fail;
+    clear(g, len);
+    for (int r = 0; r < p; r++)
+        for (int k = 0; k < BG_KINDS; k++)
+            for (int j = 0; j < cnt[r * BG_KINDS + k]; j++)
+                *bg_cell(g, r, *pos_at(g, r, k, j)) = (signed char)k;
+    free(cnt);
+    free(next);
+    free(at);
+    return true;
+fail:
+    free(cnt);
+    free(next);
+    free(at);
+    return false;
+}
+
+void bg_keep_first(struct bgrid *g, int m)
+{
+    for (int r = 0; r < g->pp; r++) {
+        int cnt[BG_KINDS] = { 0 };
+        for (int t = 0; t < g->len; t++) {
+            signed char *c = bg_cell(g, r, t);
+            if (*c != BG_EMPTY && cnt[*c]++ >= m)
+                *c = BG_EMPTY;
+        }
+    }
+    g->m = m;
+}
+
+bool bg_relabel_w(struct bgrid *g)
+{
+    int *fifo = zb_xmalloc((size_t)2 * g->m * sizeof(*fifo));
+    bool ok = true;
+
+    for (int r = 0; r < g->pp && ok; r++) {
+        int head = 0, tail = 0;
+        for (int t = 0; t < g->len; t++) {
+            signed char *c = bg_cell(g, r, t);
+            if (*c == BG_B1 || *c == BG_B0) {
+                if (tail == 2 * g->m) {
+                    ok = false;
+                    break;
+                }
+                fifo[tail++] = *c == BG_B1 ? BG_W1 : BG_W0;
+            } else if (bg_is_w(*c)) {
+                if (head == tail) {
+                    ok = false;
+                    break;
+                }
+                *c = (signed char)fifo[head++];
+            }
+        }
+    }
+    free(fifo);
+    return ok;
+}
+
+/* The input of row r's j-th pass of kind k on another rank or its own:
+ * its slot from the table, or -1 where it has none. */
+static int input_slot(const struct bgrid *g, int r, int k, int j)
+{
+    int from = g->from[r * BG_KINDS + k], turn = g->turn[r * BG_KINDS + k];
+
+    if (k == BG_W1)
+        return *pos_at(g, r, BG_B1, j);
+    if (k == BG_W0)
+        return *pos_at(g, r, BG_B0, j);
+    if (turn >= 0)
+        return *pos_at(g, r, turn, j);
+    return from >= 0 ? *pos_at(g, from, k, j) : -1;
+}
+
+bool bg_valid(const struct bgrid *g)
+{
+    for (int r = 0; r < g->pp; r++) {
+        int cnt[BG_KINDS] = { 0 };
+        for (int t = 0; t < g->len; t++) {
+            int k = *bg_cell(g, r, t);
+            if (k == BG_EMPTY)
+                continue;
+            if (cnt[k] >= g->m)
+                return false;
+            *pos_at(g, r, k, cnt[k]++) = t;
+        }
+        for (int k = 0; k < BG_KINDS; k++)
+            if (cnt[k] != g->m)
+                return false;
+    }
+    for (int r = 0; r < g->pp; r++)
+        for (int k = 0; k < BG_KINDS; k++)
+            for (int j = 0; j < g->m; j++)
+                if (input_slot(g, r, k, j) >= *pos_at(g, r, k, j))
+                    return false;
+    return true;
+}
+
+void bg_to_order(const struct bgrid *g, const struct zb_profile *p,
+                 struct zb_schedule *s)
+{
+    static const enum zb_op_kind ops[BG_KINDS] = {
+        ZB_OP_F, ZB_OP_F, ZB_OP_B, ZB_OP_B, ZB_OP_W, ZB_OP_W };
+    static const int chunks[BG_KINDS] = { 0, 1, 1, 0, 1, 0 };
+
+    for (int r = 0; r < g->pp; r++) {
+        int cnt[BG_KINDS] = { 0 };
+        for (int t = 0; t < g->len; t++) {
+            int k = *bg_cell(g, r, t);
+            if (k != BG_EMPTY)
+                zb_schedule_push(s, r, ops[k],
+                                 zb_profile_rank_stage(p, r, chunks[k]),
+                                 cnt[k]++);
+        }
+    }
+}
+
+/* The stage of a kind's pass on rank r (V: chunk 1 of rank r is stage
+ * 2p-1-r). */
+static int kind_stage(const struct zb_profile *p, int r, int k)
+{
+    return zb_profile_rank_stage(p, r,
+                                 k == BG_F1 || k == BG_B1 || k == BG_W1);
+}
+
+static double kind_time(const struct zb_profile *p, int stage, int k)
+{
+    const struct zb_stage_times *t = &p->stage[stage];
+
+    return bg_is_f(k) ? t->f : bg_is_w(k) ? t->w : t->b;
+}
+
+bool bg_time(struct bgrid *g, const struct zb_profile *p, double *cost,
+             double *makespan)
+{
+    const int n = g->pp;
+    int *cnt = zb_xcalloc((size_t)n * BG_KINDS, sizeof(*cnt));
+    int *at = zb_xcalloc((size_t)n, sizeof(*at));
+    double *end = zb_xmalloc((size_t)n * BG_KINDS * g->m * sizeof(*end));
+    double *free_at = zb_xcalloc((size_t)n, sizeof(*free_at));
+    double *first = zb_xmalloc((size_t)n * sizeof(*first));
+    double lo = INFINITY, hi = -INFINITY;
+    int left = n;
+    bool moved = true;
+
+    *cost = 0;
+    for (int r = 0; r < n; r++)
+        first[r] = INFINITY;
+    /* As bg_squeeze(), on the real times: a pass starts once its rank
+     * is free and its input has arrived (timing.h). */
+    for (int sweep = 0; left > 0 && moved; sweep++) {
+        moved = false;
+        left = 0;
+        for (int i = 0; i < n; i++) {
+            int r = sweep % 2 ? n - 1 - i : i;
+            for (; at[r] < g->len; at[r]++) {
+                int k = *bg_cell(g, r, at[r]), j, from, turn, src = -1;
+                int stage, in_rank = r, in_kind = k;
+                double start = free_at[r];
+                if (k == BG_EMPTY)
+                    continue;
+                j = cnt[r * BG_KINDS + k];
+                from = g->from[r * BG_KINDS + k];
+                turn = g->turn[r * BG_KINDS + k];
+                if (bg_is_w(k))
+                    in_kind = k == BG_W1 ? BG_B1 : BG_B0;
+                else if (turn >= 0)
+                    in_kind = turn;
+                else if (from >= 0)
+                    in_rank = from;
+                else
+                    in_kind = -1;
+                if (in_kind >= 0) {
+                    if (cnt[in_rank * BG_KINDS + in_kind] <= j)
+                        break;
+                    src = (in_rank * BG_KINDS + in_kind) * g->m + j;
+                }
+                stage = kind_stage(p, r, k);
+                if (src >= 0)
+                    start = zb_timing_start(
+                        start, bg_is_w(k) ? end[src]
+                                          : zb_timing_arrival(
+                                                p, kind_stage(p, in_rank,
+                                                              in_kind),
+                                                stage, r, end[src]));
+                end[(r * BG_KINDS + k) * g->m + j] =
+                    start + kind_time(p, stage, k);
+                free_at[r] = end[(r * BG_KINDS + k) * g->m + j];
+                if (start < first[r])
+                    first[r] = start;
+                cnt[r * BG_KINDS + k] = j + 1;
+                moved = true;
+            }
+            left += at[r] < g->len;
+        }
+    }
+    for (int r = 0; r < n; r++) {
+        if (free_at[r] - first[r] > *cost)
+            *cost = free_at[r] - first[r];
+        lo = fmin(lo, first[r]);
+        hi = fmax(hi, free_at[r]);
+    }
+    *makespan = hi > lo ? hi - lo : 0;
+    free(cnt);
+    free(at);
+    free(end);
+    free(free_at);
+    free(first);
+    return left == 0;
+}
