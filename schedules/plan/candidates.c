@@ -145,7 +145,7 @@ static const struct plan_row rows[] = {
     { "zb-v-construct", v_two_chunks, zb_v_paper, CAME_TIMED, PLAN_CHOSEN },
     { "zb-v-b-room", v_small, zb_v_b_room, CAME_TIMED, PLAN_ROOM_START },
     { "building-blocks", v_below_1f1b, zbi_block_search, CAME_ORDER,
-      PLAN_CHOSEN },
+      PLAN_FINISHED },
 };
 #define N_ROWS (int)(sizeof(rows) / sizeof(rows[0]))
 

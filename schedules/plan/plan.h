@@ -25,8 +25,9 @@
  *                makespan, then memory (pick.c), among those whose role
  *                lets them be chosen.
  *   runner-up    the best fitting candidate after the choice, among
- *                those that may be chosen, whose order differs from the
- *                choice's: a second start, in another basin.
+ *                those that may be chosen save finished orders, whose
+ *                order differs from the choice's: a second start, in
+ *                another basin.
  *   start of its own  a candidate kept out of the choice (chosen only
  *                where nothing else fits or nothing is searched) and
  *                searched by itself where it fits and starts better than
@@ -66,6 +67,12 @@ enum plan_role {
     PLAN_CHOSEN,        /* may be the choice or the runner-up */
     PLAN_FIXED,         /* a fixed family's order: as PLAN_CHOSEN; the
                            ilp warm start and generate's pick take these */
+    PLAN_FINISHED,      /* a finished order that may be the choice but
+                           not the runner-up ("building-blocks", V below
+                           1F1B's memory): its own search is the choice's,
+                           and a runner-up's half budget from it bought
+                           nothing where measured (docs/tuning.md,
+                           "Building-block search") */
     PLAN_DEPTH_START,   /* a start of its own searched beside the choice
                            and the runner-up ("warm-depth", loop) */
     PLAN_ROOM_START,    /* a start of its own that takes the runner-up's

@@ -56,8 +56,9 @@ static bool same_order(const struct zb_schedule *a,
     return true;
 }
 
-/* The best fitting candidate after the choice that may be chosen and
- * whose order differs from the choice's, or NULL. A copy of the choice's
+/* The best fitting candidate after the choice that may be chosen, is not
+ * a finished order (PLAN_FINISHED) and whose order differs from the
+ * choice's, or NULL. A copy of the choice's
  * order would be a second search from the same start: at 1F1B's limit
  * under V the `zb-v` family is the better of the ZB-V construction and
  * the list scheduler, both candidates already. */
@@ -69,6 +70,7 @@ static const struct zb_schedule *runner_up(const struct plan_candidates *c,
     for (int i = 0; i < c->n; i++) {
         const struct zb_schedule *x = &c->s[i];
         if (x == choice || plan_own_start(c->role[i]) ||
+            c->role[i] == PLAN_FINISHED ||
             !x->predicted.fits_memory || same_order(x, choice))
             continue;
         if (!r || zbi_pick_better(x, r))
