@@ -356,8 +356,8 @@ static double kind_time(const struct zb_profile *p, int stage, int k)
     return bg_is_f(k) ? t->f : bg_is_w(k) ? t->w : t->b;
 }
 
-bool bg_time(struct bgrid *g, const struct zb_profile *p, double *cost,
-             double *makespan)
+bool bg_time(const struct bgrid *g, const struct zb_profile *p,
+             double *cost, double *makespan)
 {
     const int n = g->pp;
     int *cnt = zb_xcalloc((size_t)n * BG_KINDS, sizeof(*cnt));

@@ -86,8 +86,9 @@ int bg_peak(const struct bgrid *g, int r);
 int bg_peak_all(const struct bgrid *g);
 
 /* Every pass as soon as possible in its row's order (unit times, comm
- * 0); false where an input comes after its pass in the walk (the order
- * would deadlock) or a row holds too many of a kind. */
+ * 0); false where the order deadlocks (a row waits on a pass that waits
+ * on it, or on a later pass of its own) or a row holds more than m of a
+ * kind. */
 bool bg_squeeze(struct bgrid *g);
 
 /* Keep the first m passes of each kind in every row. */
@@ -111,8 +112,8 @@ void bg_to_order(const struct bgrid *g, const struct zb_profile *p,
  * order on p's real durations and comm, as the simulator times it
  * (timing.h): every pass at the start the simulator gives it. False
  * where the order deadlocks. */
-bool bg_time(struct bgrid *g, const struct zb_profile *p, double *cost,
-             double *makespan);
+bool bg_time(const struct bgrid *g, const struct zb_profile *p,
+             double *cost, double *makespan);
 
 /* ---- The reorder phases (block_phases.c) ---- */
 

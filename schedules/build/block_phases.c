@@ -25,8 +25,20 @@ static bool put(struct bgrid *g, int r, int t, int k)
     return true;
 }
 
+/* The next pass of kind k (u[k] placed so far) into row r's slot t
+ * where fewer than `upto` are placed; *ok turns false on a collision. */
+static void place_next(struct bgrid *g, int r, int t, int k, int *u,
+                       int upto, bool *ok)
+{
+    if (u[k] < upto) {
+        *ok = *ok && put(g, r, t, k);
+        u[k]++;
+    }
+}
+
 /* Rank r's warm-up: n[k] passes of each kind came before its first
- * chunk-0 B (all cleared); f0 and f1 of them go before its first B. */
+ * chunk-0 B (all cleared); f0 and f1 of the forwards go before its first
+ * chunk-1 B. */
 static bool rebuild_warmup(struct bgrid *g, int r, const int *n, int f0,
                            int f1)
 {
@@ -34,44 +46,24 @@ static bool rebuild_warmup(struct bgrid *g, int r, const int *n, int f0,
     bool ok = true;
 
     /* Chunk-0 forwards alone while the first ones travel down. */
-    for (int i = 0; i < 2 * (g->pp - 1 - r); i++, t++)
-        if (u[BG_F0] < f0 && u[BG_F0] < n[BG_F0]) {
-            ok = ok && put(g, r, t, BG_F0);
-            u[BG_F0]++;
-        }
+    for (int i = 0; i < 2 * (g->pp - 1 - r); i++)
+        place_next(g, r, t++, BG_F0, u, min_int(f0, n[BG_F0]), &ok);
     /* Then both chunks' forwards in turn. */
     for (int i = 0; i < r + 1; i++) {
-        if (u[BG_F0] < f0 && u[BG_F0] < n[BG_F0]) {
-            ok = ok && put(g, r, t, BG_F0);
-            u[BG_F0]++;
-        }
-        t++;
-        if (u[BG_F1] < f1 && u[BG_F1] < n[BG_F1]) {
-            ok = ok && put(g, r, t, BG_F1);
-            u[BG_F1]++;
-        }
-        t++;
+        place_next(g, r, t++, BG_F0, u, min_int(f0, n[BG_F0]), &ok);
+        place_next(g, r, t++, BG_F1, u, min_int(f1, n[BG_F1]), &ok);
     }
     /* Then B, W and a forward (chunk 1's first) until all are back. */
     while (ok && (u[BG_F0] < n[BG_F0] || u[BG_F1] < n[BG_F1] ||
                   u[BG_B1] < n[BG_B1] || u[BG_W1] < n[BG_W1])) {
-        if (u[BG_B1] < n[BG_B1]) {
-            ok = ok && put(g, r, t, BG_B1);
-            u[BG_B1]++;
-        }
-        t++;
-        if (u[BG_W1] < n[BG_W1]) {
-            ok = ok && put(g, r, t, BG_W1);
-            u[BG_W1]++;
-        }
-        t++;
+        place_next(g, r, t++, BG_B1, u, n[BG_B1], &ok);
+        place_next(g, r, t++, BG_W1, u, n[BG_W1], &ok);
         if (u[BG_F1] < n[BG_F1]) {
             /* A chunk-1 F needs its chunk-0 F first. */
-            ok = ok && u[BG_F1] < u[BG_F0] && put(g, r, t, BG_F1);
-            u[BG_F1]++;
-        } else if (u[BG_F0] < n[BG_F0]) {
-            ok = ok && put(g, r, t, BG_F0);
-            u[BG_F0]++;
+            ok = ok && u[BG_F1] < u[BG_F0];
+            place_next(g, r, t, BG_F1, u, n[BG_F1], &ok);
+        } else {
+            place_next(g, r, t, BG_F0, u, n[BG_F0], &ok);
         }
         t++;
     }

@@ -1,7 +1,8 @@
 /* test_block_search.c - the search over building blocks (block_search.c,
  * block_grid.c, block_phases.c): the shapes it serves, that its orders
  * are complete, legal and within the limit on uneven profiles, that the
- * grid's shortcut peak is the grid's own, and that `zb`, which takes it
+ * grid's shortcut peak and its timing are the grid's own and the
+ * simulator's, and that `zb`, which takes it
  * as a candidate below 1F1B's memory under V, gains from it where the
  * paper's search is known to: few microbatches at half 1F1B's memory. */
 #include "helpers.h"
@@ -99,9 +100,45 @@ Test(block_search, orders_are_legal_and_fit)
     cr_assert_geq(found, 30, "orders found in %d of 40 cases", found);
 }
 
+/* Block number `code` of uniform offsets (d, -1) on p ranks: rank 0's
+ * F chunk 1, B chunk 1 and B chunk 0 in slots 1-5 and d 1-5 (5^4
+ * codes), W passes in the first free slots after their B. False where
+ * two passes of a rank share a slot. */
+static bool uniform_block(int code, int p, int (*block)[BG_KINDS])
+{
+    int f1 = 1 + code % 5, b1 = 1 + code / 5 % 5;
+    int b0 = 1 + code / 25 % 5, d = 1 + code / 125;
+
+    if (f1 == b1 || f1 == b0 || b1 == b0)
+        return false;
+    for (int r = 0; r < p; r++) {
+        const int base[4] = { d * r, f1 - r, b1 + d * r, b0 - r };
+        bool used[BG_PERIOD] = { false };
+        for (int k = 0; k < 4; k++) {
+            int t = ((base[k] % BG_PERIOD) + BG_PERIOD) % BG_PERIOD;
+            if (used[t])
+                return false;
+            used[t] = true;
+            block[r][k] = t;
+        }
+        for (int k = BG_B1; k <= BG_B0; k++)
+            for (int j = 1; j < BG_PERIOD; j++) {
+                int t = (block[r][k] + j) % BG_PERIOD;
+                if (!used[t]) {
+                    used[t] = true;
+                    block[r][k + 2] = t;
+                    break;
+                }
+            }
+    }
+    return true;
+}
+
+#define BLOCK_CODES (5 * 5 * 5 * 5)
+
 /* The peak of a repeated block worked out from its first slots is the
- * peak of the grid built from them, for every block of rank 0's slots
- * and uniform offsets (d, -1) at p 3, 5 and 8, m p to 3p. */
+ * peak of the grid built from them, for every block of uniform offsets
+ * at p 3, 5 and 8, m p to 3p. */
 Test(block_search, shortcut_peak_is_the_grids)
 {
     for (int p = 3; p <= 8; p += p == 3 ? 2 : 3)
@@ -112,32 +149,8 @@ Test(block_search, shortcut_peak_is_the_grids)
             int checked = 0;
 
             bg_init(&g, p, m);
-            for (int code = 0; code < 5 * 5 * 5 * 5; code++) {
-                int f1 = 1 + code % 5, b1 = 1 + code / 5 % 5;
-                int b0 = 1 + code / 25 % 5, d = 1 + code / 125;
-                bool ok = f1 != b1 && f1 != b0 && b1 != b0;
-                for (int r = 0; r < p && ok; r++) {
-                    const int base[4] = { d * r, f1 - r, b1 + d * r, b0 - r };
-                    bool used[BG_PERIOD] = { false };
-                    for (int k = 0; k < 4 && ok; k++) {
-                        int t = ((base[k] % BG_PERIOD) + BG_PERIOD) %
-                                BG_PERIOD;
-                        ok = !used[t];
-                        used[t] = true;
-                        block[r][k] = t;
-                    }
-                    /* W passes in the first free slots after their B. */
-                    for (int k = BG_B1; k <= BG_B0 && ok; k++)
-                        for (int j = 1; j < BG_PERIOD; j++) {
-                            int t = (block[r][k] + j) % BG_PERIOD;
-                            if (!used[t]) {
-                                used[t] = true;
-                                block[r][k + 2] = t;
-                                break;
-                            }
-                        }
-                }
-                if (!ok)
+            for (int code = 0; code < BLOCK_CODES; code++) {
+                if (!uniform_block(code, p, block))
                     continue;
                 bg_first_slots((const int (*)[BG_KINDS])block, p, first);
                 bg_repeat(&g, (const int (*)[BG_KINDS])first, m);
@@ -153,6 +166,55 @@ Test(block_search, shortcut_peak_is_the_grids)
             free(block);
             free(first);
         }
+}
+
+/* The grid's own timing, which leaves out most blocks unsimulated, is
+ * the simulator's: every repeated and squeezed block at p 4 and 6, m 2p,
+ * on uneven stages with comm, costs and spans what zb_sim_run() gives
+ * its order. */
+Test(block_search, grid_timing_is_the_simulators)
+{
+    unsigned seed = 7;
+
+    for (int p = 4; p <= 6; p += 2) {
+        int m = 2 * p, checked = 0;
+        int (*block)[BG_KINDS] = malloc((size_t)p * sizeof(*block));
+        int (*first)[BG_KINDS] = malloc((size_t)p * sizeof(*first));
+        struct zb_profile prof;
+        struct bgrid g;
+
+        v_profile(p, m, 1, 1, 1, 0.1, 0.5, INFINITY, &prof);
+        for (int st = 0; st < 2 * p; st++)
+            prof.stage[st] = (struct zb_stage_times){
+                uniform(&seed, 0.5, 1.5), uniform(&seed, 0.5, 2),
+                uniform(&seed, 0.2, 1) };
+        bg_init(&g, p, m);
+        for (int code = 0; code < BLOCK_CODES; code++) {
+            struct zb_schedule s;
+            double cost, makespan;
+            if (!uniform_block(code, p, block))
+                continue;
+            bg_first_slots((const int (*)[BG_KINDS])block, p, first);
+            bg_repeat(&g, (const int (*)[BG_KINDS])first, m);
+            cr_assert(bg_squeeze(&g), "p %d block %d", p, code);
+            cr_assert(bg_time(&g, &prof, &cost, &makespan));
+            zb_schedule_init(&s, "grid", &prof);
+            bg_to_order(&g, &prof, &s);
+            cr_assert_eq(zb_sim_run(&s, NULL), 0, "p %d block %d", p, code);
+            cr_assert_float_eq(cost, s.predicted.cost, 1e-9 * cost,
+                               "p %d block %d: %g against %g", p, code, cost,
+                               s.predicted.cost);
+            cr_assert_float_eq(makespan, s.predicted.makespan,
+                               1e-9 * makespan, "p %d block %d", p, code);
+            zb_schedule_release(&s);
+            checked++;
+        }
+        cr_assert_gt(checked, 0);
+        bg_release(&g);
+        zb_profile_release(&prof);
+        free(block);
+        free(first);
+    }
 }
 
 /* The paper's 1.5B times, p 12, m 12 at half 1F1B's memory (12 chunk
