@@ -12,9 +12,10 @@
  * units of M_B whatever M_W is.
  *
  * The phases (block_grid.c, block_phases.c) are the controllable-memory
- * paper's repeat, squeeze and reorder (Qi et al., NeurIPS 2024,
- * section 4 and appendix A); each returns false where its result would
- * not be a valid order, and the caller drops the block. */
+ * paper's repeat, squeeze and reorder (Qi et al., NeurIPS 2024, section 4
+ * and appendix A); each returns false where its result would not be a
+ * valid order, and the caller drops the block. block_time.c times a
+ * grid on the real durations. */
 #ifndef ZBSCHED_BLOCK_GRID_H
 #define ZBSCHED_BLOCK_GRID_H
 

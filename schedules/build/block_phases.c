@@ -216,81 +216,93 @@ bool bg_cooldown(struct bgrid *g)
     return bg_squeeze(g);
 }
 
+/* The greedy walk's state: per row and kind, the last slot holding one
+ * at the start and the count placed so far; the slots placed so far of
+ * each pass (pos[(r * BG_KINDS + k) * m + j], -1: not yet); each row's
+ * live activations; the grid's peak, which no move may pass. */
+struct greedy {
+    int *last, *cnt, *pos, *live;
+    int peak;
+};
+
 /* Whether row r's next pass of kind k (its j-th) may run in slot t of
- * the greedy walk: its input done before t. Other rows are walked in
- * rank order within a slot, so the row after r has placed nothing in t
- * yet; `pos` holds the slots placed so far (-1: not yet) and `cnt` each
- * row's count of each kind. */
-static bool greedy_ready(const struct bgrid *g, const int *pos,
-                         const int *cnt, int r, int k, int j, int t)
+ * the walk: its input done before t. Rows are walked in rank order
+ * within a slot, so the row after r has placed nothing in t yet. */
+static bool greedy_ready(const struct bgrid *g, const struct greedy *w,
+                         int r, int k, int j, int t)
 {
     int from = g->from[r * BG_KINDS + k], own = g->turn[r * BG_KINDS + k];
+    int at;
 
     if (bg_is_w(k))
         own = k == BG_W1 ? BG_B1 : BG_B0;
     if (own >= 0)
-        return cnt[r * BG_KINDS + own] > j;
+        return w->cnt[r * BG_KINDS + own] > j;
     if (from < 0)
         return true;
-    int at = pos[((size_t)from * BG_KINDS + k) * g->m + j];
+    at = w->pos[((size_t)from * BG_KINDS + k) * g->m + j];
     return at >= 0 && at < t;
+}
+
+/* The free slot t of row r takes the first later pass of a kind (the
+ * first of each kind is the only candidate: passes of a kind keep their
+ * order) that is ready there and, for an F, keeps the row within the
+ * peak over every slot it passes. Returns its kind, or BG_EMPTY. */
+static int fill_slot(struct bgrid *g, const struct greedy *w, int r, int t)
+{
+    int seen = 0, delta = 0, high = 0;
+
+    for (int x = 0; x < BG_KINDS; x++)
+        if (w->last[r * BG_KINDS + x] <= t)
+            seen |= 1 << x;
+    for (int u = t + 1; u < g->len && seen != (1 << BG_KINDS) - 1; u++) {
+        int c = *bg_cell(g, r, u), before = high;
+        delta += bg_is_f(c) - bg_is_w(c);
+        if (delta > high)
+            high = delta;
+        if (c == BG_EMPTY || (seen & (1 << c)))
+            continue;
+        seen |= 1 << c;
+        if ((bg_is_f(c) && w->live[r] + before >= w->peak) ||
+            !greedy_ready(g, w, r, c, w->cnt[r * BG_KINDS + c], t))
+            continue;
+        *bg_cell(g, r, t) = (signed char)c;
+        *bg_cell(g, r, u) = BG_EMPTY;
+        return c;
+    }
+    return BG_EMPTY;
 }
 
 void bg_reorder_greedy(struct bgrid *g)
 {
-    const int p = g->pp, peak = bg_peak_all(g), len = g->len;
-    int *last = zb_xmalloc((size_t)p * BG_KINDS * sizeof(*last));
-    int *cnt = zb_xcalloc((size_t)p * BG_KINDS, sizeof(*cnt));
-    int *pos = zb_xmalloc((size_t)p * BG_KINDS * g->m * sizeof(*pos));
-    int *live = zb_xcalloc((size_t)p, sizeof(*live));
+    const int p = g->pp;
+    const size_t passes = (size_t)p * BG_KINDS * g->m;
+    struct greedy w = {
+        zb_xmalloc((size_t)p * BG_KINDS * sizeof(int)),
+        zb_xcalloc((size_t)p * BG_KINDS, sizeof(int)),
+        zb_xmalloc(passes * sizeof(int)),
+        zb_xcalloc((size_t)p, sizeof(int)),
+        bg_peak_all(g) };
 
-    for (size_t i = 0; i < (size_t)p * BG_KINDS * g->m; i++)
-        pos[i] = -1;
+    for (size_t i = 0; i < passes; i++)
+        w.pos[i] = -1;
+    for (int i = 0; i < p * BG_KINDS; i++)
+        w.last[i] = -1;
     for (int r = 0; r < p; r++)
-        for (int k = 0; k < BG_KINDS; k++)
-            last[r * BG_KINDS + k] = -1;
-    for (int r = 0; r < p; r++)
-        for (int t = 0; t < len; t++)
+        for (int t = 0; t < g->len; t++)
             if (*bg_cell(g, r, t) != BG_EMPTY)
-                last[r * BG_KINDS + *bg_cell(g, r, t)] = t;
-    for (int t = 0; t < len; t++)
+                w.last[r * BG_KINDS + *bg_cell(g, r, t)] = t;
+    for (int t = 0; t < g->len; t++)
         for (int r = 0; r < p; r++) {
-            int k = *bg_cell(g, r, t), seen = 0, delta = 0, high = 0;
-            if (k == BG_EMPTY) {
-                /* The first later pass of each kind still to come is a
-                 * candidate; moving an F forward adds one live
-                 * activation to every slot it passes. */
-                for (int x = 0; x < BG_KINDS; x++)
-                    if (last[r * BG_KINDS + x] <= t)
-                        seen |= 1 << x;
-                for (int u = t + 1; u < len && seen != (1 << BG_KINDS) - 1;
-                     u++) {
-                    int c = *bg_cell(g, r, u), before = high;
-                    delta += bg_is_f(c) - bg_is_w(c);
-                    if (delta > high)
-                        high = delta;
-                    if (c == BG_EMPTY || (seen & (1 << c)))
-                        continue;
-                    seen |= 1 << c;
-                    if ((bg_is_f(c) && live[r] + before >= peak) ||
-                        !greedy_ready(g, pos, cnt, r, c,
-                                      cnt[r * BG_KINDS + c], t))
-                        continue;
-                    *bg_cell(g, r, t) = (signed char)c;
-                    *bg_cell(g, r, u) = BG_EMPTY;
-                    k = c;
-                    break;
-                }
-                if (k == BG_EMPTY)
-                    continue;
-            }
-            pos[((size_t)r * BG_KINDS + k) * g->m + cnt[r * BG_KINDS + k]] =
-                t;
-            cnt[r * BG_KINDS + k]++;
-            live[r] += bg_is_f(k) - bg_is_w(k);
+            int k = *bg_cell(g, r, t);
+            if (k == BG_EMPTY && (k = fill_slot(g, &w, r, t)) == BG_EMPTY)
+                continue;
+            w.pos[((size_t)r * BG_KINDS + k) * g->m +
+                  w.cnt[r * BG_KINDS + k]++] = t;
+            w.live[r] += bg_is_f(k) - bg_is_w(k);
         }
-    free(last);
-    free(cnt);
-    free(pos);
-    free(live);
+    free(w.last);
+    free(w.cnt);
+    free(w.pos);
+    free(w.live);
 }

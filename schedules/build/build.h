@@ -101,7 +101,7 @@ extern const struct greedy_policy zbi_greedy_policies[GREEDY_POLICIES];
 int zbi_greedy_capped(const struct zb_profile *p, struct zb_schedule *s,
                       struct zb_error *err);
 
-/* ---- Building blocks (block_search.c, block_grid.c, block_phases.c) --- */
+/* ---- Building blocks (block_search.c and the grid, block_grid.h) ----- */
 
 /* V placement (two chunks, pp >= 2): the controllable-memory paper's
  * search over building blocks (its repeat, squeeze and reorder on the
