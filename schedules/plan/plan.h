@@ -69,9 +69,8 @@ enum plan_role {
                            ilp warm start and generate's pick take these */
     PLAN_FINISHED,      /* a finished order that may be the choice but
                            not the runner-up ("building-blocks", V below
-                           1F1B's memory): its own search is the choice's,
-                           and a runner-up's half budget from it bought
-                           nothing where measured (docs/tuning.md,
+                           1F1B's memory): a runner-up's half budget from
+                           it costs more than it gains (docs/tuning.md,
                            "Building-block search") */
     PLAN_DEPTH_START,   /* a start of its own searched beside the choice
                            and the runner-up ("warm-depth", loop) */
