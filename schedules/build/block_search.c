@@ -24,8 +24,10 @@
 #define BLOCK_OFFSETS 5
 
 /* Grid slots the search may walk (struct search): well under a second
- * on one core (docs/tuning.md, "Building-block search"). */
+ * on one core (docs/tuning.md, "Building-block search"); eager, ten
+ * times that. */
 #define BLOCK_BUDGET 1.5e7
+#define BLOCK_EAGER 10
 
 /* W and W chunk 0 into the first free slots after their B passes. */
 static void fill_w(int *slot)
@@ -207,8 +209,8 @@ static void search_all(struct search *q)
             }
 }
 
-int zbi_block_search(const struct zb_profile *p, struct zb_schedule *s,
-                     struct zb_error *err)
+int zbi_block_search(const struct zb_profile *p, bool eager,
+                     struct zb_schedule *s, struct zb_error *err)
 {
     struct zb_schedule best, c;
     struct bgrid g;
@@ -220,7 +222,7 @@ int zbi_block_search(const struct zb_profile *p, struct zb_schedule *s,
                             "with two chunks on two ranks or more");
     q.cap = activation_cap(p);
     search_all(&q);
-    if (q.work > BLOCK_BUDGET)
+    if (q.work > BLOCK_BUDGET * (eager ? BLOCK_EAGER : 1))
         return zb_error_set(err, ZB_EUNSUPPORTED,
                             "the building-block search is too large for its "
                             "budget here");

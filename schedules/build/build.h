@@ -106,12 +106,14 @@ int zbi_greedy_capped(const struct zb_profile *p, struct zb_schedule *s,
 /* V placement (two chunks, pp >= 2): the controllable-memory paper's
  * search over building blocks (its repeat, squeeze and reorder on the
  * unit grid, block_grid.h), each block's order timed with the real
- * durations; s gets the order of the best that fits every rank's limit. The
- * grid counts live chunk activations the paper's way (F +1, W -1), each
- * at the largest M_B, so its orders fit whatever M_W is.
- * ZB_EUNSUPPORTED for other shapes; ZB_ENOMEM_LIMIT when no block fits. */
-int zbi_block_search(const struct zb_profile *p, struct zb_schedule *s,
-                     struct zb_error *err);
+ * durations; s gets the order of the best that fits every rank's limit.
+ * The grid counts live chunk activations the paper's way (F +1, W -1),
+ * each at the largest M_B, so its orders fit whatever M_W is. Eager: a
+ * larger work budget (asked for more effort).
+ * ZB_EUNSUPPORTED for other shapes and where the work is over the
+ * budget; ZB_ENOMEM_LIMIT when no block fits. */
+int zbi_block_search(const struct zb_profile *p, bool eager,
+                     struct zb_schedule *s, struct zb_error *err);
 
 /* ---- Warm-up depths (warm_depth.c) ------------------------------------ */
 

@@ -101,8 +101,9 @@ static bool v_small(const struct zb_profile *p,
 
 /* Under V below 1F1B's memory, the controllable-memory paper's search
  * over building blocks (build.h): where few microbatches meet a tight
- * limit its orders beat the list scheduler's, and its search costs
- * little there (docs/tuning.md, "Building-block search"). */
+ * limit its orders beat the list scheduler's. Its work budget keeps it
+ * to the sizes where it is cheap, and grows where the user asks for
+ * more effort (docs/tuning.md, "Building-block search"). */
 static bool v_below_1f1b(const struct zb_profile *p,
                          const struct plan_candidates *c)
 {
@@ -111,6 +112,30 @@ static bool v_below_1f1b(const struct zb_profile *p,
     for (int r = 0; r < p->pp; r++)
         below = below || p->mem_limit[r] < zb_profile_1f1b_peak(p);
     return v_two_chunks(p, c) && below && far(c);
+}
+
+static bool v_below_1f1b_default(const struct zb_profile *p,
+                                 const struct plan_candidates *c)
+{
+    return !c->eager && v_below_1f1b(p, c);
+}
+
+static bool v_below_1f1b_eager(const struct zb_profile *p,
+                               const struct plan_candidates *c)
+{
+    return c->eager && v_below_1f1b(p, c);
+}
+
+static int blocks_default(const struct zb_profile *p, struct zb_schedule *s,
+                          struct zb_error *err)
+{
+    return zbi_block_search(p, false, s, err);
+}
+
+static int blocks_eager(const struct zb_profile *p, struct zb_schedule *s,
+                        struct zb_error *err)
+{
+    return zbi_block_search(p, true, s, err);
 }
 
 static int zb_v_paper(const struct zb_profile *p, struct zb_schedule *s,
@@ -133,7 +158,9 @@ static int zb_v_b_room(const struct zb_profile *p, struct zb_schedule *s,
  * same with searched in-flight caps (build.h; elsewhere it declines); the
  * list scheduler braked by a warm-up depth per stage (loop, one chunk);
  * ZB-V built the paper's way and with full ranks making room with a B
- * (build.h). The fixed families follow (collect()). */
+ * (build.h); under V below 1F1B's memory the paper's building-block
+ * search, at the default budget or an eager one. The fixed families
+ * follow (collect()). */
 static const struct plan_row rows[] = {
     { "zb-construct", loop_one_chunk, zbi_construct_loop, CAME_SIMULATED,
       PLAN_CHOSEN },
@@ -144,7 +171,9 @@ static const struct plan_row rows[] = {
       PLAN_DEPTH_START },
     { "zb-v-construct", v_two_chunks, zb_v_paper, CAME_TIMED, PLAN_CHOSEN },
     { "zb-v-b-room", v_small, zb_v_b_room, CAME_TIMED, PLAN_ROOM_START },
-    { "building-blocks", v_below_1f1b, zbi_block_search, CAME_ORDER,
+    { "building-blocks", v_below_1f1b_default, blocks_default, CAME_ORDER,
+      PLAN_FINISHED },
+    { "building-blocks", v_below_1f1b_eager, blocks_eager, CAME_ORDER,
       PLAN_FINISHED },
 };
 #define N_ROWS (int)(sizeof(rows) / sizeof(rows[0]))

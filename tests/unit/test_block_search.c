@@ -30,7 +30,7 @@ static void paper_profile(int p, int m, double limit, struct zb_profile *out)
 static int search_rc(const struct zb_profile *p, struct zb_schedule *s)
 {
     zb_schedule_init(s, "building-blocks", p);
-    return zbi_block_search(p, s, NULL);
+    return zbi_block_search(p, false, s, NULL);
 }
 
 Test(block_search, serves_v_with_two_chunks_within_its_budget)
@@ -50,6 +50,14 @@ Test(block_search, serves_v_with_two_chunks_within_its_budget)
     zb_profile_release(&p);
     paper_profile(64, 256, 64, &p);
     cr_assert_eq(search_rc(&p, &s), ZB_EUNSUPPORTED, "over its budget");
+    zb_schedule_release(&s);
+    zb_profile_release(&p);
+    /* Within the eager budget only (work 2.9e7 slots). */
+    paper_profile(32, 128, 40, &p);
+    cr_assert_eq(search_rc(&p, &s), ZB_EUNSUPPORTED, "over its budget");
+    zb_schedule_release(&s);
+    zb_schedule_init(&s, "building-blocks", &p);
+    cr_assert_eq(zbi_block_search(&p, true, &s, NULL), 0, "eager");
     zb_schedule_release(&s);
     zb_profile_release(&p);
     paper_profile(8, 16, 2, &p);
