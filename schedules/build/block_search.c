@@ -23,9 +23,13 @@
  * from rank to rank, chunk 1's by -1. */
 #define BLOCK_OFFSETS 5
 
-/* Grid slots the search may walk (struct search): well under a second
- * on one core (docs/tuning.md, "Building-block search"); eager, ten
- * times that. */
+/* Rank 0's slot patterns: F chunk 0 first, the other three in any of
+ * the other five slots. */
+#define BLOCK_FIRST_RANKS (5 * 4 * 3)
+
+/* Slots the search may walk (struct search): well under a second on one
+ * core (docs/tuning.md, "Building-block search"); eager, ten times
+ * that. A search its budget ends keeps the best found so far. */
 #define BLOCK_BUDGET 1.5e7
 #define BLOCK_EAGER 10
 
@@ -70,25 +74,29 @@ static bool make_block(const int *first, int d0, int d1, int switch_at,
     return true;
 }
 
-/* One search: the profile, the cap in live chunk activations, and
- * either the grid and the best order so far, or (dry, g NULL) only the
- * work it would do: the grid slots of every block that passes the
- * repeated block's memory check, an upper bound of what the phases
- * walk. */
+/* One search: the profile, the cap in live chunk activations, the
+ * grid, the best order so far, and the work done (slots walked: the
+ * repeated block's peak for every block tried, the grid of every block
+ * built), which ends the search once it passes the budget. */
 struct search {
     const struct zb_profile *p;
     int cap;
     struct bgrid *g;
     struct zb_schedule *c, *best;   /* scratch, and the best so far */
     bool have;                      /* best holds an order */
-    double work;
+    double work, budget;
 };
+
+/* Slots of one block's grid: every rank, the walk's periods and m. */
+static double grid_slots(int p, int full)
+{
+    return (double)p * BG_PERIOD * (4 * p + full + 1);
+}
 
 /* The block's order on the grid, repeat-squeeze-reorder, within the
  * cap; *peak gets the peak that decides whether larger blocks of the
  * same family can fit (the block's own, or its cut's where m is below
- * 2p). False where the block gives no valid order within the cap, and
- * in a dry search. */
+ * 2p). False where the block gives no valid order within the cap. */
 static bool block_order(struct search *q, const int (*first)[BG_KINDS],
                         int *peak)
 {
@@ -98,13 +106,11 @@ static bool block_order(struct search *q, const int (*first)[BG_KINDS],
     int own, now;
 
     /* Fewer microbatches than 2p: built for 2p, then cut. */
+    q->work += (double)p * (4 * p + 1);
     *peak = own = bg_repeat_peak(first, p, full);
     if ((m == full && own > cap) || own > 2 * p)
         return false;
-    if (!g) {
-        q->work += (double)p * BG_PERIOD * (4 * p + full + 1);
-        return false;
-    }
+    q->work += grid_slots(p, full);
     bg_repeat(g, first, full);
     if (!bg_squeeze(g) || !bg_warmup(g) || !bg_squeeze(g) ||
         bg_peak_all(g) > own)
@@ -167,12 +173,34 @@ static void consider(struct search *q)
     }
 }
 
-/* Every block of one first rank: pairs of offsets d1 <= d0 and where
- * they switch. A later switch gives the larger offset more ranks, which
- * only lengthens lifetimes, so once a block's peak is over the cap the
- * later switches are not built (nor, where d1 = d0, any: they are one
- * block). */
-static void search_first(struct search *q, const int *first)
+/* The blocks of one first rank and one pair of offsets d1 <= d0, by
+ * where they switch. A later switch gives the larger offset more ranks,
+ * which only lengthens lifetimes, so once a block's peak is over the cap
+ * the later switches are not built (nor, where d1 = d0, any: they are
+ * one block). */
+static void search_switches(struct search *q, const int *first, int d0,
+                            int d1, int (*block)[BG_KINDS],
+                            int (*slots)[BG_KINDS])
+{
+    const int pp = q->p->pp;
+
+    for (int at = 1; at < pp && q->work <= q->budget; at++) {
+        int peak;
+        if (!make_block(first, d0, d1, at, pp, block))
+            continue;
+        bg_first_slots((const int (*)[BG_KINDS])block, pp, slots);
+        if (block_order(q, (const int (*)[BG_KINDS])slots, &peak))
+            consider(q);
+        if (peak > q->cap || d1 == d0)
+            break;
+    }
+}
+
+/* Every block, offsets first (so that a search its budget ends has
+ * tried every first rank with the smaller offsets, V-Min's and
+ * V-Half's among them): rank 0's F chunk 0 in slot 0, its other three
+ * passes in distinct slots of the rest of the period. */
+static void search_all(struct search *q)
 {
     const int pp = q->p->pp;
     int (*block)[BG_KINDS] = zb_xmalloc((size_t)pp * sizeof(*block));
@@ -180,59 +208,43 @@ static void search_first(struct search *q, const int *first)
 
     for (int d0 = 1; d0 <= BLOCK_OFFSETS; d0++)
         for (int d1 = 1; d1 <= d0; d1++)
-            for (int at = 1; at < pp; at++) {
-                int peak;
-                if (!make_block(first, d0, d1, at, pp, block))
-                    continue;
-                bg_first_slots((const int (*)[BG_KINDS])block, pp, slots);
-                if (block_order(q, (const int (*)[BG_KINDS])slots, &peak))
-                    consider(q);
-                if (peak > q->cap || d1 == d0)
-                    break;
-            }
+            for (int f1 = 1; f1 < BG_PERIOD; f1++)
+                for (int b1 = 1; b1 < BG_PERIOD; b1++)
+                    for (int b0 = 1; b0 < BG_PERIOD; b0++) {
+                        int first[BG_KINDS] = { 0, f1, b1, b0, -1, -1 };
+                        if (f1 == b1 || f1 == b0 || b1 == b0)
+                            continue;
+                        fill_w(first);
+                        search_switches(q, first, d0, d1, block, slots);
+                    }
     free(block);
     free(slots);
-}
-
-/* Every block: rank 0's F chunk 0 in slot 0, its other three passes in
- * distinct slots of the rest of the period. */
-static void search_all(struct search *q)
-{
-    for (int f1 = 1; f1 < BG_PERIOD; f1++)
-        for (int b1 = 1; b1 < BG_PERIOD; b1++)
-            for (int b0 = 1; b0 < BG_PERIOD; b0++) {
-                int first[BG_KINDS] = { 0, f1, b1, b0, -1, -1 };
-                if (f1 == b1 || f1 == b0 || b1 == b0)
-                    continue;
-                fill_w(first);
-                search_first(q, first);
-            }
 }
 
 int zbi_block_search(const struct zb_profile *p, bool eager,
                      struct zb_schedule *s, struct zb_error *err)
 {
+    const int full = p->microbatches > 2 * p->pp ? p->microbatches
+                                                  : 2 * p->pp;
     struct zb_schedule best, c;
     struct bgrid g;
-    struct search q = { .p = p };
+    struct search q = { .p = p, .g = &g, .c = &c, .best = &best };
 
     if (p->placement != ZB_PLACEMENT_V || p->vpp != 2 || p->pp < 2)
         return zb_error_set(err, ZB_EUNSUPPORTED,
                             "the building-block search needs V placement "
                             "with two chunks on two ranks or more");
     q.cap = activation_cap(p);
-    search_all(&q);
-    if (q.work > BLOCK_BUDGET * (eager ? BLOCK_EAGER : 1))
+    q.budget = BLOCK_BUDGET * (eager ? BLOCK_EAGER : 1);
+    /* Not where the budget could not build one block of each first
+     * rank. */
+    if (grid_slots(p->pp, full) * BLOCK_FIRST_RANKS > q.budget)
         return zb_error_set(err, ZB_EUNSUPPORTED,
                             "the building-block search is too large for its "
                             "budget here");
     zb_schedule_init(&best, s->name, p);
     zb_schedule_init(&c, s->name, p);
-    bg_init(&g, p->pp, p->microbatches > 2 * p->pp ? p->microbatches
-                                                    : 2 * p->pp);
-    q.g = &g;
-    q.c = &c;
-    q.best = &best;
+    bg_init(&g, p->pp, full);
     search_all(&q);
     bg_release(&g);
     if (q.have)
