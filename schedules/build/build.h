@@ -3,7 +3,9 @@
  * policies (greedy.c), its in-flight caps searched (greedy_caps.c), its
  * warm-up depths chosen per stage (warm_depth.c), the Zero Bubble paper's
  * two constructions (construct.c for loop placement, construct_v*.c for
- * V), and the side thread they share the work with (side_thread.c).
+ * V), the controllable-memory paper's search over building blocks
+ * (block_*.c, on a unit grid of its own: block_grid.h), and the side
+ * thread they share the work with (side_thread.c).
  *
  * Vocabulary. A *builder* places passes one at a time on the real
  * per-stage times, comm and per-rank limits, timing each as it places it
