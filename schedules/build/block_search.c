@@ -175,9 +175,9 @@ static void consider(struct search *q)
 
 /* The blocks of one first rank and one pair of offsets d1 <= d0, by
  * where they switch. A later switch gives the larger offset more ranks,
- * which only lengthens lifetimes, so once a block's peak is over the cap
- * the later switches are not built (nor, where d1 = d0, any: they are
- * one block). */
+ * which lengthens lifetimes, so once a block's peak is over the cap the
+ * later switches are not built (the reference's pruning); where d1 = d0
+ * every switch gives the same block, built once. */
 static void search_switches(struct search *q, const int *first, int d0,
                             int d1, int (*block)[BG_KINDS],
                             int (*slots)[BG_KINDS])
