@@ -218,8 +218,12 @@ ZBEXEC_CUDA := $(BUILD)/zbexec-cuda
 EXEC_SHARED := $(patsubst zbexec/%.c,$(BUILD)/zbexec-obj/%.o,\
                  $(filter-out zbexec/backends.c,$(wildcard zbexec/*.c)))
 EXEC_OBJ := $(EXEC_SHARED) $(BUILD)/zbexec-obj/backends.o
+# The cuda backend's host side (zbexec/cuda_int.h lists its files): built
+# by nvcc here and by the host C++ compiler for the emulation below.
+CUDA_HOST := cuda_host cuda_math cuda_setup cuda_nccl cuda_mpi cuda_xfer \
+             cuda_coll cuda_measure
 EXEC_CUDA_OBJ := $(EXEC_SHARED) $(BUILD)/zbexec-cuda-obj/backends.o \
-                 $(BUILD)/zbexec-cuda-obj/cuda_host.o \
+                 $(CUDA_HOST:%=$(BUILD)/zbexec-cuda-obj/%.o) \
                  $(BUILD)/zbexec-cuda-obj/cuda.o
 EXEC_CFLAGS := $(CFLAGS_ALL) -pthread
 EXEC_LIBS := -lopenblas -pthread
@@ -300,8 +304,8 @@ bench-zbexec: $(ZBEXEC) $(ZBSCHED)
 	$(Q)bash tools/zbexec-bench.sh $(ZBSCHED) $(ZBEXEC) docs/zbexec-bench.md
 
 # ---- zbexec emulation (tests/emu/) ----
-# $(BUILD)/zbexec-emu: the cuda backend's host side (zbexec/cuda_host.cu,
-# the very source zbexec-cuda compiles with nvcc) built by the host C++
+# $(BUILD)/zbexec-emu: the cuda backend's host side (CUDA_HOST's files, the
+# very sources zbexec-cuda compiles with nvcc) built by the host C++
 # compiler against a fake of the CUDA runtime, cuBLAS and NCCL
 # (tests/emu/fake_cuda.cc: streams with random lags, events, lazy NCCL
 # connection with rendezvous semantics, groups), so its transport runs
@@ -311,14 +315,15 @@ ZBEXEC_EMU := $(BUILD)/zbexec-emu
 EMU_CXX ?= $(CXX)
 EMU_CXXFLAGS := -std=c++17 $(OPT) -g -DZB_CUDA_EMU -Iinclude -Izbexec \
                 -Itests/emu $(MPI_CFLAGS) -Wall -Wextra
+EMU_CUDA_OBJ := $(CUDA_HOST:%=$(BUILD)/zbexec-emu-obj/%.o)
 EMU_OBJ := $(EXEC_SHARED) $(BUILD)/zbexec-cuda-obj/backends.o \
-           $(BUILD)/zbexec-emu-obj/cuda_host.o \
+           $(EMU_CUDA_OBJ) \
            $(BUILD)/zbexec-emu-obj/kernels.o \
            $(BUILD)/zbexec-emu-obj/fake_cuda.o
 .PHONY: test-emu
 
-$(BUILD)/zbexec-emu-obj/cuda_host.o: zbexec/cuda_host.cu \
-                                     $(BUILD)/zbexec-obj/flags
+$(EMU_CUDA_OBJ): $(BUILD)/zbexec-emu-obj/%.o: zbexec/%.cu \
+                 $(BUILD)/zbexec-obj/flags
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CXX     $< (emulation)")
 	$(Q)$(EMU_CXX) $(EMU_CXXFLAGS) -x c++ -MMD -MP -c $< -o $@

@@ -1,9 +1,9 @@
 /* cuda.cu - the cuda backend's kernels (zbexec-cuda only): the math
  * table's element-wise and reduction steps on the compute stream; the
- * rest of the backend is cuda_host.cu, whose emulation runs these steps
- * as host loops instead (tests/emu/kernels.cc). Typed operands (struct
- * cu_ten) are loaded to float, computed on in float and rounded once,
- * when stored (bf16: to nearest even). */
+ * rest of the backend is its host side (cuda_host.cu, cuda_int.h), whose
+ * emulation runs these steps as host loops instead (tests/emu/kernels.cc).
+ * Typed operands (struct cu_ten) are loaded to float, computed on in
+ * float and rounded once, when stored (bf16: to nearest even). */
 #include <cuda_bf16.h>
 #include "cuda_api.h"
 #include "exec.h"

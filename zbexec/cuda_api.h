@@ -1,8 +1,9 @@
 /* cuda_api.h - the cuda backend's internal header: the CUDA runtime,
  * cuBLAS and NCCL it calls (the real ones under nvcc; with ZB_CUDA_EMU the
- * host-only fake of tests/emu/, which runs the same cuda_host.cu in CI
- * without a GPU), and what cuda_host.cu (setup, transport, timeline) and
- * the kernels (cuda.cu, or tests/emu/kernels.cc) share. */
+ * host-only fake of tests/emu/, which runs the same host side in CI
+ * without a GPU), and what the host side (cuda_host.cu and the files
+ * cuda_int.h lists: setup, transport, timeline) and the kernels
+ * (cuda.cu, or tests/emu/kernels.cc) share. */
 #ifndef ZBEXEC_CUDA_API_H
 #define ZBEXEC_CUDA_API_H
 
@@ -41,7 +42,7 @@ cudaStream_t cu_compute(void *dev);
     } while (0)
 
 /* A buffer's element type: the backend records one per allocation
- * (cuda_host.cu); the kernels load and store each operand in its own
+ * (cuda_math.cu); the kernels load and store each operand in its own
  * type and compute in float. */
 enum cu_type { CU_F32, CU_BF16 };
 

@@ -339,10 +339,11 @@ void tf_backward_weight(const struct zb_math *m, void *dev,
 
 struct stage_state;             /* below, with the engine state */
 
-/* One segment of a pass (coll.c): the stage's layers [l0, l1) with their
- * weights w (layer l0's first parameter at w[0]; F and B) and, for a W
- * on FSDP units reducing per microbatch, the unit's gradient buffer g
- * (NULL: the stage's dw). Without units a pass is one segment. */
+/* One segment of a pass (coll_units.c): the stage's layers [l0, l1)
+ * with their weights w (layer l0's first parameter at w[0]; F and B)
+ * and, for a W on FSDP units reducing per microbatch, the unit's
+ * gradient buffer g (NULL: the stage's dw). Without units a pass is one
+ * segment. */
 struct pass_seg {
     int l0, l1;
     const float *w;
@@ -423,14 +424,15 @@ struct stage_state {
     int grad_mb;                /* reduce microbatch: the microbatch whose
                                    gradient g holds, not yet posted; -1 */
     bool unshard_consumed;      /* the compute timeline waits for it */
-    /* FSDP units (data_parallel.units K > 1; coll.c): K entries each. */
+    /* FSDP units (data_parallel.units K > 1; coll_units.c): K entries
+     * each. */
     float **uw;                 /* unit u's gathered weights, or NULL */
     float **upiece;             /* ZeRO-3: this replica's part of unit u
                                    while not gathered (none while wshard
                                    holds them all, from STEP on) */
     float **ug;                 /* reduce microbatch: unit u's gradient
                                    waiting for its REDUCE_GRAD, or NULL */
-    int *ustate;                /* coll.c's enum unit_state */
+    int *ustate;                /* coll_int.h's enum unit_state */
     int *uop;                   /* list index of unit u's last UNSHARD */
 };
 
@@ -524,7 +526,7 @@ struct exec {
     double state_win;               /* the most state since the last
                                        sample (exec_state_sample) */
     bool *coll_early;               /* units: per op, a collective its
-                                       pass already ran (coll.c) */
+                                       pass already ran (coll_units.c) */
     float *seg_carry;               /* the transformer's boundary tensor
                                        between two segments of a pass */
     /* ZeRO-1/2: when the host saw the all-gather of the updated weights
@@ -615,7 +617,7 @@ int xfer_wait(struct exec *x, struct xmsg *m, struct zb_error *err);
 int exec_global_mb(const struct exec *x, int mb);
 float exec_loss_scale(const struct exec *x);
 
-/* ---- Data-parallel collectives (coll.c) ---------------------------------- */
+/* ---- Data-parallel collectives (coll.c and coll_*.c) --------------------- */
 
 /* After exec_state_init: the shard sizes, and with ZeRO-3 each stage
  * keeps only its weight shard (the first UNSHARD gathers). */

@@ -43,10 +43,10 @@ static void record_duration(struct exec *x, int i)
 
 /* The step as zero.h's step_time takes it, on this rank: from the first
  * pass or collective post to the last pass's end or collective's
- * completion. A completion is when the host saw it (coll.c: the test or
- * wait that returned done), at most one polling interval after it
- * happened; the ZeRO-1/2 weights' all-gather after STEP counts as
- * REDUCE_GRAD's end, as the model charges it there. */
+ * completion. A completion is when the host saw it (coll_progress.c:
+ * the test or wait that returned done), at most one polling interval
+ * after it happened; the ZeRO-1/2 weights' all-gather after STEP counts
+ * as REDUCE_GRAD's end, as the model charges it there. */
 static void step_bounds(const struct exec *x, struct rank_sample *r)
 {
     r->step_first = r->first;

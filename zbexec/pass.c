@@ -209,7 +209,7 @@ static const struct {
     { tf_pass_forward, tf_pass_backward_input, tf_pass_backward_weight },
 };
 
-/* Part (F, B or W) of pass i, segment by segment (coll.c). */
+/* Part (F, B or W) of pass i, segment by segment (coll_units.c). */
 static int run_part(struct exec *x, int i, enum zb_op_kind part,
                     struct stage_state *st, float *in, struct zb_error *err)
 {

@@ -296,7 +296,7 @@ static int compare(const struct exec *x, int stage, const char *what,
     return 0;
 }
 
-/* got holds this replica's shard: its pieces in order (coll.c). */
+/* got holds this replica's shard: its pieces in order (coll_shard.c). */
 static int compare_shard(const struct exec *x, int stage, const char *what,
                          const float *got, const float *want, bool exact,
                          struct zb_error *err)

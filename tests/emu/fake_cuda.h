@@ -1,6 +1,7 @@
 /* fake_cuda.h - the part of the CUDA runtime, cuBLAS and NCCL that the
  * cuda backend calls, faked on the host (fake_cuda.cc) so that its
- * transport and stream logic (zbexec/cuda_host.cu) runs without a GPU.
+ * transport and stream logic (zbexec/cuda_host.cu and the files
+ * zbexec/cuda_int.h lists) runs without a GPU.
  * zbexec/cuda_api.h includes this instead of the real headers when
  * ZB_CUDA_EMU is defined; the names and signatures are CUDA's own. */
 #ifndef ZBEXEC_FAKE_CUDA_H

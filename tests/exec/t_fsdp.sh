@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # t_fsdp.sh - FSDP units inside a stage (data_parallel.units, docs/zero.md
 # "Units"): the executor gathers, frees and reduces each unit around the
-# segment of a pass that uses it (zbexec/coll.c). p x d = 2 x 2, 2 x 4 and
-# 4 x 2 ranks replay ZeRO-3 with 1, 2 and 4 units, prefetch 0 and 1,
+# segment of a pass that uses it (zbexec/coll_units.c). p x d = 2 x 2,
+# 2 x 4 and 4 x 2 ranks replay ZeRO-3 with 1, 2 and 4 units, prefetch 0 and 1,
 # reducing per step and per microbatch, and --check matches the
 # sequential run: exactly at d 2 reducing per step (two replicas' MPI sum
 # is a + b either way round), within the tolerance of docs/zbexec.md
