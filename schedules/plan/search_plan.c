@@ -58,10 +58,10 @@ static bool same_order(const struct zb_schedule *a,
 
 /* The best fitting candidate after the choice that may be chosen, is not
  * a finished order (PLAN_FINISHED) and whose order differs from the
- * choice's, or NULL. A copy of the choice's
- * order would be a second search from the same start: at 1F1B's limit
- * under V the `zb-v` family is the better of the ZB-V construction and
- * the list scheduler, both candidates already. */
+ * choice's, or NULL. A copy of the choice's order would be a second
+ * search from the same start: at 1F1B's limit under V the `zb-v` family
+ * is the better of the ZB-V construction and the list scheduler, both
+ * candidates already. */
 static const struct zb_schedule *runner_up(const struct plan_candidates *c,
                                            const struct zb_schedule *choice)
 {
