@@ -13,7 +13,7 @@ static bool goes_down(int k)
     return k == BG_F0 || k == BG_B1;
 }
 
-void bg_init(struct bgrid *g, int pp, int m_max)
+void zbi_bg_init(struct bgrid *g, int pp, int m_max)
 {
     *g = (struct bgrid){ .pp = pp, .m_max = m_max };
     g->pos = zb_xmalloc((size_t)pp * BG_KINDS * m_max * sizeof(*g->pos));
@@ -36,7 +36,7 @@ void bg_init(struct bgrid *g, int pp, int m_max)
         }
 }
 
-void bg_release(struct bgrid *g)
+void zbi_bg_release(struct bgrid *g)
 {
     free(g->cell);
     free(g->pos);
@@ -45,7 +45,7 @@ void bg_release(struct bgrid *g)
     *g = (struct bgrid){ 0 };
 }
 
-void bg_reserve(struct bgrid *g, int len)
+void zbi_bg_reserve(struct bgrid *g, int len)
 {
     if (len > g->cap) {
         int cap = len + len / 2 + BG_PERIOD;
@@ -67,7 +67,7 @@ void bg_reserve(struct bgrid *g, int len)
 static void clear(struct bgrid *g, int len)
 {
     g->len = 0;
-    bg_reserve(g, len);
+    zbi_bg_reserve(g, len);
     memset(g->cell, BG_EMPTY, (size_t)g->pp * g->cap);
     g->len = len;
 }
@@ -78,13 +78,13 @@ static int *pos_at(const struct bgrid *g, int r, int k, int j)
     return &g->pos[((size_t)r * BG_KINDS + k) * g->m_max + j];
 }
 
-/* The walk of bg_repeat(): kinds in the order their first passes are
+/* The walk of zbi_bg_repeat(): kinds in the order their first passes are
  * fixed, and whether they go down the ranks (else up). */
 static const int walk_kinds[4] = { BG_F0, BG_F1, BG_B1, BG_B0 };
 static const bool walk_down[4] = { true, false, true, false };
 
-void bg_first_slots(const int (*block)[BG_KINDS], int pp,
-                    int (*first)[BG_KINDS])
+void zbi_bg_first_slots(const int (*block)[BG_KINDS], int pp,
+                        int (*first)[BG_KINDS])
 {
     int at = BG_PERIOD;
 
@@ -106,7 +106,7 @@ void bg_first_slots(const int (*block)[BG_KINDS], int pp,
     }
 }
 
-void bg_repeat(struct bgrid *g, const int (*first)[BG_KINDS], int m)
+void zbi_bg_repeat(struct bgrid *g, const int (*first)[BG_KINDS], int m)
 {
     /* The walk moves at most a period per rank and kind past the first
      * period, then m periods follow. */
@@ -127,7 +127,7 @@ static int started(int first, int m, int t)
     return n < m ? n : m;
 }
 
-int bg_repeat_peak(const int (*first)[BG_KINDS], int pp, int m)
+int zbi_bg_repeat_peak(const int (*first)[BG_KINDS], int pp, int m)
 {
     int peak = 0;
 
@@ -153,7 +153,7 @@ int bg_repeat_peak(const int (*first)[BG_KINDS], int pp, int m)
     return peak;
 }
 
-int bg_peak(const struct bgrid *g, int r)
+int zbi_bg_peak(const struct bgrid *g, int r)
 {
     int live = 0, peak = 0;
 
@@ -166,19 +166,19 @@ int bg_peak(const struct bgrid *g, int r)
     return peak;
 }
 
-int bg_peak_all(const struct bgrid *g)
+int zbi_bg_peak_all(const struct bgrid *g)
 {
     int peak = 0;
 
     for (int r = 0; r < g->pp; r++) {
-        int own = bg_peak(g, r);
+        int own = zbi_bg_peak(g, r);
         if (own > peak)
             peak = own;
     }
     return peak;
 }
 
-bool bg_squeeze(struct bgrid *g)
+bool zbi_bg_squeeze(struct bgrid *g)
 {
     const int p = g->pp;
     int *cnt = zb_xcalloc((size_t)p * BG_KINDS, sizeof(*cnt));
@@ -241,7 +241,7 @@ fail:
     return false;
 }
 
-void bg_keep_first(struct bgrid *g, int m)
+void zbi_bg_keep_first(struct bgrid *g, int m)
 {
     for (int r = 0; r < g->pp; r++) {
         int cnt[BG_KINDS] = { 0 };
@@ -254,7 +254,7 @@ void bg_keep_first(struct bgrid *g, int m)
     g->m = m;
 }
 
-bool bg_relabel_w(struct bgrid *g)
+bool zbi_bg_relabel_w(struct bgrid *g)
 {
     int *fifo = zb_xmalloc((size_t)2 * g->m * sizeof(*fifo));
     bool ok = true;
@@ -297,7 +297,7 @@ static int input_slot(const struct bgrid *g, int r, int k, int j)
     return from >= 0 ? *pos_at(g, from, k, j) : -1;
 }
 
-bool bg_valid(const struct bgrid *g)
+bool zbi_bg_valid(const struct bgrid *g)
 {
     for (int r = 0; r < g->pp; r++) {
         int cnt[BG_KINDS] = { 0 };
@@ -321,8 +321,8 @@ bool bg_valid(const struct bgrid *g)
     return true;
 }
 
-void bg_to_order(const struct bgrid *g, const struct zb_profile *p,
-                 struct zb_schedule *s)
+void zbi_bg_to_order(const struct bgrid *g, const struct zb_profile *p,
+                     struct zb_schedule *s)
 {
     static const enum zb_op_kind ops[BG_KINDS] = {
         ZB_OP_F, ZB_OP_F, ZB_OP_B, ZB_OP_B, ZB_OP_W, ZB_OP_W };

@@ -59,12 +59,12 @@ static inline bool bg_is_w(int k)
 }
 
 /* A grid for pp ranks holding up to m_max passes of each kind. */
-void bg_init(struct bgrid *g, int pp, int m_max);
-void bg_release(struct bgrid *g);
+void zbi_bg_init(struct bgrid *g, int pp, int m_max);
+void zbi_bg_release(struct bgrid *g);
 
 /* Room for len slots in every row (new slots empty); g->len grows to
  * len where it is shorter. */
-void bg_reserve(struct bgrid *g, int len);
+void zbi_bg_reserve(struct bgrid *g, int len);
 
 /* The first slot of each kind in each row of the block repeated
  * (block[r][k]: slot of kind k in rank r's period, 0..5): walking F
@@ -72,49 +72,49 @@ void bg_reserve(struct bgrid *g, int len);
  * each rank's first pass of the kind is its first one after the
  * previous rank's (or kind's), and a W's first is the first after its
  * B's. */
-void bg_first_slots(const int (*block)[BG_KINDS], int pp,
-                    int (*first)[BG_KINDS]);
+void zbi_bg_first_slots(const int (*block)[BG_KINDS], int pp,
+                        int (*first)[BG_KINDS]);
 
 /* The block repeated from those first slots, m passes of each kind a
  * period apart in every row. */
-void bg_repeat(struct bgrid *g, const int (*first)[BG_KINDS], int m);
+void zbi_bg_repeat(struct bgrid *g, const int (*first)[BG_KINDS], int m);
 
-/* bg_peak_all() of that grid, without building it. */
-int bg_repeat_peak(const int (*first)[BG_KINDS], int pp, int m);
+/* zbi_bg_peak_all() of that grid, without building it. */
+int zbi_bg_repeat_peak(const int (*first)[BG_KINDS], int pp, int m);
 
 /* Live activations' peak of row r (F +1, W -1), and of the grid. */
-int bg_peak(const struct bgrid *g, int r);
-int bg_peak_all(const struct bgrid *g);
+int zbi_bg_peak(const struct bgrid *g, int r);
+int zbi_bg_peak_all(const struct bgrid *g);
 
 /* Every pass as soon as possible in its row's order (unit times, comm
  * 0); false where the order deadlocks (a row waits on a pass that waits
  * on it, or on a later pass of its own) or a row holds more than m of a
  * kind. */
-bool bg_squeeze(struct bgrid *g);
+bool zbi_bg_squeeze(struct bgrid *g);
 
 /* Keep the first m passes of each kind in every row. */
-void bg_keep_first(struct bgrid *g, int m);
+void zbi_bg_keep_first(struct bgrid *g, int m);
 
 /* Each W slot takes the W of the oldest B before it that has none (the
  * grid's W passes are interchangeable until then); false where a W slot
  * has no such B. */
-bool bg_relabel_w(struct bgrid *g);
+bool zbi_bg_relabel_w(struct bgrid *g);
 
 /* Whether every row holds m passes of each kind and every pass starts
  * after its inputs. */
-bool bg_valid(const struct bgrid *g);
+bool zbi_bg_valid(const struct bgrid *g);
 
 /* Each row's passes in slot order into s (p: V, two chunks, g->pp
  * ranks, g->m microbatches). */
-void bg_to_order(const struct bgrid *g, const struct zb_profile *p,
-                 struct zb_schedule *s);
+void zbi_bg_to_order(const struct bgrid *g, const struct zb_profile *p,
+                     struct zb_schedule *s);
 
 /* The cost (the largest span of a rank) and makespan of the grid's
  * order on p's real durations and comm, as the simulator times it
  * (timing.h): every pass at the start the simulator gives it. False
  * where the order deadlocks. */
-bool bg_time(const struct bgrid *g, const struct zb_profile *p,
-             double *cost, double *makespan);
+bool zbi_bg_time(const struct bgrid *g, const struct zb_profile *p,
+                 double *cost, double *makespan);
 
 /* ---- The reorder phases (block_phases.c) ---- */
 
@@ -122,21 +122,21 @@ bool bg_time(const struct bgrid *g, const struct zb_profile *p,
  * min(r + 1, peak / 2) chunk-1 forwards and the rest of the peak in
  * chunk-0 forwards before its first chunk-1 B, then alternates B, W
  * and a forward. */
-bool bg_warmup(struct bgrid *g);
+bool zbi_bg_warmup(struct bgrid *g);
 
 /* Where memory is left over (few microbatches): each row's first W
  * passes move to its end, as many as take it up to `peak`. */
-void bg_release_w(struct bgrid *g, int peak);
+void zbi_bg_release_w(struct bgrid *g, int peak);
 
 /* The cool-down rebuilt after rank 0's last chunk-1 F: the last B
  * passes of each rank set back at a fixed stride from it, the tail's W
  * passes dropped and put into the free slots after the last W kept,
  * then squeezed. */
-bool bg_cooldown(struct bgrid *g);
+bool zbi_bg_cooldown(struct bgrid *g);
 
 /* Every free slot, in slot order, takes the first later pass of its row
  * that can run there: its inputs done and, for an F, the row's live
  * activations kept within the grid's peak. */
-void bg_reorder_greedy(struct bgrid *g);
+void zbi_bg_reorder_greedy(struct bgrid *g);
 
 #endif

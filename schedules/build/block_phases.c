@@ -18,7 +18,7 @@ static bool put(struct bgrid *g, int r, int t, int k)
     if (t < 0)
         return false;
     if (t >= g->len)
-        bg_reserve(g, t + 1);
+        zbi_bg_reserve(g, t + 1);
     if (*bg_cell(g, r, t) != BG_EMPTY)
         return false;
     *bg_cell(g, r, t) = (signed char)k;
@@ -70,10 +70,10 @@ static bool rebuild_warmup(struct bgrid *g, int r, const int *n, int f0,
     return ok;
 }
 
-bool bg_warmup(struct bgrid *g)
+bool zbi_bg_warmup(struct bgrid *g)
 {
     const int p = g->pp;
-    int peak = min_int(bg_peak_all(g), 2 * p);
+    int peak = min_int(zbi_bg_peak_all(g), 2 * p);
 
     for (int r = 0; r < p; r++) {
         int n[BG_KINDS] = { 0 };
@@ -96,16 +96,16 @@ bool bg_warmup(struct bgrid *g)
     return true;
 }
 
-void bg_release_w(struct bgrid *g, int peak)
+void zbi_bg_release_w(struct bgrid *g, int peak)
 {
     const int len = g->len;
     int least = peak, *own = zb_xmalloc((size_t)g->pp * sizeof(*own));
 
     for (int r = 0; r < g->pp; r++) {
-        own[r] = bg_peak(g, r);
+        own[r] = zbi_bg_peak(g, r);
         least = min_int(least, own[r]);
     }
-    bg_reserve(g, len + (peak - least));
+    zbi_bg_reserve(g, len + (peak - least));
     for (int r = 0; r < g->pp; r++) {
         int moved = 0;
         for (int t = 0; t < len && own[r] + moved < peak; t++) {
@@ -187,15 +187,15 @@ static void refill_w(struct bgrid *g, int r)
                     break;
                 }
     }
-    bg_reserve(g, end + owed[0] + owed[1]);
+    zbi_bg_reserve(g, end + owed[0] + owed[1]);
     for (int w = 0; w < 2; w++)
         for (; owed[w] > 0; owed[w]--)
             *bg_cell(g, r, end++) = w ? BG_W0 : BG_W1;
 }
 
-bool bg_cooldown(struct bgrid *g)
+bool zbi_bg_cooldown(struct bgrid *g)
 {
-    const int p = g->pp, peak = bg_peak_all(g);
+    const int p = g->pp, peak = zbi_bg_peak_all(g);
     const int max_bb = min_int((peak + 1) / 2, g->m);
     const int max_b = min_int(peak - max_bb, g->m);
     int last_f1 = -1;
@@ -213,7 +213,7 @@ bool bg_cooldown(struct bgrid *g)
      * appending. */
     for (int r = 0; r < p; r++)
         refill_w(g, r);
-    return bg_squeeze(g);
+    return zbi_bg_squeeze(g);
 }
 
 /* The greedy walk's state: per row and kind, the last slot holding one
@@ -273,7 +273,7 @@ static int fill_slot(struct bgrid *g, const struct greedy *w, int r, int t)
     return BG_EMPTY;
 }
 
-void bg_reorder_greedy(struct bgrid *g)
+void zbi_bg_reorder_greedy(struct bgrid *g)
 {
     const int p = g->pp;
     const size_t passes = (size_t)p * BG_KINDS * g->m;
@@ -282,7 +282,7 @@ void bg_reorder_greedy(struct bgrid *g)
         zb_xcalloc((size_t)p * BG_KINDS, sizeof(int)),
         zb_xmalloc(passes * sizeof(int)),
         zb_xcalloc((size_t)p, sizeof(int)),
-        bg_peak_all(g) };
+        zbi_bg_peak_all(g) };
 
     for (size_t i = 0; i < passes; i++)
         w.pos[i] = -1;

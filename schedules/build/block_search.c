@@ -107,32 +107,32 @@ static bool block_order(struct search *q, const int (*first)[BG_KINDS],
 
     /* Fewer microbatches than 2p: built for 2p, then cut. */
     q->work += (double)p * (4 * p + 1);
-    *peak = own = bg_repeat_peak(first, p, full);
+    *peak = own = zbi_bg_repeat_peak(first, p, full);
     if ((m == full && own > cap) || own > 2 * p)
         return false;
     q->work += grid_slots(p, full);
-    bg_repeat(g, first, full);
-    if (!bg_squeeze(g) || !bg_warmup(g) || !bg_squeeze(g) ||
-        bg_peak_all(g) > own)
+    zbi_bg_repeat(g, first, full);
+    if (!zbi_bg_squeeze(g) || !zbi_bg_warmup(g) || !zbi_bg_squeeze(g) ||
+        zbi_bg_peak_all(g) > own)
         return false;
     if (m < full) {
-        now = bg_peak_all(g);
-        bg_keep_first(g, m);
+        now = zbi_bg_peak_all(g);
+        zbi_bg_keep_first(g, m);
         if (m <= p && 2 * m <= cap)
-            bg_release_w(g, now < 2 * p ? now : 2 * p);
-        if (!bg_squeeze(g))
+            zbi_bg_release_w(g, now < 2 * p ? now : 2 * p);
+        if (!zbi_bg_squeeze(g))
             return false;
-        *peak = own = bg_peak_all(g);
+        *peak = own = zbi_bg_peak_all(g);
         if (own > cap)
             return false;
     }
-    if (!bg_cooldown(g))
+    if (!zbi_bg_cooldown(g))
         return false;
-    bg_reorder_greedy(g);
-    if (!bg_relabel_w(g) || bg_peak_all(g) > own)
+    zbi_bg_reorder_greedy(g);
+    if (!zbi_bg_relabel_w(g) || zbi_bg_peak_all(g) > own)
         return false;
-    *peak = bg_peak_all(g);
-    return bg_valid(g);
+    *peak = zbi_bg_peak_all(g);
+    return zbi_bg_valid(g);
 }
 
 /* The most live chunk activations every rank's limit holds (each F
@@ -148,7 +148,7 @@ static int activation_cap(const struct zb_profile *p)
 }
 
 /* Time the grid's order on p (c: scratch for p) and keep it in best
- * where it fits and is better. The grid's own timing (bg_time(), the
+ * where it fits and is better. The grid's own timing (zbi_bg_time(), the
  * simulator's rule) leaves out, without simulating them, the orders
  * that cost more than the best so far: most of the blocks. */
 static void consider(struct search *q)
@@ -157,12 +157,12 @@ static void consider(struct search *q)
     const double least = q->best->predicted.cost;
     double cost, makespan;
 
-    if (!bg_time(q->g, p, &cost, &makespan) ||
+    if (!zbi_bg_time(q->g, p, &cost, &makespan) ||
         (q->have && cost - least > 1e-9 * fmax(1, least)))
         return;
     for (int r = 0; r < p->pp; r++)
         q->c->ranks[r].n = 0;
-    bg_to_order(q->g, p, q->c);
+    zbi_bg_to_order(q->g, p, q->c);
     if (zb_sim_run(q->c, NULL) < 0 || !q->c->predicted.fits_memory)
         return;
     if (!q->have ||
@@ -188,7 +188,7 @@ static void search_switches(struct search *q, const int *first, int d0,
         int peak;
         if (!make_block(first, d0, d1, at, pp, block))
             continue;
-        bg_first_slots((const int (*)[BG_KINDS])block, pp, slots);
+        zbi_bg_first_slots((const int (*)[BG_KINDS])block, pp, slots);
         if (block_order(q, (const int (*)[BG_KINDS])slots, &peak))
             consider(q);
         if (peak > q->cap || d1 == d0)
@@ -244,9 +244,9 @@ int zbi_block_search(const struct zb_profile *p, bool eager,
                             "budget here");
     zb_schedule_init(&best, s->name, p);
     zb_schedule_init(&c, s->name, p);
-    bg_init(&g, p->pp, full);
+    zbi_bg_init(&g, p->pp, full);
     search_all(&q);
-    bg_release(&g);
+    zbi_bg_release(&g);
     if (q.have)
         zb_schedule_copy_order(s, &best);
     zb_schedule_release(&c);

@@ -22,8 +22,8 @@ static double kind_time(const struct zb_profile *p, int stage, int k)
     return bg_is_f(k) ? t->f : bg_is_w(k) ? t->w : t->b;
 }
 
-bool bg_time(const struct bgrid *g, const struct zb_profile *p,
-             double *cost, double *makespan)
+bool zbi_bg_time(const struct bgrid *g, const struct zb_profile *p,
+                 double *cost, double *makespan)
 {
     const int n = g->pp;
     int *cnt = zb_xcalloc((size_t)n * BG_KINDS, sizeof(*cnt));
@@ -38,7 +38,7 @@ bool bg_time(const struct bgrid *g, const struct zb_profile *p,
     *cost = 0;
     for (int r = 0; r < n; r++)
         first[r] = INFINITY;
-    /* As bg_squeeze(), on the real times: a pass starts once its rank
+    /* As zbi_bg_squeeze(), on the real times: a pass starts once its rank
      * is free and its input has arrived (timing.h). */
     for (int sweep = 0; left > 0 && moved; sweep++) {
         moved = false;

@@ -157,21 +157,21 @@ Test(block_search, shortcut_peak_is_the_grids)
             struct bgrid g;
             int checked = 0;
 
-            bg_init(&g, p, m);
+            zbi_bg_init(&g, p, m);
             for (int code = 0; code < BLOCK_CODES; code++) {
                 if (!uniform_block(code, p, block))
                     continue;
-                bg_first_slots((const int (*)[BG_KINDS])block, p, first);
-                bg_repeat(&g, (const int (*)[BG_KINDS])first, m);
-                cr_assert_eq(bg_repeat_peak((const int (*)[BG_KINDS])first,
-                                            p, m),
-                             bg_peak_all(&g), "p %d m %d block %d", p, m,
+                zbi_bg_first_slots((const int (*)[BG_KINDS])block, p, first);
+                zbi_bg_repeat(&g, (const int (*)[BG_KINDS])first, m);
+                cr_assert_eq(zbi_bg_repeat_peak((const int (*)[BG_KINDS])first,
+                                                p, m),
+                             zbi_bg_peak_all(&g), "p %d m %d block %d", p, m,
                              code);
-                cr_assert(bg_valid(&g), "p %d m %d block %d", p, m, code);
+                cr_assert(zbi_bg_valid(&g), "p %d m %d block %d", p, m, code);
                 checked++;
             }
             cr_assert_gt(checked, 0);
-            bg_release(&g);
+            zbi_bg_release(&g);
             free(block);
             free(first);
         }
@@ -197,18 +197,18 @@ Test(block_search, grid_timing_is_the_simulators)
             prof.stage[st] = (struct zb_stage_times){
                 uniform(&seed, 0.5, 1.5), uniform(&seed, 0.5, 2),
                 uniform(&seed, 0.2, 1) };
-        bg_init(&g, p, m);
+        zbi_bg_init(&g, p, m);
         for (int code = 0; code < BLOCK_CODES; code++) {
             struct zb_schedule s;
             double cost, makespan;
             if (!uniform_block(code, p, block))
                 continue;
-            bg_first_slots((const int (*)[BG_KINDS])block, p, first);
-            bg_repeat(&g, (const int (*)[BG_KINDS])first, m);
-            cr_assert(bg_squeeze(&g), "p %d block %d", p, code);
-            cr_assert(bg_time(&g, &prof, &cost, &makespan));
+            zbi_bg_first_slots((const int (*)[BG_KINDS])block, p, first);
+            zbi_bg_repeat(&g, (const int (*)[BG_KINDS])first, m);
+            cr_assert(zbi_bg_squeeze(&g), "p %d block %d", p, code);
+            cr_assert(zbi_bg_time(&g, &prof, &cost, &makespan));
             zb_schedule_init(&s, "grid", &prof);
-            bg_to_order(&g, &prof, &s);
+            zbi_bg_to_order(&g, &prof, &s);
             cr_assert_eq(zb_sim_run(&s, NULL), 0, "p %d block %d", p, code);
             cr_assert_float_eq(cost, s.predicted.cost, 1e-9 * cost,
                                "p %d block %d: %g against %g", p, code, cost,
@@ -219,7 +219,7 @@ Test(block_search, grid_timing_is_the_simulators)
             checked++;
         }
         cr_assert_gt(checked, 0);
-        bg_release(&g);
+        zbi_bg_release(&g);
         zb_profile_release(&prof);
         free(block);
         free(first);
