@@ -17,22 +17,24 @@ void zbi_bg_init(struct bgrid *g, int pp, int m_max)
 {
     *g = (struct bgrid){ .pp = pp, .m_max = m_max };
     g->pos = zb_xmalloc((size_t)pp * BG_KINDS * m_max * sizeof(*g->pos));
-    g->from = zb_xmalloc((size_t)pp * BG_KINDS * sizeof(*g->from));
-    g->turn = zb_xmalloc((size_t)pp * BG_KINDS * sizeof(*g->turn));
+    g->in_rank = zb_xmalloc((size_t)pp * BG_KINDS * sizeof(*g->in_rank));
+    g->in_kind = zb_xmalloc((size_t)pp * BG_KINDS * sizeof(*g->in_kind));
     for (int r = 0; r < pp; r++)
         for (int k = 0; k < BG_KINDS; k++) {
-            int *from = &g->from[r * BG_KINDS + k];
-            int *turn = &g->turn[r * BG_KINDS + k];
-            *turn = k == BG_B1 && r == 0        ? BG_F1
+            int *rank = &g->in_rank[r * BG_KINDS + k];
+            int *kind = &g->in_kind[r * BG_KINDS + k];
+            int from = goes_down(k) ? r - 1 : r + 1;
+            *rank = r;
+            *kind = k == BG_W1                 ? BG_B1
+                    : k == BG_W0               ? BG_B0
+                    : k == BG_B1 && r == 0     ? BG_F1
                     : k == BG_F1 && r == pp - 1 ? BG_F0
                     : k == BG_B0 && r == pp - 1 ? BG_B1
                                                 : -1;
-            if (bg_is_w(k) || *turn >= 0)
-                *from = -1;
-            else if (goes_down(k))
-                *from = r > 0 ? r - 1 : -1;
-            else
-                *from = r + 1 < pp ? r + 1 : -1;
+            if (*kind < 0 && from >= 0 && from < pp) {
+                *rank = from;
+                *kind = k;
+            }
         }
 }
 
@@ -40,8 +42,8 @@ void zbi_bg_release(struct bgrid *g)
 {
     free(g->cell);
     free(g->pos);
-    free(g->from);
-    free(g->turn);
+    free(g->in_rank);
+    free(g->in_kind);
     *g = (struct bgrid){ 0 };
 }
 
@@ -178,67 +180,88 @@ int zbi_bg_peak_all(const struct bgrid *g)
     return peak;
 }
 
-bool zbi_bg_squeeze(struct bgrid *g)
+bool zbi_bg_walk(const struct bgrid *g, bool w_free,
+                 void (*visit)(void *ctx, int r, int k, int j), void *ctx)
 {
     const int p = g->pp;
     int *cnt = zb_xcalloc((size_t)p * BG_KINDS, sizeof(*cnt));
-    int *next = zb_xcalloc((size_t)p, sizeof(*next));
     int *at = zb_xcalloc((size_t)p, sizeof(*at));
-    int len = 0, left = p;
-    bool moved = true;
+    int left = p;
+    bool moved = true, ok = true;
 
-    /* Sweeps over the ranks, down and up in turn (forwards of chunk 0
-     * flow down, of chunk 1 up), each row placing its passes in order
-     * while their inputs are placed; where a sweep places nothing, every
-     * row waits on another (or on a later pass of its own). */
-    for (int r = 0; r < p; r++)
-        while (at[r] < g->len && *bg_cell(g, r, at[r]) == BG_EMPTY)
-            at[r]++;
-    for (int sweep = 0; left > 0 && moved; sweep++) {
+    for (int sweep = 0; left > 0 && moved && ok; sweep++) {
         moved = false;
         left = 0;
-        for (int i = 0; i < p; i++) {
+        for (int i = 0; i < p && ok; i++) {
             int r = sweep % 2 ? p - 1 - i : i;
             for (; at[r] < g->len; at[r]++) {
-                int k = *bg_cell(g, r, at[r]), j, start = next[r], from, turn;
+                int k = *bg_cell(g, r, at[r]), j, in;
                 if (k == BG_EMPTY)
                     continue;
                 j = cnt[r * BG_KINDS + k];
-                turn = g->turn[r * BG_KINDS + k];
-                from = g->from[r * BG_KINDS + k];
-                if (j >= g->m)
-                    goto fail;
-                if ((turn >= 0 && cnt[r * BG_KINDS + turn] <= j) ||
-                    (from >= 0 && cnt[from * BG_KINDS + k] <= j))
+                in = g->in_kind[r * BG_KINDS + k];
+                if (j >= g->m) {
+                    ok = false;
                     break;
-                if (from >= 0 && *pos_at(g, from, k, j) + 1 > start)
-                    start = *pos_at(g, from, k, j) + 1;
-                *pos_at(g, r, k, j) = start;
+                }
+                if (in >= 0 && !(w_free && bg_is_w(k)) &&
+                    cnt[g->in_rank[r * BG_KINDS + k] * BG_KINDS + in] <= j)
+                    break;
+                visit(ctx, r, k, j);
                 cnt[r * BG_KINDS + k] = j + 1;
-                next[r] = start + 1;
-                if (start + 1 > len)
-                    len = start + 1;
                 moved = true;
             }
             left += at[r] < g->len;
         }
     }
-    if (left > 0)
-        goto fail;
-    clear(g, len);
-    for (int r = 0; r < p; r++)
-        for (int k = 0; k < BG_KINDS; k++)
-            for (int j = 0; j < cnt[r * BG_KINDS + k]; j++)
-                *bg_cell(g, r, *pos_at(g, r, k, j)) = (signed char)k;
     free(cnt);
-    free(next);
     free(at);
-    return true;
-fail:
-    free(cnt);
-    free(next);
-    free(at);
-    return false;
+    return ok && left == 0;
+}
+
+/* The squeeze's walk: each pass's new slot (the scratch table), each
+ * row's count of each kind and next free slot, the grid's new length. */
+struct squeeze {
+    struct bgrid *g;
+    int *cnt, *next, len;
+};
+
+static void squeeze_pass(void *ctx, int r, int k, int j)
+{
+    struct squeeze *q = ctx;
+    const struct bgrid *g = q->g;
+    int start = q->next[r], in = g->in_kind[r * BG_KINDS + k];
+
+    /* A W's slot follows only its row's order (w_free). */
+    if (in >= 0 && !bg_is_w(k)) {
+        int at = *pos_at(g, g->in_rank[r * BG_KINDS + k], in, j) + 1;
+        if (at > start)
+            start = at;
+    }
+    *pos_at(g, r, k, j) = start;
+    q->cnt[r * BG_KINDS + k] = j + 1;
+    q->next[r] = start + 1;
+    if (start + 1 > q->len)
+        q->len = start + 1;
+}
+
+bool zbi_bg_squeeze(struct bgrid *g)
+{
+    struct squeeze q = { g,
+                         zb_xcalloc((size_t)g->pp * BG_KINDS, sizeof(int)),
+                         zb_xcalloc((size_t)g->pp, sizeof(int)), 0 };
+    bool ok = zbi_bg_walk(g, true, squeeze_pass, &q);
+
+    if (ok) {
+        clear(g, q.len);
+        for (int r = 0; r < g->pp; r++)
+            for (int k = 0; k < BG_KINDS; k++)
+                for (int j = 0; j < q.cnt[r * BG_KINDS + k]; j++)
+                    *bg_cell(g, r, *pos_at(g, r, k, j)) = (signed char)k;
+    }
+    free(q.cnt);
+    free(q.next);
+    return ok;
 }
 
 void zbi_bg_keep_first(struct bgrid *g, int m)
@@ -282,19 +305,13 @@ bool zbi_bg_relabel_w(struct bgrid *g)
     return ok;
 }
 
-/* The input of row r's j-th pass of kind k on another rank or its own:
- * its slot from the table, or -1 where it has none. */
+/* The slot of the input of row r's j-th pass of kind k (the scratch
+ * table), or -1 where it has none. */
 static int input_slot(const struct bgrid *g, int r, int k, int j)
 {
-    int from = g->from[r * BG_KINDS + k], turn = g->turn[r * BG_KINDS + k];
+    int in = g->in_kind[r * BG_KINDS + k];
 
-    if (k == BG_W1)
-        return *pos_at(g, r, BG_B1, j);
-    if (k == BG_W0)
-        return *pos_at(g, r, BG_B0, j);
-    if (turn >= 0)
-        return *pos_at(g, r, turn, j);
-    return from >= 0 ? *pos_at(g, from, k, j) : -1;
+    return in >= 0 ? *pos_at(g, g->in_rank[r * BG_KINDS + k], in, j) : -1;
 }
 
 bool zbi_bg_valid(const struct bgrid *g)

@@ -35,12 +35,13 @@ struct bgrid {
     signed char *cell;  /* pp rows of cap slots: a kind or BG_EMPTY */
     int *pos;           /* scratch, pp * BG_KINDS * m_max slots */
     int m_max;
-    /* Per rank and kind (r * BG_KINDS + k), the input of a pass other
-     * than a W's B: the rank that sends it, and the kind on its own rank
-     * where the V turns (rank 0's B chunk 1 after its F chunk 1, rank
-     * p-1's F chunk 1 after F chunk 0 and B chunk 0 after B chunk 1);
-     * -1 where there is none. */
-    int *from, *turn;
+    /* Per rank and kind (r * BG_KINDS + k), the pass the same
+     * microbatch's pass waits for: its rank and kind (the rank before or
+     * after for the same kind; its own rank where the V turns, rank 0's
+     * B chunk 1 after its F chunk 1, rank p-1's F chunk 1 after F chunk 0
+     * and B chunk 0 after B chunk 1; a W after its B); kind -1 for the
+     * first stage's F, which waits for none. */
+    int *in_rank, *in_kind;
 };
 
 static inline signed char *bg_cell(const struct bgrid *g, int r, int t)
@@ -85,6 +86,17 @@ int zbi_bg_repeat_peak(const int (*first)[BG_KINDS], int pp, int m);
 /* Live activations' peak of row r (F +1, W -1), and of the grid. */
 int zbi_bg_peak(const struct bgrid *g, int r);
 int zbi_bg_peak_all(const struct bgrid *g);
+
+/* Visit every pass after its input: sweeps down and up the ranks in
+ * turn (forwards of chunk 0 flow down, of chunk 1 up), each row visiting
+ * its passes in slot order while their inputs are visited; visit(ctx, r,
+ * k, j) gets row r's j-th pass of kind k. With w_free a W does not wait
+ * for its B (before zbi_bg_relabel_w() the W passes are
+ * interchangeable). False where the order deadlocks (a row waits on a
+ * pass that waits on it, or on a later pass of its own) or a row holds
+ * more than m of a kind. */
+bool zbi_bg_walk(const struct bgrid *g, bool w_free,
+                 void (*visit)(void *ctx, int r, int k, int j), void *ctx);
 
 /* Every pass as soon as possible in its row's order (unit times, comm
  * 0); false where the order deadlocks (a row waits on a pass that waits

@@ -231,16 +231,15 @@ struct greedy {
 static bool greedy_ready(const struct bgrid *g, const struct greedy *w,
                          int r, int k, int j, int t)
 {
-    int from = g->from[r * BG_KINDS + k], own = g->turn[r * BG_KINDS + k];
+    const int in = g->in_kind[r * BG_KINDS + k];
+    const int from = g->in_rank[r * BG_KINDS + k];
     int at;
 
-    if (bg_is_w(k))
-        own = k == BG_W1 ? BG_B1 : BG_B0;
-    if (own >= 0)
-        return w->cnt[r * BG_KINDS + own] > j;
-    if (from < 0)
+    if (in < 0)
         return true;
-    at = w->pos[((size_t)from * BG_KINDS + k) * g->m + j];
+    if (from == r)
+        return w->cnt[r * BG_KINDS + in] > j;
+    at = w->pos[((size_t)from * BG_KINDS + in) * g->m + j];
     return at >= 0 && at < t;
 }
 

@@ -22,81 +22,61 @@ static double kind_time(const struct zb_profile *p, int stage, int k)
     return bg_is_f(k) ? t->f : bg_is_w(k) ? t->w : t->b;
 }
 
+/* The timing's walk: each pass's end, each row's free time and first
+ * start. */
+struct timing {
+    const struct bgrid *g;
+    const struct zb_profile *p;
+    double *end, *free_at, *first;
+};
+
+/* A pass starts once its rank is free and its input has arrived
+ * (timing.h; 0 lag on its own rank). */
+static void time_pass(void *ctx, int r, int k, int j)
+{
+    struct timing *q = ctx;
+    const struct bgrid *g = q->g;
+    const int stage = kind_stage(q->p, r, k);
+    const int in = g->in_kind[r * BG_KINDS + k];
+    double start = q->free_at[r];
+
+    if (in >= 0) {
+        int from = g->in_rank[r * BG_KINDS + k];
+        start = zb_timing_start(
+            start, zb_timing_arrival(
+                       q->p, kind_stage(q->p, from, in), stage, r,
+                       q->end[(from * BG_KINDS + in) * g->m + j]));
+    }
+    q->free_at[r] = q->end[(r * BG_KINDS + k) * g->m + j] =
+        start + kind_time(q->p, stage, k);
+    if (start < q->first[r])
+        q->first[r] = start;
+}
+
 bool zbi_bg_time(const struct bgrid *g, const struct zb_profile *p,
                  double *cost, double *makespan)
 {
     const int n = g->pp;
-    int *cnt = zb_xcalloc((size_t)n * BG_KINDS, sizeof(*cnt));
-    int *at = zb_xcalloc((size_t)n, sizeof(*at));
-    double *end = zb_xmalloc((size_t)n * BG_KINDS * g->m * sizeof(*end));
-    double *free_at = zb_xcalloc((size_t)n, sizeof(*free_at));
-    double *first = zb_xmalloc((size_t)n * sizeof(*first));
+    struct timing q = {
+        g, p, zb_xmalloc((size_t)n * BG_KINDS * g->m * sizeof(double)),
+        zb_xcalloc((size_t)n, sizeof(double)),
+        zb_xmalloc((size_t)n * sizeof(double)) };
     double lo = INFINITY, hi = -INFINITY;
-    int left = n;
-    bool moved = true;
+    bool ok;
 
-    *cost = 0;
     for (int r = 0; r < n; r++)
-        first[r] = INFINITY;
-    /* As zbi_bg_squeeze(), on the real times: a pass starts once its rank
-     * is free and its input has arrived (timing.h). */
-    for (int sweep = 0; left > 0 && moved; sweep++) {
-        moved = false;
-        left = 0;
-        for (int i = 0; i < n; i++) {
-            int r = sweep % 2 ? n - 1 - i : i;
-            for (; at[r] < g->len; at[r]++) {
-                int k = *bg_cell(g, r, at[r]), j, from, turn, src = -1;
-                int stage, in_rank = r, in_kind = k;
-                double start = free_at[r];
-                if (k == BG_EMPTY)
-                    continue;
-                j = cnt[r * BG_KINDS + k];
-                from = g->from[r * BG_KINDS + k];
-                turn = g->turn[r * BG_KINDS + k];
-                if (bg_is_w(k))
-                    in_kind = k == BG_W1 ? BG_B1 : BG_B0;
-                else if (turn >= 0)
-                    in_kind = turn;
-                else if (from >= 0)
-                    in_rank = from;
-                else
-                    in_kind = -1;
-                if (in_kind >= 0) {
-                    if (cnt[in_rank * BG_KINDS + in_kind] <= j)
-                        break;
-                    src = (in_rank * BG_KINDS + in_kind) * g->m + j;
-                }
-                stage = kind_stage(p, r, k);
-                if (src >= 0)
-                    start = zb_timing_start(
-                        start, bg_is_w(k) ? end[src]
-                                          : zb_timing_arrival(
-                                                p, kind_stage(p, in_rank,
-                                                              in_kind),
-                                                stage, r, end[src]));
-                end[(r * BG_KINDS + k) * g->m + j] =
-                    start + kind_time(p, stage, k);
-                free_at[r] = end[(r * BG_KINDS + k) * g->m + j];
-                if (start < first[r])
-                    first[r] = start;
-                cnt[r * BG_KINDS + k] = j + 1;
-                moved = true;
-            }
-            left += at[r] < g->len;
-        }
-    }
+        q.first[r] = INFINITY;
+    ok = zbi_bg_walk(g, false, time_pass, &q);
+    *cost = 0;
     for (int r = 0; r < n; r++) {
-        if (free_at[r] - first[r] > *cost)
-            *cost = free_at[r] - first[r];
-        lo = fmin(lo, first[r]);
-        hi = fmax(hi, free_at[r]);
+        if (q.free_at[r] - q.first[r] > *cost)
+            *cost = q.free_at[r] - q.first[r];
+        lo = fmin(lo, q.first[r]);
+        hi = fmax(hi, q.free_at[r]);
     }
     *makespan = hi > lo ? hi - lo : 0;
-    free(cnt);
-    free(at);
-    free(end);
-    free(free_at);
-    free(first);
-    return left == 0;
+    free(q.end);
+    free(q.free_at);
+    free(q.first);
+    return ok;
 }
