@@ -39,6 +39,17 @@ static inline void make_profile(const struct shape *sh, struct zb_profile *p)
         p->mem_limit[r] = sh->limit;
 }
 
+/* V placement, two chunks per rank, every chunk alike (F, B, W each),
+ * M_B 1, the limit on every rank. */
+static inline void v_chunks_profile(int p, int m, double f, double b,
+                                    double w, double comm, double m_w,
+                                    double limit, struct zb_profile *out)
+{
+    struct shape sh = { p, 2, m, ZB_PLACEMENT_V, f, b, w, comm, 1, m_w,
+                        limit };
+    make_profile(&sh, out);
+}
+
 /* Data parallelism for tests: d 4 replicas of every stage, ZeRO `zero`,
  * 1e9 parameters per stage (2-byte weights and gradients, 12-byte
  * optimizer state), 1 GB per time unit and 0.01 per ring step, memory

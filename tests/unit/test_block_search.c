@@ -11,20 +11,10 @@
 #include "zbsched/bound.h"
 #include "zbsched/measures.h"
 
-/* V placement, every chunk alike, M_B 1, the limit on every rank. */
-static void v_profile(int p, int m, double f, double b, double w,
-                      double comm, double m_w, double limit,
-                      struct zb_profile *out)
-{
-    struct shape sh = { p, 2, m, ZB_PLACEMENT_V, f, b, w, comm, 1, m_w,
-                        limit };
-    make_profile(&sh, out);
-}
-
 /* The Zero Bubble paper's 1.5B times per chunk. */
 static void paper_profile(int p, int m, double limit, struct zb_profile *out)
 {
-    v_profile(p, m, 9.25, 9.05, 4.65, 0.6, 0.3664, limit, out);
+    v_chunks_profile(p, m, 9.25, 9.05, 4.65, 0.6, 0.3664, limit, out);
 }
 
 static int search_rc(const struct zb_profile *p, struct zb_schedule *s)
@@ -33,38 +23,40 @@ static int search_rc(const struct zb_profile *p, struct zb_schedule *s)
     return zbi_block_search(p, false, s, NULL);
 }
 
+/* The search's return on p (eager: the larger budget), its order
+ * dropped; p released. */
+static int rc_of(struct zb_profile *p, bool eager)
+{
+    struct zb_schedule s;
+    int rc;
+
+    zb_schedule_init(&s, "building-blocks", p);
+    rc = zbi_block_search(p, eager, &s, NULL);
+    zb_schedule_release(&s);
+    zb_profile_release(p);
+    return rc;
+}
+
 Test(block_search, serves_v_with_two_chunks_within_its_budget)
 {
     struct zb_profile p;
-    struct zb_schedule s;
     struct shape loop = unit_shape(4, 8);
 
     loop.limit = 3;
     make_profile(&loop, &p);
-    cr_assert_eq(search_rc(&p, &s), ZB_EUNSUPPORTED, "loop placement");
-    zb_schedule_release(&s);
-    zb_profile_release(&p);
+    cr_assert_eq(rc_of(&p, false), ZB_EUNSUPPORTED, "loop placement");
     paper_profile(1, 4, 2, &p);
-    cr_assert_eq(search_rc(&p, &s), ZB_EUNSUPPORTED, "one rank");
-    zb_schedule_release(&s);
-    zb_profile_release(&p);
+    cr_assert_eq(rc_of(&p, false), ZB_EUNSUPPORTED, "one rank");
     paper_profile(64, 1024, 64, &p);
-    cr_assert_eq(search_rc(&p, &s), ZB_EUNSUPPORTED, "over its budget");
-    zb_schedule_release(&s);
-    zb_profile_release(&p);
+    cr_assert_eq(rc_of(&p, false), ZB_EUNSUPPORTED, "over its budget");
     /* A block's grid over a sixtieth of the default budget, within the
      * eager one's: 278,400 slots (few blocks hold 28). */
     paper_profile(40, 1000, 28, &p);
-    cr_assert_eq(search_rc(&p, &s), ZB_EUNSUPPORTED, "over its budget");
-    zb_schedule_release(&s);
-    zb_schedule_init(&s, "building-blocks", &p);
-    cr_assert_eq(zbi_block_search(&p, true, &s, NULL), 0, "eager");
-    zb_schedule_release(&s);
-    zb_profile_release(&p);
+    cr_assert_eq(rc_of(&p, false), ZB_EUNSUPPORTED, "over its budget");
+    paper_profile(40, 1000, 28, &p);
+    cr_assert_eq(rc_of(&p, true), 0, "eager");
     paper_profile(8, 16, 2, &p);
-    cr_assert_eq(search_rc(&p, &s), ZB_ENOMEM_LIMIT, "no block holds 2");
-    zb_schedule_release(&s);
-    zb_profile_release(&p);
+    cr_assert_eq(rc_of(&p, false), ZB_ENOMEM_LIMIT, "no block holds 2");
 }
 
 /* Random uneven V profiles from V-Min's memory up to 1F1B's: where the
@@ -83,9 +75,10 @@ Test(block_search, orders_are_legal_and_fit)
         struct zb_error err;
         int rc;
 
-        v_profile(p, m, 1, 1, 1, uniform(&seed, 0, 0.2),
-                  uniform(&seed, 0.2, 1),
-                  floor(uniform(&seed, (p + 4) / 3.0 * 2, 2.0 * p)), &prof);
+        v_chunks_profile(p, m, 1, 1, 1, uniform(&seed, 0, 0.2),
+                         uniform(&seed, 0.2, 1),
+                         floor(uniform(&seed, (p + 4) / 3.0 * 2, 2.0 * p)),
+                         &prof);
         for (int st = 0; st < 2 * p; st++)
             prof.stage[st] = (struct zb_stage_times){
                 uniform(&seed, 0.5, 1.5), uniform(&seed, 0.5, 2),
@@ -192,7 +185,7 @@ Test(block_search, grid_timing_is_the_simulators)
         struct zb_profile prof;
         struct bgrid g;
 
-        v_profile(p, m, 1, 1, 1, 0.1, 0.5, INFINITY, &prof);
+        v_chunks_profile(p, m, 1, 1, 1, 0.1, 0.5, INFINITY, &prof);
         for (int st = 0; st < 2 * p; st++)
             prof.stage[st] = (struct zb_stage_times){
                 uniform(&seed, 0.5, 1.5), uniform(&seed, 0.5, 2),
@@ -273,8 +266,8 @@ Test(block_search, zb_at_or_below_the_references_search)
         struct zb_profile p;
         struct zb_schedule zb;
 
-        v_profile(cases[i].p, cases[i].m, 18522, 18086, 9337, 601, 0.3664,
-                  cases[i].limit, &p);
+        v_chunks_profile(cases[i].p, cases[i].m, 18522, 18086, 9337, 601,
+                         0.3664, cases[i].limit, &p);
         gen("zb", &p, &zb);
         cr_assert_leq(zb.predicted.cost, cases[i].ref * (1 + 1e-9),
                       "p %d m %d at %d: %.0f against the reference's %.0f",

@@ -8,16 +8,6 @@
 #include "build/build.h"
 #include "quality_cases.h"
 
-/* V placement, every chunk alike, M_B 1, the limit on every rank. */
-static void v_profile(int p, int m, double f, double b, double w,
-                      double comm, double m_w, double limit,
-                      struct zb_profile *out)
-{
-    struct shape sh = { p, 2, m, ZB_PLACEMENT_V, f, b, w, comm, 1, m_w,
-                        limit };
-    make_profile(&sh, out);
-}
-
 static int capped_rc(const struct zb_profile *p)
 {
     struct zb_schedule s;
@@ -55,13 +45,13 @@ Test(greedy_caps, runs_under_v_below_1f1b_memory_and_interleaved)
     interleaved_profile(4, 2, 8, 0, 0.5, 16, &p);
     cr_assert_eq(capped_rc(&p), 0, "interleaved at 2x 1F1B's memory");
     zb_profile_release(&p);
-    v_profile(4, 8, 1, 1, 1, 0, 1, INFINITY, &p);
+    v_chunks_profile(4, 8, 1, 1, 1, 0, 1, INFINITY, &p);
     cr_assert_eq(capped_rc(&p), ZB_EUNSUPPORTED, "no limit");
     zb_profile_release(&p);
-    v_profile(4, 8, 1, 1, 1, 0, 1, 8, &p);
+    v_chunks_profile(4, 8, 1, 1, 1, 0, 1, 8, &p);
     cr_assert_eq(capped_rc(&p), ZB_EUNSUPPORTED, "1F1B's memory");
     zb_profile_release(&p);
-    v_profile(4, 8, 1, 1, 1, 0, 1, 7, &p);
+    v_chunks_profile(4, 8, 1, 1, 1, 0, 1, 7, &p);
     cr_assert_eq(capped_rc(&p), 0, "below 1F1B's memory");
     zb_profile_release(&p);
 }
@@ -127,9 +117,9 @@ Test(greedy_caps, never_worse_than_the_list_scheduler)
         struct zb_profile prof;
         double least;
 
-        v_profile(p, m, 1, 1, 1, uniform(&seed, 0, 0.15),
-                  uniform(&seed, 0.3, 1), uniform(&seed, 2, peak - 0.01),
-                  &prof);
+        v_chunks_profile(p, m, 1, 1, 1, uniform(&seed, 0, 0.15),
+                         uniform(&seed, 0.3, 1),
+                         uniform(&seed, 2, peak - 0.01), &prof);
         for (int s = 0; s < 2 * p; s++)
             prof.stage[s] = (struct zb_stage_times){
                 uniform(&seed, 0.4, 0.6), uniform(&seed, 0.4, 0.7),
@@ -151,7 +141,7 @@ Test(greedy_caps, fills_the_gap_between_v_half_and_1f1b_memory)
         struct zb_profile p;
         struct zb_schedule capped, vhalf;
 
-        v_profile(8, 24, 18522, 18086, 9337, 601, 0.3664, lim, &p);
+        v_chunks_profile(8, 24, 18522, 18086, 9337, 601, 0.3664, lim, &p);
         zb_schedule_init(&capped, "capped-list", &p);
         cr_assert_eq(zbi_greedy_capped(&p, &capped, NULL), 0, "limit %g", lim);
         cr_assert_eq(zb_sim_run(&capped, NULL), 0);
@@ -172,7 +162,7 @@ Test(greedy_caps, a_huge_limit_on_one_rank)
     struct zb_profile p;
     struct zb_schedule capped, list;
 
-    v_profile(2, 600, 1, 1, 1, 0.05, 0.5, 3, &p);
+    v_chunks_profile(2, 600, 1, 1, 1, 0.05, 0.5, 3, &p);
     p.mem_limit[0] = 1e12;
     zb_schedule_init(&capped, "capped-list", &p);
     zb_schedule_init(&list, "list-scheduler", &p);
